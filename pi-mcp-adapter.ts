@@ -1,0 +1,3 @@
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+
+export default function piMcpAdapter(_pi: ExtensionAPI): void {}

@@ -1,0 +1,240 @@
+/**
+ * Shared types of the adapter, and the rules that turn MCP tool names into names every LLM provider accepts.
+ */
+import { createHash } from "node:crypto";
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------------------------
+
+export type LifecycleMode = "lazy" | "eager" | "keep-alive";
+export type ToolPrefixMode = "server" | "short" | "none";
+export type TransportKind = "stdio" | "http" | "sse";
+export type AuthKind = "bearer" | "oauth";
+
+export const IMPORT_KINDS = ["cursor", "claude-code", "claude-desktop", "codex", "windsurf", "vscode"] as const;
+export type ImportKind = (typeof IMPORT_KINDS)[number];
+
+/** One server as written in a config file (after host-specific fields are mapped to ours). */
+export interface ServerEntry {
+  enabled?: boolean;
+  /** stdio */
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  /** HTTP */
+  url?: string;
+  headers?: Record<string, string>;
+  /** Transport named by the file (`type`); inferred from command/url when absent. */
+  transport?: TransportKind;
+  auth?: AuthKind;
+  bearerToken?: string;
+  bearerTokenEnv?: string;
+  /** Behaviour */
+  lifecycle?: LifecycleMode;
+  /** Minutes; 0 disables idle shutdown. */
+  idleTimeout?: number;
+  startupTimeoutMs?: number;
+  exposeResources?: boolean;
+  directTools?: boolean | string[];
+  excludeTools?: string[];
+  debug?: boolean;
+}
+
+export interface CaptureStatsSettings {
+  path?: string;
+  flushDelayMs?: number;
+}
+
+export interface McpSettings {
+  toolPrefix?: ToolPrefixMode;
+  /** Minutes; default 10; 0 disables idle shutdown. */
+  idleTimeout?: number;
+  directTools?: boolean;
+  toonEncode?: boolean | string[];
+  captureStats?: boolean | CaptureStatsSettings;
+}
+
+/** Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process. */
+export type ConfigSourceKind = "user" | "project" | "project-shared" | ImportKind;
+
+export interface ConfigSource {
+  kind: ConfigSourceKind;
+  path: string;
+}
+
+/** A server ready to use: interpolated, validated, with its name and origin. */
+export interface ServerDefinition extends ServerEntry {
+  name: string;
+  source: ConfigSource;
+}
+
+export interface ConfigProblem {
+  level: "error" | "warning";
+  file: string;
+  server?: string;
+  field?: string;
+  message: string;
+}
+
+export interface LoadedConfig {
+  /** In precedence-resolved order; disabled servers are kept (enabled: false). */
+  servers: ServerDefinition[];
+  settings: McpSettings;
+  problems: ConfigProblem[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// MCP data as the adapter keeps it
+// ---------------------------------------------------------------------------------------------
+
+export interface McpTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema?: unknown;
+}
+
+export interface McpResource {
+  uri: string;
+  name: string;
+  description?: string;
+  mimeType?: string;
+}
+
+/** A tool as the model sees it: its Pi name, and the way back to the server. */
+export interface ToolMetadata {
+  /** Name registered with Pi (valid for every provider, unique). */
+  name: string;
+  serverName: string;
+  /** Name the MCP server knows (a resource tool keeps the resource name here). */
+  originalName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  /** Set for resources exposed as tools: reading it calls `resources/read`. */
+  resourceUri?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool names
+// ---------------------------------------------------------------------------------------------
+
+/** Pi's builtin tools: an MCP tool must never take one of these names (it would replace the builtin). */
+export const BUILTIN_TOOL_NAMES: ReadonlySet<string> = new Set(["read", "bash", "edit", "write", "grep", "find", "ls"]);
+export const TOOL_SEARCH_NAME = "ToolSearch";
+export const PREFIX_SEPARATOR = "__";
+/** What every provider accepts (Anthropic, OpenAI, Google): `^[a-zA-Z0-9_-]{1,64}$`. */
+export const MAX_TOOL_NAME_LENGTH = 64;
+const VALID_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const HASH_LENGTH = 8;
+
+export function isValidToolName(name: string): boolean {
+  return VALID_TOOL_NAME.test(name);
+}
+
+export function shortHash(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, HASH_LENGTH);
+}
+
+/** Letters with accents keep their base letter; anything else outside [A-Za-z0-9_-] becomes `_`. */
+function sanitizeNamePart(text: string, allowHyphen: boolean): string {
+  const ascii = text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "");
+  const invalid = allowHyphen ? /[^A-Za-z0-9_-]+/g : /[^A-Za-z0-9_]+/g;
+  return ascii.replace(invalid, "_");
+}
+
+export function getServerPrefix(serverName: string, mode: ToolPrefixMode): string {
+  if (mode === "none") return "";
+  const base = mode === "short" ? serverName.replace(/[-_]mcp$/i, "").replace(/^mcp[-_]/i, "") || serverName : serverName;
+  return sanitizeNamePart(base, false);
+}
+
+/**
+ * The name a tool asks for: `<prefix>__<tool>`, sanitised, and shortened with a stable hash when longer than
+ * 64 characters. Collisions are settled by `allocateToolNames`.
+ */
+export function formatToolName(toolName: string, serverName: string, mode: ToolPrefixMode): string {
+  const prefix = getServerPrefix(serverName, mode);
+  let tool = sanitizeNamePart(toolName, true);
+  if (!/[A-Za-z0-9]/.test(tool)) tool = `tool_${shortHash(toolName)}`;
+  const full = prefix ? `${prefix}${PREFIX_SEPARATOR}${tool}` : tool;
+  if (full.length <= MAX_TOOL_NAME_LENGTH) return full;
+  return withHashSuffix(full, `${serverName}\0${toolName}`);
+}
+
+function withHashSuffix(name: string, identity: string): string {
+  const suffix = `_${shortHash(identity)}`;
+  return name.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length) + suffix;
+}
+
+export interface ToolNameRequest {
+  serverName: string;
+  originalName: string;
+}
+
+export interface ToolNameConflict extends ToolNameRequest {
+  wanted: string;
+  assigned: string;
+  reason: "builtin" | "reserved" | "duplicate";
+  /** For duplicates: the tool that kept the wanted name. */
+  keptBy?: ToolNameRequest;
+}
+
+export interface ToolNameAllocation {
+  /** key: `toolKey(serverName, originalName)` */
+  names: Map<string, string>;
+  conflicts: ToolNameConflict[];
+}
+
+export function toolKey(serverName: string, originalName: string): string {
+  return `${serverName}\0${originalName}`;
+}
+
+/**
+ * Gives every requested tool a unique, valid name. Deterministic: the same requests (in any order) always give
+ * the same names, because tools are settled in (server, tool) order and a loser is renamed with a hash of its
+ * own identity, not with a counter that depends on what came before.
+ */
+export function allocateToolNames(
+  requests: readonly ToolNameRequest[],
+  mode: ToolPrefixMode,
+  reserved: ReadonlySet<string> = new Set([TOOL_SEARCH_NAME]),
+): ToolNameAllocation {
+  const sorted = [...requests].sort(
+    (a, b) => compareStrings(a.serverName, b.serverName) || compareStrings(a.originalName, b.originalName),
+  );
+  const names = new Map<string, string>();
+  const owners = new Map<string, ToolNameRequest>();
+  const conflicts: ToolNameConflict[] = [];
+  for (const request of sorted) {
+    const key = toolKey(request.serverName, request.originalName);
+    if (names.has(key)) continue;
+    const wanted = formatToolName(request.originalName, request.serverName, mode);
+    const reason = BUILTIN_TOOL_NAMES.has(wanted)
+      ? "builtin"
+      : reserved.has(wanted)
+        ? "reserved"
+        : owners.has(wanted)
+          ? "duplicate"
+          : undefined;
+    let assigned = wanted;
+    if (reason) {
+      assigned = withHashSuffix(wanted, key);
+      for (let n = 2; owners.has(assigned) || reserved.has(assigned); n++) assigned = withHashSuffix(wanted, `${key}\0${n}`);
+      conflicts.push({ ...request, wanted, assigned, reason, keptBy: reason === "duplicate" ? owners.get(wanted) : undefined });
+    }
+    names.set(key, assigned);
+    owners.set(assigned, request);
+  }
+  return { names, conflicts };
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** `excludeTools` entries match the MCP name or the name the model sees. */
+export function isToolExcluded(excludeTools: readonly string[] | undefined, originalName: string, piName: string): boolean {
+  return !!excludeTools && (excludeTools.includes(originalName) || excludeTools.includes(piName));
+}
