@@ -1,0 +1,27 @@
+/**
+ * MCP resources offered to the model as tools: `get_<resource name>`, no arguments, reading calls `resources/read`.
+ */
+import type { McpResource } from "./types.ts";
+import { shortHash } from "./types.ts";
+
+export const RESOURCE_TOOL_PREFIX = "get_";
+
+/** `Browser console logs` → `get_browser_console_logs`; a name with no letters or digits falls back to the URI. */
+export function resourceToolName(resource: McpResource): string {
+  const slug = slugify(resource.name) || slugify(resource.uri.replace(/^[a-z][a-z0-9+.-]*:\/*/i, ""));
+  return `${RESOURCE_TOOL_PREFIX}${slug || `resource_${shortHash(resource.uri)}`}`;
+}
+
+export function resourceToolDescription(resource: McpResource): string {
+  const read = `Read resource: ${resource.uri}`;
+  return resource.description ? `${read}\n${resource.description}` : read;
+}
+
+function slugify(text: string): string {
+  return text
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "");
+}

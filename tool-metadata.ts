@@ -1,0 +1,180 @@
+/**
+ * Builds the tools the model sees (`ToolMetadata`) from every server's tools and resources at once: names are
+ * allocated globally because they collide across servers (toolPrefix `none`/`short`), schemas are made safe for
+ * every provider, and `excludeTools` is applied.
+ */
+import { toProviderSafeSchema } from "./json-schema.ts";
+import { resourceToolDescription, resourceToolName } from "./resource-tools.ts";
+import type {
+  McpResource,
+  McpTool,
+  ServerDefinition,
+  ToolMetadata,
+  ToolNameConflict,
+  ToolNameRequest,
+  ToolPrefixMode,
+} from "./types.ts";
+import { allocateToolNames, formatToolName, isToolExcluded, shortHash, toolKey } from "./types.ts";
+
+/** One server's tools and resources, live or from the metadata cache. */
+export interface ServerCatalog {
+  definition: ServerDefinition;
+  tools: readonly McpTool[];
+  resources: readonly McpResource[];
+}
+
+export interface ToolMetadataSettings {
+  toolPrefix?: ToolPrefixMode;
+}
+
+/** A tool or resource left out because the server sent something unusable. */
+export interface SkippedTool {
+  serverName: string;
+  name: string;
+  reason: string;
+}
+
+export interface ToolMetadataIndex {
+  /** Every catalog's server, in catalog order (an empty list when all its tools are excluded). */
+  byServer: Map<string, ToolMetadata[]>;
+  /** Pi tool name → metadata. */
+  byName: Map<string, ToolMetadata>;
+  /** Names that could not be had (builtin, reserved, duplicate): the loser got a hashed name. */
+  conflicts: ToolNameConflict[];
+  skipped: SkippedTool[];
+}
+
+/** A tool or resource that will ask for a name; `requestName` is unique within its server. */
+interface Candidate {
+  serverName: string;
+  requestName: string;
+  /** Names `excludeTools` may use for it, besides the Pi name it is given. */
+  excludableNames: string[];
+  excludeTools: readonly string[] | undefined;
+  build(piName: string): ToolMetadata;
+}
+
+/** Resources are exposed as tools unless the server says `exposeResources: false` (003 §13 default). */
+export function buildToolMetadata(catalogs: readonly ServerCatalog[], settings: ToolMetadataSettings = {}): ToolMetadataIndex {
+  const mode = settings.toolPrefix ?? "server";
+  const skipped: SkippedTool[] = [];
+  const byServer = new Map<string, ToolMetadata[]>();
+  const candidates: Candidate[] = [];
+  for (const catalog of catalogs) {
+    const serverName = catalog.definition.name;
+    if (byServer.has(serverName)) {
+      skipped.push({ serverName, name: "*", reason: "the server appears twice; its first catalog is used" });
+      continue;
+    }
+    byServer.set(serverName, []);
+    candidates.push(...collectCandidates(catalog, skipped).filter((candidate) => !isExcludedBeforeAllocation(candidate, mode)));
+  }
+
+  const allocation = allocateToolNames(candidates.map(toRequest), mode);
+  const excludedKeys = new Set<string>();
+  const byName = new Map<string, ToolMetadata>();
+  for (const candidate of candidates) {
+    const key = toolKey(candidate.serverName, candidate.requestName);
+    const piName = allocation.names.get(key) as string;
+    // Someone may exclude a tool by the hashed name it was given after a conflict.
+    if (isToolExcluded(candidate.excludeTools, candidate.requestName, piName)) {
+      excludedKeys.add(key);
+      continue;
+    }
+    const metadata = candidate.build(piName);
+    byServer.get(candidate.serverName)?.push(metadata);
+    byName.set(piName, metadata);
+  }
+  const conflicts = allocation.conflicts.filter((c) => !excludedKeys.has(toolKey(c.serverName, c.originalName)));
+  return { byServer, byName, conflicts, skipped };
+}
+
+/** Excluded tools take no part in name allocation, so they cannot push another tool to a hashed name. */
+function isExcludedBeforeAllocation(candidate: Candidate, mode: ToolPrefixMode): boolean {
+  return candidate.excludableNames.some((name) =>
+    isToolExcluded(candidate.excludeTools, name, formatToolName(name, candidate.serverName, mode)),
+  );
+}
+
+function toRequest(candidate: Candidate): ToolNameRequest {
+  return { serverName: candidate.serverName, originalName: candidate.requestName };
+}
+
+function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Candidate[] {
+  const serverName = catalog.definition.name;
+  const taken = new Set<string>();
+  const candidates: Candidate[] = [];
+  for (const tool of catalog.tools) {
+    const name = isRecord(tool) && typeof tool.name === "string" ? tool.name : undefined;
+    if (name === undefined) {
+      skipped.push({ serverName, name: "?", reason: "tool without a name" });
+      continue;
+    }
+    if (taken.has(name)) {
+      skipped.push({ serverName, name, reason: "the server lists this tool name twice; the first is used" });
+      continue;
+    }
+    taken.add(name);
+    candidates.push(toolCandidate(catalog.definition, tool));
+  }
+  if (catalog.definition.exposeResources === false) return candidates;
+  for (const resource of catalog.resources) {
+    if (!isRecord(resource) || typeof resource.uri !== "string" || typeof resource.name !== "string") {
+      skipped.push({ serverName, name: "?", reason: "resource without a uri or name" });
+      continue;
+    }
+    // A resource may want the name of a real tool or of another resource: its URI tells them apart.
+    let requestName = resourceToolName(resource);
+    if (taken.has(requestName)) requestName = `${requestName}_${shortHash(resource.uri)}`;
+    if (taken.has(requestName)) {
+      skipped.push({ serverName, name: resource.name, reason: `the server lists resource ${resource.uri} twice` });
+      continue;
+    }
+    taken.add(requestName);
+    candidates.push(resourceCandidate(catalog.definition, resource, requestName));
+  }
+  return candidates;
+}
+
+function toolCandidate(definition: ServerDefinition, tool: McpTool): Candidate {
+  const serverName = definition.name;
+  return {
+    serverName,
+    requestName: tool.name,
+    excludableNames: [tool.name],
+    excludeTools: definition.excludeTools,
+    build: (piName) => ({
+      name: piName,
+      serverName,
+      originalName: tool.name,
+      description: textOr(tool.description, textOr(tool.title, "")),
+      inputSchema: toProviderSafeSchema(tool.inputSchema),
+    }),
+  };
+}
+
+function resourceCandidate(definition: ServerDefinition, resource: McpResource, requestName: string): Candidate {
+  const serverName = definition.name;
+  return {
+    serverName,
+    requestName,
+    excludableNames: [requestName, resource.name],
+    excludeTools: definition.excludeTools,
+    build: (piName) => ({
+      name: piName,
+      serverName,
+      originalName: resource.name,
+      description: resourceToolDescription(resource),
+      inputSchema: { type: "object", properties: {} },
+      resourceUri: resource.uri,
+    }),
+  };
+}
+
+function textOr(value: unknown, fallback: string): string {
+  return typeof value === "string" && value.trim() !== "" ? value : fallback;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
