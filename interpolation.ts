@@ -1,0 +1,106 @@
+/**
+ * Variable substitution in server fields: the syntaxes of Claude Code (`${VAR}`, `${VAR:-default}`), Cursor, Windsurf
+ * and VS Code (`${env:VAR}`, `${workspaceFolder}`, `${userHome}`, ...) and PowerShell-style `$env:VAR`.
+ * It only reads the environment and two known paths; it never runs anything (no `!cmd`, no backticks, no shell).
+ * Anything it cannot resolve is reported, never replaced by an empty string.
+ */
+import path from "node:path";
+
+export interface InterpolationContext {
+  env: NodeJS.ProcessEnv;
+  homeDir: string;
+  /** The project directory: `${workspaceFolder}`. */
+  cwd: string;
+  platform: NodeJS.Platform;
+}
+
+export type InterpolationIssue =
+  | { kind: "missing-variable"; name: string }
+  /** VS Code asks the user for `${input:id}` values; only VS Code can answer them. */
+  | { kind: "vscode-input"; id: string }
+  | { kind: "unsupported"; expression: string };
+
+export interface InterpolationResult {
+  value: string;
+  issues: InterpolationIssue[];
+}
+
+// `$${` is the escape for a literal `${`; a lone `${` has no closing brace.
+const TOKEN = /\$\$\{|\$\{([^}]*)\}|\$\{|\$env:([A-Za-z_][A-Za-z0-9_]*)/g;
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const WITH_DEFAULT = /^([A-Za-z_][A-Za-z0-9_]*):-([\s\S]*)$/;
+const ENV_PREFIXED = /^env:([A-Za-z_][A-Za-z0-9_]*)$/;
+const VSCODE_INPUT = /^input:(.+)$/;
+
+export function interpolate(text: string, context: InterpolationContext): InterpolationResult {
+  const issues: InterpolationIssue[] = [];
+  const value = text.replace(TOKEN, (match: string, braced: string | undefined, powershellName: string | undefined, offset: number) => {
+    if (match === "$${") return "${";
+    if (powershellName !== undefined) return variable(powershellName, match, context, issues);
+    if (braced === undefined) {
+      issues.push({ kind: "unsupported", expression: text.slice(offset) });
+      return match;
+    }
+    return bracedExpression(braced, match, context, issues);
+  });
+  return { value, issues };
+}
+
+function bracedExpression(body: string, match: string, context: InterpolationContext, issues: InterpolationIssue[]): string {
+  const predefined = predefinedVariable(body, context);
+  if (predefined !== undefined) return predefined;
+  if (VARIABLE_NAME.test(body)) return variable(body, match, context, issues);
+  const withDefault = WITH_DEFAULT.exec(body);
+  if (withDefault) return lookupEnv(context.env, withDefault[1]!, context.platform) || withDefault[2]!;
+  const envPrefixed = ENV_PREFIXED.exec(body);
+  if (envPrefixed) return variable(envPrefixed[1]!, match, context, issues);
+  const input = VSCODE_INPUT.exec(body);
+  issues.push(input ? { kind: "vscode-input", id: input[1]! } : { kind: "unsupported", expression: match });
+  return match;
+}
+
+/** The VS Code / Cursor predefined variables that make sense outside an editor. */
+function predefinedVariable(name: string, context: InterpolationContext): string | undefined {
+  const paths = pathModule(context.platform);
+  switch (name) {
+    case "workspaceFolder":
+      return context.cwd;
+    case "workspaceFolderBasename":
+      return paths.basename(context.cwd);
+    case "userHome":
+      return context.homeDir;
+    case "pathSeparator":
+    case "/":
+      return paths.sep;
+    default:
+      return undefined;
+  }
+}
+
+function variable(name: string, match: string, context: InterpolationContext, issues: InterpolationIssue[]): string {
+  const value = lookupEnv(context.env, name, context.platform);
+  if (value !== undefined) return value;
+  issues.push({ kind: "missing-variable", name });
+  return match;
+}
+
+/** Environment names are case-insensitive on Windows (as `process.env` is there). */
+export function lookupEnv(env: NodeJS.ProcessEnv, name: string, platform: NodeJS.Platform): string | undefined {
+  const exact = env[name];
+  if (exact !== undefined || platform !== "win32") return exact;
+  const upper = name.toUpperCase();
+  const key = Object.keys(env).find((candidate) => candidate.toUpperCase() === upper);
+  return key === undefined ? undefined : env[key];
+}
+
+/** `~` and `~/…` (also `~\…` on Windows) at the start of a path; `~user` is left alone. */
+export function expandHome(text: string, homeDir: string, platform: NodeJS.Platform): string {
+  if (text === "~") return homeDir;
+  const separators = platform === "win32" ? ["/", "\\"] : ["/"];
+  if (text.startsWith("~") && separators.includes(text.charAt(1))) return pathModule(platform).join(homeDir, text.slice(2));
+  return text;
+}
+
+export function pathModule(platform: NodeJS.Platform): path.PlatformPath {
+  return platform === "win32" ? path.win32 : path.posix;
+}
