@@ -1,0 +1,339 @@
+/**
+ * MCP results → Pi tool results: every MCP content type becomes text or an image the model can take, bounded in
+ * size, optionally TOON-encoded. Never throws on what a server sends.
+ *
+ * Errors: an MCP result with `isError: true` comes back with `isError: true`; the caller must then throw
+ * (`new McpToolError(result)`), because Pi only marks a tool result as an error when `execute` throws.
+ */
+import { encode as encodeToon } from "@toon-format/toon";
+import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
+import type { McpSettings } from "./types.ts";
+
+/** The limits of Pi's own read and bash tools (`truncate.js`): whichever is hit first wins. */
+export const MAX_TEXT_BYTES = 50 * 1024;
+export const MAX_TEXT_LINES = 2000;
+/** Pi's own image bound (`image-resize.js`): 4.5 MB of base64, below Anthropic's 5 MB limit. */
+export const MAX_IMAGE_BASE64_BYTES = 4.5 * 1024 * 1024;
+/** TOON is tried on JSON up to this size; anything larger is truncated anyway, so encoding it would be wasted. */
+export const MAX_TOON_INPUT_BYTES = 1024 * 1024;
+
+export type PiContent = TextContent | ImageContent;
+
+export interface TransformOptions {
+  serverName?: string;
+  /** `settings.toonEncode`: true for every server, or the names of the servers whose JSON is TOON-encoded. */
+  toonEncode?: McpSettings["toonEncode"];
+  maxTextBytes?: number;
+  maxTextLines?: number;
+  maxImageBytes?: number;
+}
+
+export interface TruncationInfo {
+  totalBytes: number;
+  totalLines: number;
+  shownBytes: number;
+  shownLines: number;
+}
+
+export interface ResultDetails {
+  isError: boolean;
+  /** Set when text was cut to fit the limits. */
+  truncation?: TruncationInfo;
+  /** Some JSON text was replaced by its shorter TOON form. */
+  toonEncoded: boolean;
+}
+
+export interface TransformedResult {
+  content: PiContent[];
+  isError: boolean;
+  details: ResultDetails;
+}
+
+/** Thrown by the caller for an `isError` result; its message is the result's text, as the model should see it. */
+export class McpToolError extends Error {
+  readonly result: TransformedResult;
+
+  constructor(result: TransformedResult) {
+    const text = result.content
+      .filter((block): block is TextContent => block.type === "text")
+      .map((block) => block.text)
+      .join("\n");
+    super(text || "The MCP tool reported an error without a message.");
+    this.name = "McpToolError";
+    this.result = result;
+  }
+}
+
+interface Limits {
+  maxTextBytes: number;
+  maxTextLines: number;
+  maxImageBytes: number;
+}
+
+type Json = Record<string, unknown>;
+
+/** A `tools/call` result (any shape: garbage gives a note, not a throw). */
+export function transformMcpResult(result: unknown, options: TransformOptions = {}): TransformedResult {
+  const limits = limitsOf(options);
+  const raw = isObject(result) ? result : {};
+  const isError = raw.isError === true;
+  const content = (Array.isArray(raw.content) ? raw.content : []).flatMap((block) => convertBlock(block, limits));
+  if (!content.some((block) => block.type === "text")) {
+    // Structured output stands in for text only when the server gave none (servers usually send both).
+    const structured = raw.structuredContent ?? raw.toolResult;
+    if (structured !== undefined) content.push(text(safeStringify(structured)));
+  }
+  if (content.length === 0) content.push(text(isError ? "(the tool reported an error without a message)" : "(no content)"));
+  return finish(content, isError, options, limits);
+}
+
+/** A `resources/read` result: `contents[]` of text or base64 blobs. */
+export function transformResourceResult(result: unknown, options: TransformOptions = {}): TransformedResult {
+  const limits = limitsOf(options);
+  const contents = isObject(result) && Array.isArray(result.contents) ? result.contents : [];
+  // One resource is shown as it is; several are told apart by their URIs.
+  const withHeader = contents.length > 1;
+  const content = contents.flatMap((item) =>
+    isObject(item) ? convertResourceContents(item, withHeader, limits) : [text("[Unreadable resource contents omitted]")],
+  );
+  if (content.length === 0) content.push(text("(the resource is empty)"));
+  return finish(content, false, options, limits);
+}
+
+function limitsOf(options: TransformOptions): Limits {
+  return {
+    maxTextBytes: options.maxTextBytes ?? MAX_TEXT_BYTES,
+    maxTextLines: options.maxTextLines ?? MAX_TEXT_LINES,
+    maxImageBytes: options.maxImageBytes ?? MAX_IMAGE_BASE64_BYTES,
+  };
+}
+
+function finish(content: PiContent[], isError: boolean, options: TransformOptions, limits: Limits): TransformedResult {
+  let toonEncoded = false;
+  if (isToonEnabled(options)) {
+    content = content.map((block) => {
+      if (block.type !== "text") return block;
+      const encoded = toToonIfShorter(block.text);
+      if (encoded === block.text) return block;
+      toonEncoded = true;
+      return text(encoded);
+    });
+  }
+  const bounded = boundText(content, limits);
+  return { content: bounded.content, isError, details: { isError, truncation: bounded.truncation, toonEncoded } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Content blocks
+// ---------------------------------------------------------------------------------------------
+
+function convertBlock(block: unknown, limits: Limits): PiContent[] {
+  if (!isObject(block)) return [text("[Unreadable MCP content omitted]")];
+  switch (block.type) {
+    case "text":
+      return [text(typeof block.text === "string" ? block.text : "")];
+    case "image":
+      return [image(block.data, block.mimeType, "Image", limits)];
+    case "audio":
+      return [text(`[Audio: ${mimeOf(block.mimeType)}, ${sizeOfBase64(block.data)}; audio cannot be shown to the model]`)];
+    case "resource":
+      return isObject(block.resource)
+        ? convertResourceContents(block.resource, true, limits)
+        : [text("[Embedded resource without contents omitted]")];
+    case "resource_link":
+      return [text(describeResourceLink(block))];
+    default:
+      return [text(`[Unsupported MCP content type ${JSON.stringify(String(block.type)).slice(0, 60)} omitted]`)];
+  }
+}
+
+function convertResourceContents(contents: Json, withHeader: boolean, limits: Limits): PiContent[] {
+  const uri = typeof contents.uri === "string" ? contents.uri : "(no uri)";
+  const header = `[Resource: ${uri}]`;
+  if (typeof contents.text === "string") return [text(withHeader ? `${header}\n${contents.text}` : contents.text)];
+  if (typeof contents.blob === "string") {
+    const mimeType = mimeOf(contents.mimeType);
+    if (mimeType.startsWith("image/")) {
+      const picture = image(contents.blob, mimeType, `Image resource ${uri}`, limits);
+      return withHeader && picture.type === "image" ? [text(header), picture] : [picture];
+    }
+    return [text(`${header} binary content (${mimeType}, ${sizeOfBase64(contents.blob)}) not shown`)];
+  }
+  return [text(`${header} without text or binary content`)];
+}
+
+function image(data: unknown, mimeType: unknown, label: string, limits: Limits): PiContent {
+  if (typeof data !== "string" || data === "" || typeof mimeType !== "string" || mimeType === "") {
+    return text(`[${label} without data or type omitted]`);
+  }
+  if (data.length > limits.maxImageBytes) {
+    return text(
+      `[${label} omitted: ${mimeType}, ${sizeOfBase64(data)}, larger than the ${formatSize(limits.maxImageBytes)} of base64 the model can take]`,
+    );
+  }
+  return { type: "image", data, mimeType };
+}
+
+function describeResourceLink(link: Json): string {
+  const label = [link.title, link.name, link.uri].find((value) => typeof value === "string" && value !== "");
+  const lines = [`[Resource link: ${label ?? "(unnamed)"}]`, `URI: ${typeof link.uri === "string" ? link.uri : "(none)"}`];
+  if (typeof link.mimeType === "string") lines.push(`Type: ${link.mimeType}`);
+  if (typeof link.description === "string" && link.description !== "") lines.push(link.description);
+  return lines.join("\n");
+}
+
+function text(value: string): TextContent {
+  return { type: "text", text: value };
+}
+
+function mimeOf(value: unknown): string {
+  return typeof value === "string" && value !== "" ? value : "unknown type";
+}
+
+/** The decoded size of base64 data, without decoding it. */
+function sizeOfBase64(data: unknown): string {
+  if (typeof data !== "string") return "size unknown";
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return formatSize(Math.max(0, Math.floor((data.length * 3) / 4) - padding));
+}
+
+/** As Pi formats sizes in its truncation notes. */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes}B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;
+}
+
+function safeStringify(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return "[Structured content that cannot be shown as JSON omitted]";
+  }
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// TOON
+// ---------------------------------------------------------------------------------------------
+
+function isToonEnabled(options: TransformOptions): boolean {
+  const setting = options.toonEncode;
+  if (setting === true) return true;
+  return Array.isArray(setting) && options.serverName !== undefined && setting.includes(options.serverName);
+}
+
+/** JSON objects and arrays become TOON when that is shorter; any other text is returned unchanged. */
+function toToonIfShorter(value: string): string {
+  const trimmed = value.trim();
+  if (!(trimmed.startsWith("{") || trimmed.startsWith("[")) || trimmed.length > MAX_TOON_INPUT_BYTES) return value;
+  try {
+    const parsed: unknown = JSON.parse(trimmed);
+    if (typeof parsed !== "object" || parsed === null) return value;
+    const encoded = encodeToon(parsed);
+    // TOON writes an empty object as nothing at all, which would read as a missing result.
+    return encoded.trim() !== "" && encoded.length < value.length ? encoded : value;
+  } catch {
+    return value;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Size bound
+// ---------------------------------------------------------------------------------------------
+
+interface Head {
+  text: string;
+  bytes: number;
+  lines: number;
+}
+
+/**
+ * Text blocks share one budget (the model reads them all). The block that crosses it is cut, the text blocks after
+ * it are dropped, and a note says what was cut. Images are bounded one by one already and are kept.
+ */
+function boundText(content: PiContent[], limits: Limits): { content: PiContent[]; truncation?: TruncationInfo } {
+  const texts = content.filter((block): block is TextContent => block.type === "text").map((block) => block.text);
+  const totalBytes = texts.reduce((sum, value) => sum + Buffer.byteLength(value, "utf8"), 0);
+  const totalLines = texts.reduce((sum, value) => sum + countLines(value), 0);
+  if (totalBytes <= limits.maxTextBytes && totalLines <= limits.maxTextLines) return { content };
+
+  let bytesLeft = limits.maxTextBytes;
+  let linesLeft = limits.maxTextLines;
+  let cut = false;
+  let omittedBlocks = 0;
+  const out: PiContent[] = [];
+  for (const block of content) {
+    if (block.type !== "text") {
+      out.push(block);
+    } else if (cut) {
+      omittedBlocks++;
+    } else {
+      const head = headOf(block.text, bytesLeft, linesLeft);
+      if (head.text !== block.text) cut = true;
+      if (head.text === "") omittedBlocks++;
+      else out.push(text(head.text));
+      bytesLeft -= head.bytes;
+      linesLeft -= head.lines;
+    }
+  }
+  const truncation: TruncationInfo = {
+    totalBytes,
+    totalLines,
+    shownBytes: limits.maxTextBytes - bytesLeft,
+    shownLines: limits.maxTextLines - linesLeft,
+  };
+  out.push(text(truncationNote(truncation, omittedBlocks)));
+  return { content: out, truncation };
+}
+
+function truncationNote(info: TruncationInfo, omittedBlocks: number): string {
+  const omitted = omittedBlocks > 0 ? ` ${omittedBlocks} further text block(s) omitted.` : "";
+  return (
+    `[Output truncated: showing ${info.shownLines} of ${info.totalLines} lines ` +
+    `(${formatSize(info.shownBytes)} of ${formatSize(info.totalBytes)}).${omitted} ` +
+    `Ask the tool for less (a filter, a narrower query or a page) to see the rest.]`
+  );
+}
+
+function countLines(value: string): number {
+  let lines = 1;
+  for (let i = value.indexOf("\n"); i !== -1; i = value.indexOf("\n", i + 1)) lines++;
+  return lines;
+}
+
+/**
+ * The start of `value` within the budget. Whole lines when that keeps at least half of the byte budget (as Pi's
+ * own truncation does); otherwise the long line is cut at a character boundary, so a one-line 20 MB JSON still
+ * shows its first 50 KB rather than nothing.
+ */
+function headOf(value: string, maxBytes: number, maxLines: number): Head {
+  if (maxBytes <= 0 || maxLines <= 0) return { text: "", bytes: 0, lines: 0 };
+  let end = value.length;
+  let newlines = 0;
+  for (let i = value.indexOf("\n"); i !== -1; i = value.indexOf("\n", i + 1)) {
+    if (++newlines === maxLines) {
+      end = i;
+      break;
+    }
+  }
+  // A character takes at least one byte, so the first maxBytes characters hold at least maxBytes bytes.
+  let candidate = value.slice(0, Math.min(end, maxBytes));
+  if (/[\uD800-\uDBFF]$/.test(candidate)) candidate = candidate.slice(0, -1);
+  const encoded = Buffer.from(candidate, "utf8");
+  if (encoded.length > maxBytes) {
+    let cutAt = maxBytes;
+    while (cutAt > 0 && (encoded[cutAt] & 0xc0) === 0x80) cutAt--;
+    candidate = encoded.subarray(0, cutAt).toString("utf8");
+  }
+  // Cut inside a line: fall back to the last whole line when that keeps enough.
+  if (candidate.length < value.length && value[candidate.length] !== "\n") {
+    const lastNewline = candidate.lastIndexOf("\n");
+    const wholeLines = candidate.slice(0, lastNewline);
+    if (lastNewline > 0 && Buffer.byteLength(wholeLines, "utf8") >= maxBytes / 2) candidate = wholeLines;
+  }
+  return { text: candidate, bytes: Buffer.byteLength(candidate, "utf8"), lines: candidate === "" ? 0 : countLines(candidate) };
+}
