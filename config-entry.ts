@@ -1,0 +1,400 @@
+/**
+ * Validating one server entry or one `settings` object written in our format (host files are first mapped to it by
+ * config-imports.ts) and substituting variables in it. Every problem names the file, the server and the field;
+ * nothing here throws.
+ */
+import { configProblem, describeValue, isPlainObject, type ProblemLocation } from "./config-problems.ts";
+import { expandHome, interpolate, pathModule, type InterpolationContext, type InterpolationIssue } from "./interpolation.ts";
+import type {
+  AuthKind,
+  CaptureStatsSettings,
+  ConfigProblem,
+  ConfigSource,
+  LifecycleMode,
+  McpSettings,
+  ServerEntry,
+  ToolPrefixMode,
+  TransportKind,
+} from "./types.ts";
+
+export interface EntryOptions {
+  file: string;
+  /** Home, project dir and platform: for `~`, relative `cwd` and substitution. */
+  context: InterpolationContext;
+  /** False for formats without substitution (Codex): values are taken literally. */
+  interpolate: boolean;
+  /** Our own files: an entry with only behaviour fields adjusts a server defined in a lower-precedence file. */
+  allowOverride: boolean;
+  /** Our own files: unknown fields are reported (host files carry many fields we have no use for). */
+  reportUnknownFields: boolean;
+  /** Host files whose fields were renamed to ours: problems name the field as the file spells it. */
+  hostFieldNames?: Readonly<Record<string, string>>;
+}
+
+export type ParsedEntry =
+  | {
+      kind: "server";
+      entry: ServerEntry & { enabled: boolean };
+      /** Substitution failures: they matter only if the server ends up enabled. */
+      unresolved: ConfigProblem[];
+    }
+  | { kind: "override"; entry: ServerEntry }
+  | { kind: "invalid" };
+
+/** The servers of one file (or one scope of a file), parsed; a layer's entries override those of lower layers. */
+export interface ConfigLayer {
+  source: ConfigSource;
+  entries: Array<{ name: string; parsed: ParsedEntry }>;
+}
+
+type Checked<T> = { ok: true; value: T } | { ok: false; expected: string; at?: string };
+type Check<T> = (value: unknown) => Checked<T>;
+
+const LIFECYCLES: readonly LifecycleMode[] = ["lazy", "eager", "keep-alive"];
+const TOOL_PREFIXES: readonly ToolPrefixMode[] = ["server", "short", "none"];
+/** Spellings of `type` found in real host files. */
+const TRANSPORT_NAMES: Readonly<Record<string, TransportKind>> = {
+  stdio: "stdio",
+  http: "http",
+  "streamable-http": "http",
+  streamableHttp: "http",
+  streamable_http: "http",
+  sse: "sse",
+};
+
+const boolean: Check<boolean> = (value) =>
+  typeof value === "boolean" ? { ok: true, value } : { ok: false, expected: `must be true or false (got ${describeValue(value)})` };
+
+const nonEmptyString: Check<string> = (value) =>
+  typeof value === "string" && value.trim() !== ""
+    ? { ok: true, value }
+    : { ok: false, expected: `must be a non-empty string (got ${value === "" ? "an empty string" : describeValue(value)})` };
+
+const string: Check<string> = (value) =>
+  typeof value === "string" ? { ok: true, value } : { ok: false, expected: `must be a string (got ${describeValue(value)})` };
+
+const stringList: Check<string[]> = (value) => {
+  if (!Array.isArray(value)) return { ok: false, expected: `must be an array of strings (got ${describeValue(value)})` };
+  const bad = value.findIndex((item) => typeof item !== "string");
+  if (bad >= 0) return { ok: false, at: `[${bad}]`, expected: `must be a string (got ${describeValue(value[bad])})` };
+  return { ok: true, value: value as string[] };
+};
+
+const stringMap: Check<Record<string, string>> = (value) => {
+  if (!isPlainObject(value)) return { ok: false, expected: `must be an object of strings (got ${describeValue(value)})` };
+  const bad = Object.entries(value).find(([, item]) => typeof item !== "string");
+  if (bad) return { ok: false, at: `.${bad[0]}`, expected: `must be a string (got ${describeValue(bad[1])})` };
+  return { ok: true, value: { ...(value as Record<string, string>) } };
+};
+
+function oneOf<T extends string>(allowed: readonly T[]): Check<T> {
+  return (value) =>
+    typeof value === "string" && (allowed as readonly string[]).includes(value)
+      ? { ok: true, value: value as T }
+      : { ok: false, expected: `must be one of ${allowed.map((item) => `"${item}"`).join(", ")} (got ${quoteIfString(value)})` };
+}
+
+function quoteIfString(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : describeValue(value);
+}
+
+function number(minimum: number, inclusive: boolean): Check<number> {
+  const bound = inclusive ? `≥ ${minimum}` : `> ${minimum}`;
+  return (value) =>
+    typeof value === "number" && Number.isFinite(value) && (inclusive ? value >= minimum : value > minimum)
+      ? { ok: true, value }
+      : { ok: false, expected: `must be a number ${bound} (got ${describeValue(value)})` };
+}
+
+const booleanOrStringList: Check<boolean | string[]> = (value) =>
+  typeof value === "boolean" ? { ok: true, value } : withExpectation(stringList(value), "must be true, false or an array of strings");
+
+function withExpectation<T>(checked: Checked<T>, expected: string): Checked<T> {
+  return checked.ok || checked.at !== undefined ? checked : { ok: false, expected };
+}
+
+const transportName: Check<TransportKind> = (value) =>
+  typeof value === "string" && Object.hasOwn(TRANSPORT_NAMES, value)
+    ? { ok: true, value: TRANSPORT_NAMES[value]! }
+    : { ok: false, expected: `must be "stdio", "http" (or "streamable-http") or "sse" (got ${quoteIfString(value)})` };
+
+const authKind: Check<AuthKind | false> = (value) =>
+  value === false ? { ok: true, value } : withExpectation(oneOf<AuthKind>(["bearer", "oauth"])(value), `must be "bearer", "oauth" or false (got ${quoteIfString(value)})`);
+
+/** Fields that only change how the adapter treats a server: a project file may set them alone, as an override. */
+const BEHAVIOUR_CHECKS = {
+  enabled: boolean,
+  disabled: boolean,
+  lifecycle: oneOf(LIFECYCLES),
+  idleTimeout: number(0, true),
+  startupTimeoutMs: number(0, false),
+  exposeResources: boolean,
+  directTools: booleanOrStringList,
+  excludeTools: stringList,
+  debug: boolean,
+} satisfies Record<string, Check<unknown>>;
+
+const CONNECTION_CHECKS = {
+  command: nonEmptyString,
+  args: stringList,
+  env: stringMap,
+  cwd: nonEmptyString,
+  url: nonEmptyString,
+  headers: stringMap,
+  type: transportName,
+  transport: transportName,
+  auth: authKind,
+  bearerToken: string,
+  bearerTokenEnv: nonEmptyString,
+} satisfies Record<string, Check<unknown>>;
+
+type BehaviourFields = { -readonly [K in keyof typeof BEHAVIOUR_CHECKS]?: CheckedType<(typeof BEHAVIOUR_CHECKS)[K]> };
+type ConnectionFields = { -readonly [K in keyof typeof CONNECTION_CHECKS]?: CheckedType<(typeof CONNECTION_CHECKS)[K]> };
+type CheckedType<C> = C extends Check<infer T> ? T : never;
+type RawFields = BehaviourFields & ConnectionFields;
+
+const ALL_CHECKS: Readonly<Record<string, Check<unknown>>> = { ...BEHAVIOUR_CHECKS, ...CONNECTION_CHECKS };
+const STDIO_ONLY = ["args", "env", "cwd"] as const;
+const HTTP_ONLY = ["headers", "auth", "bearerToken", "bearerTokenEnv"] as const;
+
+export function parseServerEntry(name: string, raw: unknown, options: EntryOptions, problems: ConfigProblem[]): ParsedEntry {
+  const at = locator(name, options);
+  if (name.trim() === "") {
+    problems.push(configProblem("error", at(), "a server needs a non-empty name"));
+    return { kind: "invalid" };
+  }
+  if (!isPlainObject(raw)) {
+    problems.push(configProblem("error", at(), `must be an object (got ${describeValue(raw)})`));
+    return { kind: "invalid" };
+  }
+  const fields = checkFields(raw, options, at, problems);
+  if (!fields) return { kind: "invalid" };
+  const enabled = fields.disabled === true ? false : fields.enabled;
+  const behaviour = behaviourEntry(fields, enabled);
+
+  const hasCommand = fields.command !== undefined;
+  const hasUrl = fields.url !== undefined;
+  if (hasCommand && hasUrl) {
+    problems.push(configProblem("error", at("url"), `has both "command" and "url"; a server is either a process (command) or an endpoint (url)`));
+    return { kind: "invalid" };
+  }
+  if (!hasCommand && !hasUrl) {
+    const connectionField = Object.keys(CONNECTION_CHECKS).find((key) => key in fields);
+    if (options.allowOverride && connectionField === undefined) return { kind: "override", entry: behaviour };
+    const has = connectionField === undefined ? "" : `has "${at(connectionField).field}" but `;
+    problems.push(configProblem("error", at("command"), `${has}needs "command" (a process) or "url" (an HTTP endpoint)`));
+    return { kind: "invalid" };
+  }
+
+  const transport = resolveTransport(fields, hasCommand, at, problems);
+  if (transport === null) return { kind: "invalid" };
+  dropFieldsOfOtherTransport(fields, hasCommand, at, problems);
+
+  const unresolved: ConfigProblem[] = [];
+  const connection = connectionEntry(fields, options, at, unresolved);
+  if (connection.url !== undefined && !unresolved.some((problem) => problem.field === at("url").field)) {
+    const urlProblem = checkUrl(connection.url);
+    if (urlProblem) {
+      problems.push(configProblem("error", at("url"), urlProblem));
+      return { kind: "invalid" };
+    }
+  }
+  if (transport !== undefined) connection.transport = transport;
+  return { kind: "server", entry: { ...connection, ...behaviour, enabled: enabled ?? true }, unresolved };
+}
+
+type Locator = (field?: string) => ProblemLocation;
+
+function locator(server: string, options: EntryOptions): Locator {
+  return (field) => {
+    if (field === undefined) return { file: options.file, server };
+    const [, base = field, rest = ""] = /^([A-Za-z_]+)(.*)$/.exec(field) ?? [];
+    return { file: options.file, server, field: (options.hostFieldNames?.[base] ?? base) + rest };
+  };
+}
+
+function checkFields(raw: Record<string, unknown>, options: EntryOptions, at: Locator, problems: ConfigProblem[]): RawFields | undefined {
+  const fields: Record<string, unknown> = {};
+  let valid = true;
+  for (const [key, value] of Object.entries(raw)) {
+    const check = Object.hasOwn(ALL_CHECKS, key) ? ALL_CHECKS[key] : undefined;
+    if (!check) {
+      if (options.reportUnknownFields) problems.push(configProblem("warning", at(key), "unknown field, ignored"));
+      continue;
+    }
+    const checked = check(value);
+    if (checked.ok) {
+      fields[key] = checked.value;
+    } else {
+      problems.push(configProblem("error", at(key + (checked.at ?? "")), checked.expected));
+      valid = false;
+    }
+  }
+  return valid ? (fields as RawFields) : undefined;
+}
+
+function behaviourEntry(fields: RawFields, enabled: boolean | undefined): ServerEntry {
+  const entry: ServerEntry = {};
+  if (enabled !== undefined) entry.enabled = enabled;
+  if (fields.lifecycle !== undefined) entry.lifecycle = fields.lifecycle;
+  if (fields.idleTimeout !== undefined) entry.idleTimeout = fields.idleTimeout;
+  if (fields.startupTimeoutMs !== undefined) entry.startupTimeoutMs = fields.startupTimeoutMs;
+  if (fields.exposeResources !== undefined) entry.exposeResources = fields.exposeResources;
+  if (fields.directTools !== undefined) entry.directTools = fields.directTools;
+  if (fields.excludeTools !== undefined) entry.excludeTools = fields.excludeTools;
+  if (fields.debug !== undefined) entry.debug = fields.debug;
+  return entry;
+}
+
+/** `undefined`: not named by the file (the connection layer picks); `null`: contradictory. */
+function resolveTransport(fields: RawFields, hasCommand: boolean, at: Locator, problems: ConfigProblem[]): TransportKind | undefined | null {
+  if (fields.type !== undefined && fields.transport !== undefined && fields.type !== fields.transport) {
+    problems.push(configProblem("error", at("transport"), `"type" and "transport" name different transports`));
+    return null;
+  }
+  const transport = fields.type ?? fields.transport;
+  if (transport === undefined) return undefined;
+  const field = fields.type !== undefined ? "type" : "transport";
+  if (transport === "stdio" && !hasCommand) {
+    problems.push(configProblem("error", at(field), `is "stdio" but the server has a "url" and no "command"`));
+    return null;
+  }
+  if (transport !== "stdio" && hasCommand) {
+    problems.push(configProblem("error", at(field), `is an HTTP transport but the server has a "command" and no "url"`));
+    return null;
+  }
+  return transport;
+}
+
+function dropFieldsOfOtherTransport(fields: RawFields, hasCommand: boolean, at: Locator, problems: ConfigProblem[]): void {
+  const irrelevant = hasCommand ? HTTP_ONLY : STDIO_ONLY;
+  for (const key of irrelevant) {
+    if (fields[key] === undefined) continue;
+    const kind = hasCommand ? "an HTTP server (url)" : "a process (command)";
+    problems.push(configProblem("warning", at(key), `only applies to ${kind}; ignored`));
+    delete fields[key];
+  }
+}
+
+/** The connection fields, with variables substituted, `~` expanded and a relative `cwd` resolved. */
+function connectionEntry(fields: RawFields, options: EntryOptions, at: Locator, unresolved: ConfigProblem[]): ServerEntry {
+  const { context } = options;
+  const text = (value: string, field: string, isPath = false): string => {
+    let result = value;
+    if (options.interpolate) {
+      const interpolated = interpolate(value, context);
+      for (const issue of interpolated.issues) unresolved.push(issueProblem(issue, at(field)));
+      result = interpolated.value;
+    }
+    // Only a `~` the user wrote is a home directory, not one that came out of a variable.
+    return isPath && value.startsWith("~") ? expandHome(result, context.homeDir, context.platform) : result;
+  };
+  const map = (values: Record<string, string>, field: string) =>
+    Object.fromEntries(Object.entries(values).map(([key, value]) => [key, text(value, `${field}.${key}`)]));
+
+  const entry: ServerEntry = {};
+  if (fields.command !== undefined) entry.command = text(fields.command, "command", true);
+  if (fields.args !== undefined) entry.args = fields.args.map((arg, index) => text(arg, `args[${index}]`, true));
+  if (fields.env !== undefined) entry.env = map(fields.env, "env");
+  if (fields.cwd !== undefined) {
+    const paths = pathModule(context.platform);
+    // Relative to the project, not to whatever directory Pi's process happens to be in.
+    entry.cwd = paths.resolve(context.cwd, text(fields.cwd, "cwd", true));
+  }
+  if (fields.url !== undefined) entry.url = text(fields.url, "url");
+  if (fields.headers !== undefined) entry.headers = map(fields.headers, "headers");
+  if (fields.bearerToken !== undefined) entry.bearerToken = text(fields.bearerToken, "bearerToken");
+  if (fields.bearerTokenEnv !== undefined) entry.bearerTokenEnv = fields.bearerTokenEnv;
+  if (fields.auth) entry.auth = fields.auth;
+  return entry;
+}
+
+const SUPPORTED_SYNTAX = "${VAR}, ${VAR:-default}, ${env:VAR}, $env:VAR, ${workspaceFolder}, ${userHome}";
+
+function issueProblem(issue: InterpolationIssue, where: ProblemLocation): ConfigProblem {
+  switch (issue.kind) {
+    case "missing-variable":
+      return configProblem("error", where, `environment variable ${issue.name} is not set (write \${${issue.name}:-default} to give a default)`);
+    case "vscode-input":
+      return configProblem(
+        "warning",
+        where,
+        `uses \${input:${issue.id}}, a value only VS Code can prompt for; server skipped (define it in your Pi config with \${env:VAR} instead)`,
+      );
+    case "unsupported":
+      return configProblem("error", where, `${issue.expression} is not a supported substitution (supported: ${SUPPORTED_SYNTAX}; write $\${ for a literal \${)`);
+  }
+}
+
+function checkUrl(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "is not a valid URL";
+  }
+  return parsed.protocol === "http:" || parsed.protocol === "https:" ? undefined : `must be an http:// or https:// URL (got ${parsed.protocol})`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+// ---------------------------------------------------------------------------------------------
+
+const SETTINGS_CHECKS = {
+  toolPrefix: oneOf(TOOL_PREFIXES),
+  idleTimeout: number(0, true),
+  directTools: boolean,
+  toonEncode: booleanOrStringList,
+} satisfies Record<string, Check<unknown>>;
+
+/** An invalid setting is reported and left out; the others still apply. */
+export function parseSettings(raw: unknown, file: string, context: InterpolationContext, problems: ConfigProblem[]): McpSettings {
+  if (raw === undefined) return {};
+  if (!isPlainObject(raw)) {
+    problems.push(configProblem("error", { file, field: "settings" }, `must be an object (got ${describeValue(raw)})`));
+    return {};
+  }
+  const settings: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const field = `settings.${key}`;
+    if (key === "captureStats") {
+      const captureStats = parseCaptureStats(value, file, context, problems);
+      if (captureStats !== undefined) settings.captureStats = captureStats;
+      continue;
+    }
+    const check = Object.hasOwn(SETTINGS_CHECKS, key) ? (SETTINGS_CHECKS as Record<string, Check<unknown>>)[key] : undefined;
+    if (!check) {
+      problems.push(configProblem("warning", { file, field }, "unknown setting, ignored"));
+      continue;
+    }
+    const checked = check(value);
+    if (checked.ok) settings[key] = checked.value;
+    else problems.push(configProblem("error", { file, field: field + (checked.at ?? "") }, checked.expected));
+  }
+  return settings as McpSettings;
+}
+
+function parseCaptureStats(
+  value: unknown,
+  file: string,
+  context: InterpolationContext,
+  problems: ConfigProblem[],
+): boolean | CaptureStatsSettings | undefined {
+  if (typeof value === "boolean") return value;
+  if (!isPlainObject(value)) {
+    problems.push(configProblem("error", { file, field: "settings.captureStats" }, `must be true, false or { "path", "flushDelayMs" } (got ${describeValue(value)})`));
+    return undefined;
+  }
+  const stats: CaptureStatsSettings = {};
+  for (const [key, item] of Object.entries(value)) {
+    const field = `settings.captureStats.${key}`;
+    const checked = key === "path" ? nonEmptyString(item) : key === "flushDelayMs" ? number(0, true)(item) : undefined;
+    if (!checked) problems.push(configProblem("warning", { file, field }, "unknown field, ignored"));
+    else if (!checked.ok) {
+      problems.push(configProblem("error", { file, field }, checked.expected));
+      return undefined;
+    } else if (key === "path") stats.path = expandHome(checked.value as string, context.homeDir, context.platform);
+    else stats.flushDelayMs = checked.value as number;
+  }
+  return stats;
+}

@@ -1,0 +1,73 @@
+/**
+ * Reading config files. A file that does not exist is simply absent; anything else that goes wrong (permissions,
+ * a directory in its place, a syntax error) is a problem naming the file, with line and column when known.
+ */
+import { readFileSync } from "node:fs";
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
+import { parse as parseToml, TomlError } from "smol-toml";
+import { configProblem, isPlainObject } from "./config-problems.ts";
+import type { ConfigProblem } from "./types.ts";
+
+export type FileRead =
+  | { status: "absent" }
+  | { status: "error"; problem: ConfigProblem }
+  | { status: "ok"; data: Record<string, unknown> };
+
+const ABSENT_CODES = new Set(["ENOENT", "ENOTDIR"]);
+
+export type ConfigFormat = "json" | "toml";
+
+/**
+ * JSON files are read as JSONC (comments and trailing commas), because VS Code and Cursor write their `mcp.json`
+ * that way; a strict JSON file reads the same. An empty file is an empty config.
+ */
+export function readConfigFile(file: string, format: ConfigFormat): FileRead {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8").replace(/^\uFEFF/, "");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== undefined && ABSENT_CODES.has(code)) return { status: "absent" };
+    return failure(file, `cannot read the file (${code ?? (error as Error).message})`);
+  }
+  if (text.trim() === "") return { status: "ok", data: {} };
+  const parsed = format === "json" ? parseJson(text) : parseTomlText(text);
+  if ("error" in parsed) return failure(file, parsed.error);
+  if (!isPlainObject(parsed.value)) return failure(file, `the top level must be ${format === "json" ? "a JSON object" : "a TOML table"}`);
+  return { status: "ok", data: parsed.value };
+}
+
+function failure(file: string, text: string): FileRead {
+  return { status: "error", problem: configProblem("error", { file }, text) };
+}
+
+function parseJson(text: string): { value: unknown } | { error: string } {
+  const errors: ParseError[] = [];
+  const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
+  const first = errors[0];
+  if (!first) return { value };
+  const { line, column } = lineAndColumn(text, first.offset);
+  return { error: `invalid JSON at line ${line}, column ${column}: ${describeJsonError(printParseErrorCode(first.error))}` };
+}
+
+/** `CommaExpected` → `comma expected`. */
+function describeJsonError(code: string): string {
+  return code.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+}
+
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  const lineStart = before.lastIndexOf("\n") + 1;
+  return { line: before.split("\n").length, column: offset - lineStart + 1 };
+}
+
+function parseTomlText(text: string): { value: unknown } | { error: string } {
+  try {
+    return { value: parseToml(text) };
+  } catch (error) {
+    if (!(error instanceof TomlError)) throw error;
+    // smol-toml appends a code excerpt after a blank line; the first line is the reason.
+    const reason = error.message.split("\n")[0]!.replace(/^Invalid TOML document: /, "");
+    return { error: `invalid TOML at line ${error.line}, column ${error.column}: ${reason}` };
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Building `ConfigProblem`s whose message stands on its own: it names the file, the server and the field, because
+ * the message is what people read (in a notification or `/mcp status`).
+ */
+import type { ConfigProblem } from "./types.ts";
+
+export interface ProblemLocation {
+  file: string;
+  server?: string;
+  field?: string;
+}
+
+export function configProblem(level: ConfigProblem["level"], where: ProblemLocation, text: string): ConfigProblem {
+  const parts = [where.file];
+  if (where.server !== undefined) parts.push(`server "${where.server}"`);
+  if (where.field !== undefined) parts.push(`"${where.field}"`);
+  const problem: ConfigProblem = { level, file: where.file, message: `${parts.join(": ")}: ${text}` };
+  if (where.server !== undefined) problem.server = where.server;
+  if (where.field !== undefined) problem.field = where.field;
+  return problem;
+}
+
+/** A short description of a value for "must be X (got Y)" messages; never the text of a string (it may be a secret). */
+export function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "string":
+      return "a string";
+    case "number":
+    case "boolean":
+      return `${typeof value === "number" ? "the number" : "the boolean"} ${String(value)}`;
+    case "object":
+      return "an object";
+    default:
+      return typeof value;
+  }
+}
+
+/** JSON and TOML objects (TOML tables have no prototype). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}

@@ -1,0 +1,192 @@
+/**
+ * Loading the adapter's configuration: our own files (user, shared project, Pi project), the other hosts' files named
+ * in `imports`, merged by precedence. Synchronous (the extension loads it at module scope) and it never throws:
+ * a broken file or server becomes a `ConfigProblem`, and everything else still loads.
+ */
+import os from "node:os";
+import { readConfigFile } from "./config-files.ts";
+import { parseServerEntry, parseSettings, type ConfigLayer, type EntryOptions } from "./config-entry.ts";
+import { importHostServers } from "./config-imports.ts";
+import { configProblem, describeValue, isPlainObject } from "./config-problems.ts";
+import { expandHome, pathModule, type InterpolationContext } from "./interpolation.ts";
+import {
+  IMPORT_KINDS,
+  type ConfigProblem,
+  type ConfigSource,
+  type ConfigSourceKind,
+  type ImportKind,
+  type LoadedConfig,
+  type McpSettings,
+  type ServerDefinition,
+  type ServerEntry,
+} from "./types.ts";
+
+export interface LoadConfigOptions {
+  /** Pi's agent dir (`getAgentDir()`: `$PI_CODING_AGENT_DIR` or `~/.pi/agent`). */
+  agentDir: string;
+  /** The project directory. */
+  cwd: string;
+  /** `--mcp-config <path>`: replaces `<agentDir>/mcp.json`. */
+  configPath?: string;
+  /** Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Default `%USERPROFILE%` on Windows, else `os.homedir()`. */
+  homeDir?: string;
+  /** Default `process.platform`. */
+  platform?: NodeJS.Platform;
+}
+
+/** Our own files, highest precedence first. */
+const OWN_FILES: ReadonlyArray<{ kind: Extract<ConfigSourceKind, "project" | "project-shared" | "user">; label: string }> = [
+  { kind: "project", label: ".pi/mcp.json" },
+  { kind: "project-shared", label: ".mcp.json" },
+  { kind: "user", label: "mcp.json" },
+];
+
+const OWN_TOP_LEVEL_KEYS = new Set(["mcpServers", "mcp-servers", "imports", "settings", "$schema"]);
+
+interface OwnFile {
+  layer: ConfigLayer;
+  settings: McpSettings;
+  imports: ImportKind[];
+}
+
+export function loadConfig(options: LoadConfigOptions): LoadedConfig {
+  try {
+    return loadConfigOrThrow(options);
+  } catch (error) {
+    // Only a bug gets here; a throw out of the extension factory would make Pi exit, so it is reported instead.
+    const message = `unexpected error while loading the MCP configuration: ${error instanceof Error ? error.message : String(error)}`;
+    return { servers: [], settings: {}, problems: [{ level: "error", file: options.configPath ?? options.agentDir, message }] };
+  }
+}
+
+function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
+  const context = interpolationContext(options);
+  const problems: ConfigProblem[] = [];
+  const ownFiles = OWN_FILES.flatMap(({ kind }) => {
+    const file = ownFilePath(kind, options, context);
+    const own = readOwnFile(kind, file, context, problems);
+    if (!own && kind === "user" && options.configPath !== undefined) {
+      problems.push(configProblem("warning", { file }, "the file given with --mcp-config does not exist"));
+    }
+    return own ? [own] : [];
+  });
+
+  const imports = [...new Set([...ownFiles].reverse().flatMap((own) => own.imports))];
+  const layers = [...ownFiles.map((own) => own.layer), ...imports.flatMap((kind) => importHostServers(kind, context, problems))];
+  const servers = resolveServers(layers, problems);
+  // Lowest precedence first, so a project file's setting replaces the user's.
+  const settings = Object.assign({}, ...[...ownFiles].reverse().map((own) => own.settings)) as McpSettings;
+  return { servers, settings, problems };
+}
+
+function interpolationContext(options: LoadConfigOptions): InterpolationContext {
+  const env = options.env ?? process.env;
+  const platform = options.platform ?? process.platform;
+  const homeDir = options.homeDir ?? ((platform === "win32" && env.USERPROFILE) || os.homedir());
+  return { env, platform, homeDir, cwd: pathModule(platform).resolve(options.cwd) };
+}
+
+function ownFilePath(kind: OwnFile["layer"]["source"]["kind"], options: LoadConfigOptions, context: InterpolationContext): string {
+  const { join, resolve } = pathModule(context.platform);
+  switch (kind) {
+    case "project":
+      return join(context.cwd, ".pi", "mcp.json");
+    case "project-shared":
+      return join(context.cwd, ".mcp.json");
+    default:
+      return options.configPath !== undefined
+        ? resolve(context.cwd, expandHome(options.configPath, context.homeDir, context.platform))
+        : join(options.agentDir, "mcp.json");
+  }
+}
+
+function readOwnFile(kind: ConfigSourceKind, file: string, context: InterpolationContext, problems: ConfigProblem[]): OwnFile | undefined {
+  const read = readConfigFile(file, "json");
+  if (read.status === "absent") return undefined;
+  if (read.status === "error") {
+    problems.push(read.problem);
+    return undefined;
+  }
+  const { data } = read;
+  for (const key of Object.keys(data)) {
+    if (!OWN_TOP_LEVEL_KEYS.has(key)) problems.push(configProblem("warning", { file, field: key }, "unknown top-level field, ignored"));
+  }
+  const source: ConfigSource = { kind, path: file };
+  const options: EntryOptions = { file, context, interpolate: true, allowOverride: true, reportUnknownFields: true };
+  const entries = Object.entries(serverTable(data, file, problems)).map(([name, raw]) => ({
+    name,
+    parsed: parseServerEntry(name, raw, options, problems),
+  }));
+  return {
+    layer: { source, entries },
+    settings: parseSettings(data.settings, file, context, problems),
+    imports: parseImports(data.imports, file, problems),
+  };
+}
+
+function serverTable(data: Record<string, unknown>, file: string, problems: ConfigProblem[]): Record<string, unknown> {
+  if (data.mcpServers !== undefined && data["mcp-servers"] !== undefined) {
+    problems.push(configProblem("warning", { file, field: "mcp-servers" }, `ignored: the file also has "mcpServers"`));
+  }
+  const key = data.mcpServers !== undefined || data["mcp-servers"] === undefined ? "mcpServers" : "mcp-servers";
+  const table = data[key];
+  if (table === undefined) return {};
+  if (isPlainObject(table)) return table;
+  problems.push(configProblem("error", { file, field: key }, `must be an object mapping server names to servers (got ${describeValue(table)})`));
+  return {};
+}
+
+function parseImports(raw: unknown, file: string, problems: ConfigProblem[]): ImportKind[] {
+  if (raw === undefined) return [];
+  const known = IMPORT_KINDS.map((kind) => `"${kind}"`).join(", ");
+  if (!Array.isArray(raw)) {
+    problems.push(configProblem("error", { file, field: "imports" }, `must be an array of host names (${known}) (got ${describeValue(raw)})`));
+    return [];
+  }
+  return raw.flatMap((item, index) => {
+    if (typeof item === "string" && (IMPORT_KINDS as readonly string[]).includes(item)) return [item as ImportKind];
+    const got = typeof item === "string" ? JSON.stringify(item) : describeValue(item);
+    problems.push(configProblem("warning", { file, field: `imports[${index}]` }, `unknown host ${got}, ignored (known: ${known})`));
+    return [];
+  });
+}
+
+/**
+ * Layers come highest precedence first. The first layer that defines a name with a command or url settles it;
+ * behaviour-only entries above it (overrides) are applied over it, the highest last. A name that is invalid in a
+ * layer is settled too: a lower file must not quietly stand in for a broken or half-applied definition.
+ */
+function resolveServers(layers: readonly ConfigLayer[], problems: ConfigProblem[]): ServerDefinition[] {
+  const settled = new Set<string>();
+  const overrides = new Map<string, Array<{ source: ConfigSource; entry: ServerEntry }>>();
+  const servers: ServerDefinition[] = [];
+  for (const layer of layers) {
+    for (const { name, parsed } of layer.entries) {
+      if (settled.has(name)) continue;
+      if (parsed.kind === "override") {
+        overrides.set(name, [...(overrides.get(name) ?? []), { source: layer.source, entry: parsed.entry }]);
+        continue;
+      }
+      settled.add(name);
+      if (parsed.kind === "invalid") continue;
+      const applied = (overrides.get(name) ?? []).reduceRight((entry, override) => ({ ...entry, ...override.entry }), parsed.entry);
+      // A disabled server never starts, so variables it cannot resolve do not matter (yet).
+      if (applied.enabled && parsed.unresolved.length > 0) {
+        problems.push(...parsed.unresolved);
+        continue;
+      }
+      servers.push({ ...applied, name, source: layer.source });
+    }
+  }
+  for (const [name, pending] of overrides) {
+    if (settled.has(name)) continue;
+    for (const { source } of pending) {
+      problems.push(
+        configProblem("error", { file: source.path, server: name }, "changes a server (no command or url) that no lower-precedence file defines"),
+      );
+    }
+  }
+  return servers;
+}
