@@ -1,0 +1,147 @@
+/**
+ * Ending a server together with every process it started.
+ *
+ * A server launched through `npx`, `sh -c` or `uvx` is a small tree (npm → sh → node); killing only the direct
+ * child leaves the real server running. The descendants are read from the OS process table while the root is still
+ * alive, because once it exits they are re-parented and can no longer be told apart from anyone else's processes.
+ */
+import { execFile } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+
+const IS_WINDOWS = process.platform === "win32";
+const POLL_INTERVAL_MS = 50;
+
+export interface StopProcessTreeOptions {
+  /** Asks the root to exit on its own (e.g. closes its stdin); called once the tree is recorded. */
+  requestExit?: () => void;
+  /** How long the tree may take to exit after `requestExit` before SIGTERM. */
+  voluntaryExitMs?: number;
+  /** How long SIGTERM gets before SIGKILL. */
+  terminateGraceMs?: number;
+}
+
+/**
+ * Ends `rootPid` and all its descendants and resolves once they are gone (or SIGKILL has been sent).
+ * POSIX: record the tree, `requestExit`, wait, SIGTERM, wait, SIGKILL the rest (including anything the survivors
+ * started meanwhile). Windows has no SIGTERM: `taskkill /T /F` walks the tree itself, so it must run while the
+ * root is alive, before `requestExit`.
+ */
+export async function stopProcessTree(rootPid: number, options: StopProcessTreeOptions = {}): Promise<void> {
+  const { requestExit, voluntaryExitMs = 500, terminateGraceMs = 2_000 } = options;
+  if (IS_WINDOWS) {
+    await taskkillTree(rootPid);
+    requestExit?.();
+    return;
+  }
+  const tree = await listProcessTree(rootPid);
+  requestExit?.();
+  let survivors = await waitForExit(tree, voluntaryExitMs);
+  if (survivors.length === 0) return;
+  signalAll(survivors, "SIGTERM");
+  survivors = await waitForExit(survivors, terminateGraceMs);
+  if (survivors.length === 0) return;
+  const lateChildren = await Promise.all(survivors.map((pid) => listProcessTree(pid)));
+  const remaining = [...new Set(lateChildren.flat())];
+  signalAll(remaining, "SIGKILL");
+  await waitForExit(remaining, terminateGraceMs);
+}
+
+/** `rootPid` followed by all its descendants (breadth first); just `[rootPid]` when the table cannot be read. */
+export async function listProcessTree(rootPid: number): Promise<number[]> {
+  const parents = await readParentTable().catch(() => new Map<number, number>());
+  const children = new Map<number, number[]>();
+  for (const [pid, ppid] of parents) {
+    const list = children.get(ppid);
+    if (list) list.push(pid);
+    else children.set(ppid, [pid]);
+  }
+  const tree = new Set([rootPid]);
+  for (const pid of tree) for (const child of children.get(pid) ?? []) tree.add(child);
+  return [...tree];
+}
+
+/** Alive and not a zombie: a zombie has exited and only waits for its parent to reap it. */
+export function isProcessAlive(pid: number): boolean {
+  if (process.platform === "linux") {
+    try {
+      return !/^[ZX]$/.test(procStatFields(readFileSync(`/proc/${pid}/stat`, "utf8")).state);
+    } catch {
+      return false;
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Resolves with the pids still alive after `timeoutMs`. */
+export async function waitForExit(pids: readonly number[], timeoutMs: number): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  let alive = pids.filter(isProcessAlive);
+  while (alive.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+    alive = alive.filter(isProcessAlive);
+  }
+  return alive;
+}
+
+function signalAll(pids: readonly number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** pid → parent pid for every process: `/proc` on Linux, `ps` elsewhere (macOS, BSD). */
+async function readParentTable(): Promise<Map<number, number>> {
+  return process.platform === "linux" ? readProcParents() : readPsParents();
+}
+
+async function readProcParents(): Promise<Map<number, number>> {
+  const table = new Map<number, number>();
+  const entries = (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry));
+  await Promise.all(
+    entries.map(async (entry) => {
+      try {
+        table.set(Number(entry), procStatFields(await readFile(`/proc/${entry}/stat`, "utf8")).ppid);
+      } catch {
+        // Exited while we were reading.
+      }
+    }),
+  );
+  return table;
+}
+
+/** `/proc/<pid>/stat` is `pid (comm) state ppid …`; comm may itself contain spaces and parentheses. */
+function procStatFields(stat: string): { state: string; ppid: number } {
+  const [state = "", ppid = ""] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { state, ppid: Number(ppid) };
+}
+
+function readPsParents(): Promise<Map<number, number>> {
+  return new Promise((resolve, reject) => {
+    execFile("ps", ["-A", "-o", "pid=,ppid="], (error, stdout) => {
+      if (error) return reject(error);
+      const table = new Map<number, number>();
+      for (const line of stdout.split("\n")) {
+        const [pid, ppid] = line.trim().split(/\s+/).map(Number);
+        if (pid && ppid !== undefined && !Number.isNaN(ppid)) table.set(pid, ppid);
+      }
+      resolve(table);
+    });
+  });
+}
+
+function taskkillTree(pid: number): Promise<void> {
+  return new Promise((resolve) => {
+    execFile("taskkill", ["/pid", String(pid), "/T", "/F"], { windowsHide: true }, () => resolve());
+  });
+}

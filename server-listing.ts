@@ -1,0 +1,102 @@
+/**
+ * Reads a server's tools and resources, page by page, without letting one malformed entry hide the rest.
+ *
+ * Why not `client.listTools()`: the SDK validates the whole answer and rejects it when a single tool's
+ * `inputSchema` lacks `"type": "object"` (real servers send that), which would hide every tool of the server.
+ * Here the answer is only required to be an object; each entry is checked on its own, an entry without a usable
+ * name is dropped with a note, and schemas are passed on as sent (json-schema.ts makes them provider-safe).
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import { PaginatedResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { McpResource, McpTool } from "./types.ts";
+
+/** A server that keeps handing out cursors must not keep us listing forever. */
+export const MAX_LIST_PAGES = 100;
+
+export interface Listing<T> {
+  items: T[];
+  /** What was dropped or cut short, for `/mcp status` and logs. */
+  problems: string[];
+}
+
+export async function listTools(client: Client, options?: RequestOptions): Promise<Listing<McpTool>> {
+  const { entries, problems } = await listAllPages(client, "tools/list", "tools", options);
+  const tools: McpTool[] = [];
+  const seen = new Set<string>();
+  for (const [index, entry] of entries.entries()) {
+    const name = isRecord(entry) ? nonEmptyString(entry.name) : undefined;
+    if (!name) {
+      problems.push(`tools/list entry #${index + 1} has no name; dropped`);
+      continue;
+    }
+    if (seen.has(name)) {
+      problems.push(`tools/list names "${name}" twice; kept the first`);
+      continue;
+    }
+    seen.add(name);
+    const tool = entry as Record<string, unknown>;
+    const annotations = isRecord(tool.annotations) ? tool.annotations : {};
+    tools.push({
+      name,
+      title: nonEmptyString(tool.title) ?? nonEmptyString(annotations.title),
+      description: nonEmptyString(tool.description),
+      inputSchema: tool.inputSchema,
+    });
+  }
+  return { items: tools, problems };
+}
+
+export async function listResources(client: Client, options?: RequestOptions): Promise<Listing<McpResource>> {
+  const { entries, problems } = await listAllPages(client, "resources/list", "resources", options);
+  const resources: McpResource[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const uri = isRecord(entry) ? nonEmptyString(entry.uri) : undefined;
+    if (!uri) {
+      problems.push(`resources/list entry #${index + 1} has no uri; dropped`);
+      continue;
+    }
+    const resource = entry as Record<string, unknown>;
+    resources.push({
+      uri,
+      name: nonEmptyString(resource.name) ?? uri,
+      description: nonEmptyString(resource.description),
+      mimeType: nonEmptyString(resource.mimeType),
+    });
+  }
+  return { items: resources, problems };
+}
+
+async function listAllPages(
+  client: Client,
+  method: "tools/list" | "resources/list",
+  key: "tools" | "resources",
+  options?: RequestOptions,
+): Promise<{ entries: unknown[]; problems: string[] }> {
+  const entries: unknown[] = [];
+  const problems: string[] = [];
+  const cursors = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 1; ; page++) {
+    const result = await client.request({ method, params: cursor === undefined ? {} : { cursor } }, PaginatedResultSchema, options);
+    const items = (result as Record<string, unknown>)[key];
+    if (Array.isArray(items)) entries.push(...items);
+    else problems.push(`${method} page ${page} has no "${key}" array`);
+    cursor = result.nextCursor;
+    if (cursor === undefined) break;
+    if (cursors.has(cursor) || page >= MAX_LIST_PAGES) {
+      problems.push(`${method} kept paginating (page ${page}, cursor repeated or too many pages); stopped there`);
+      break;
+    }
+    cursors.add(cursor);
+  }
+  return { entries, problems };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === "string" && value.trim() !== "" ? value : undefined;
+}

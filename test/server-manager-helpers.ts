@@ -1,0 +1,104 @@
+/** Shared by the server-manager, lifecycle and process-tree tests: fixture servers, temp dirs, the process table. */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+import type { ServerDefinition } from "../types.ts";
+
+const TEST_DIR = dirname(fileURLToPath(import.meta.url));
+export const FIXTURES = join(TEST_DIR, "fixtures", "servers");
+export const STDIO_FIXTURE = join(FIXTURES, "stdio-server.mjs");
+export const EVERYTHING_BIN = join(TEST_DIR, "..", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+
+export function tempDir(): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), "pi-mcp-sm-"));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export function serverDef(name: string, entry: Omit<ServerDefinition, "name" | "source">): ServerDefinition {
+  return { name, source: { kind: "user", path: "test" }, ...entry };
+}
+
+/** The scriptable stdio fixture; `env` selects its behaviour (see the fixture's header). */
+export function fixtureDef(name: string, env: Record<string, string>, extra: Partial<ServerDefinition> = {}): ServerDefinition {
+  return serverDef(name, { command: process.execPath, args: [STDIO_FIXTURE], env, ...extra });
+}
+
+export function everythingStdioDef(name: string, extra: Partial<ServerDefinition> = {}): ServerDefinition {
+  return serverDef(name, { command: process.execPath, args: [EVERYTHING_BIN, "stdio"], ...extra });
+}
+
+export interface FixtureEvent {
+  event: "start" | "grandchild" | "cancelled";
+  pid?: number;
+  requestId?: number | string;
+}
+
+export function readEvents(logFile: string): FixtureEvent[] {
+  let text = "";
+  try {
+    text = readFileSync(logFile, "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as FixtureEvent);
+}
+
+export function pidsOf(logFile: string, event: FixtureEvent["event"]): number[] {
+  return readEvents(logFile)
+    .filter((entry) => entry.event === event)
+    .map((entry) => entry.pid!);
+}
+
+/** Straight from `ps`, independent of the code under test; a zombie counts as gone (it has exited). */
+export function isRunning(pid: number): boolean {
+  try {
+    const state = execFileSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" }).trim();
+    return state !== "" && !state.startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+/** Polls until `condition` holds; generous by default, since the machine is shared. */
+export async function waitFor(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${condition}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export interface HttpFixture {
+  url: (path: string) => string;
+  /** Requests the fixture has seen, as "METHOD /path". */
+  requests: () => Promise<string[]>;
+  stop: () => Promise<void>;
+}
+
+export async function startHttpFixture(env: Record<string, string> = {}): Promise<HttpFixture> {
+  const child: ChildProcess = spawn(process.execPath, [join(FIXTURES, "http-server.mjs")], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`HTTP fixture exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once("line", (line) => resolve((JSON.parse(line) as { port: number }).port));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    url: (path) => `${base}${path}`,
+    requests: async () => (await (await fetch(`${base}/__log`)).json()) as string[],
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,332 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { join } from "node:path";
+import { McpServerManager, NeedsAuthError } from "../server-manager.ts";
+import {
+  everythingStdioDef,
+  fixtureDef,
+  isRunning,
+  pidsOf,
+  readEvents,
+  serverDef,
+  startHttpFixture,
+  tempDir,
+  waitFor,
+  type HttpFixture,
+} from "./server-manager-helpers.ts";
+
+let dir: ReturnType<typeof tempDir>;
+let manager: McpServerManager;
+let metadataChanged: string[];
+
+beforeEach(() => {
+  dir = tempDir();
+  metadataChanged = [];
+  manager = new McpServerManager({ agentDir: dir.path, onMetadataChanged: (name) => metadataChanged.push(name) });
+});
+
+afterEach(async () => {
+  await manager.closeAll();
+  dir.remove();
+});
+
+function logFile(): string {
+  return join(dir.path, "events.log");
+}
+
+function textOf(result: { content: unknown[] }): string {
+  return (result.content as { type: string; text?: string }[]).map((block) => block.text ?? "").join("");
+}
+
+describe("stdio", () => {
+  it("connects to server-everything, lists its tools and resources, calls a tool and ends the process", async () => {
+    const connection = await manager.connect(everythingStdioDef("everything"));
+    expect(connection.transport).toBe("stdio");
+    expect(connection.tools.map((tool) => tool.name)).toContain("echo");
+    expect(connection.resources.length).toBeGreaterThan(0);
+    expect(isRunning(connection.pid!)).toBe(true);
+    expect(manager.getState("everything")).toMatchObject({ status: "connected", transport: "stdio", pid: connection.pid });
+
+    const result = await manager.callTool("everything", "echo", { message: "hello" });
+    expect(textOf(result)).toContain("hello");
+
+    await manager.close("everything");
+    expect(isRunning(connection.pid!)).toBe(false);
+    expect(manager.getConnection("everything")).toBeUndefined();
+    expect(manager.getState("everything").status).toBe("closed");
+  });
+
+  it("gives the server the whole parent environment with its own env on top", async () => {
+    process.env.PI_MCP_TEST_PARENT_VAR = "from-parent";
+    try {
+      await manager.connect(everythingStdioDef("everything", { env: { PI_MCP_TEST_OWN_VAR: "from-config" } }));
+      const env = JSON.parse(textOf(await manager.callTool("everything", "get-env", {}))) as Record<string, string>;
+      expect(env.PI_MCP_TEST_PARENT_VAR).toBe("from-parent");
+      expect(env.PI_MCP_TEST_OWN_VAR).toBe("from-config");
+    } finally {
+      delete process.env.PI_MCP_TEST_PARENT_VAR;
+    }
+  });
+
+  it("reuses a healthy connection and shares one attempt between concurrent connects (one process)", async () => {
+    const def = fixtureDef("slow", { FIXTURE_LOG: logFile(), FIXTURE_START_DELAY_MS: "300" });
+    const connections = await Promise.all(Array.from({ length: 10 }, () => manager.connect(def)));
+    expect(new Set(connections).size).toBe(1);
+    expect(await manager.connect(def)).toBe(connections[0]);
+    expect(pidsOf(logFile(), "start")).toEqual([connections[0]!.pid]);
+  });
+
+  it("puts the last stderr lines of a server that exits at startup into the error and the state", async () => {
+    const error = await manager.connect(fixtureDef("broken", { FIXTURE_MODE: "exit-at-start" })).catch((e: Error) => e);
+    expect(error.message).toMatch(/MCP server "broken" failed to connect: the server process exited before it was ready/);
+    expect(error.message).toContain("Error: API_KEY is not set");
+    const state = manager.getState("broken");
+    expect(state.status).toBe("failed");
+    expect(state.lastError).toContain("exited before it was ready");
+    expect(state.stderrTail).toContain("Error: API_KEY is not set");
+  });
+
+  it("kills a server that does not finish starting within startupTimeoutMs", async () => {
+    const def = fixtureDef("hangs", { FIXTURE_MODE: "hang", FIXTURE_LOG: logFile() }, { startupTimeoutMs: 1_000 });
+    const error = await manager.connect(def).catch((e: Error) => e);
+    expect(error.message).toMatch(/"hangs" failed to connect: did not finish starting within 1 s/);
+    const [pid] = pidsOf(logFile(), "start");
+    expect(pid).toBeDefined();
+    expect(isRunning(pid!)).toBe(false);
+    expect(manager.getState("hangs").status).toBe("failed");
+  });
+
+  it("names a command that does not exist and a working directory that does not exist", async () => {
+    const missing = await manager.connect(serverDef("nope", { command: "pi-mcp-no-such-command" })).catch((e: Error) => e);
+    expect(missing.message).toContain("command not found: pi-mcp-no-such-command");
+    const badCwd = await manager.connect(everythingStdioDef("cwd", { cwd: join(dir.path, "absent") })).catch((e: Error) => e);
+    expect(badCwd.message).toContain(`the working directory "cwd" (${join(dir.path, "absent")}) does not exist`);
+  });
+
+  it("passes server stderr through only with debug: true", async () => {
+    const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      await manager.connect(fixtureDef("quiet", {}));
+      const quiet = await manager.connect(fixtureDef("loud", {}, { debug: true }));
+      const written = write.mock.calls.map(([chunk]) => String(chunk)).join("");
+      expect(written).toContain(`fixture server ${quiet.pid} starting`);
+      expect(written.match(/fixture server \d+ starting/g)).toHaveLength(1);
+    } finally {
+      write.mockRestore();
+    }
+  });
+});
+
+describe("tools and resources", () => {
+  it("follows tools/list pages and drops only the malformed entry", async () => {
+    const connection = await manager.connect(
+      fixtureDef("paged", { FIXTURE_PAGE_SIZE: "2", FIXTURE_FILLER_TOOLS: "5" }),
+    );
+    const names = connection.tools.map((tool) => tool.name);
+    expect(names).toEqual(["echo", "no_type_schema", "wait", "crash", "add_tool", "filler_1", "filler_2", "filler_3", "filler_4", "filler_5"]);
+    // Passed on as sent: making schemas provider-safe is json-schema.ts's job.
+    expect(connection.tools[1]!.inputSchema).toEqual({ properties: { q: { type: "string" } } });
+    expect(connection.problems).toEqual(["tools/list entry #3 has no name; dropped"]);
+  });
+
+  it("does not ask a server without the resources capability, and survives a failing resources/list", async () => {
+    const none = await manager.connect(fixtureDef("none", { FIXTURE_RESOURCES: "none" }));
+    expect(none.resources).toEqual([]);
+    const ok = await manager.connect(fixtureDef("ok", { FIXTURE_RESOURCES: "ok" }));
+    expect(ok.resources.map((resource) => resource.uri)).toEqual(["fixture://one", "fixture://two"]);
+    const failing = await manager.connect(fixtureDef("failing", { FIXTURE_RESOURCES: "fail" }));
+    expect(failing.resources).toEqual([]);
+    expect(failing.tools.length).toBeGreaterThan(0);
+    expect(failing.problems).toContainEqual(expect.stringMatching(/^resources\/list failed: .*resource backend unavailable/));
+    const read = await manager.readResource("ok", "fixture://one");
+    expect(read.contents[0]).toMatchObject({ uri: "fixture://one", text: "content of fixture://one" });
+  });
+
+  it("refreshes the tools on tools/list_changed and reports it", async () => {
+    const connection = await manager.connect(fixtureDef("changing", {}));
+    expect(connection.tools.map((tool) => tool.name)).not.toContain("added_tool");
+    await manager.callTool("changing", "add_tool", {});
+    await waitFor(() => metadataChanged.length > 0);
+    expect(metadataChanged).toEqual(["changing"]);
+    expect(manager.getConnection("changing")!.tools.map((tool) => tool.name)).toContain("added_tool");
+  });
+});
+
+describe("calls", () => {
+  it("streams progress and sends notifications/cancelled when the call is aborted", async () => {
+    await manager.connect(fixtureDef("waits", { FIXTURE_LOG: logFile() }));
+    const abort = new AbortController();
+    const progress: number[] = [];
+    const call = manager.callTool("waits", "wait", {}, {
+      signal: abort.signal,
+      onProgress: (update) => {
+        progress.push(update.progress);
+        if (progress.length === 2) abort.abort(new Error("user pressed escape"));
+      },
+    });
+    await expect(call).rejects.toThrow("user pressed escape");
+    expect(progress).toEqual([1, 2]);
+    await waitFor(() => readEvents(logFile()).some((entry) => entry.event === "cancelled"));
+    const cancelled = readEvents(logFile()).filter((entry) => entry.event === "cancelled");
+    expect(cancelled).toHaveLength(1);
+    expect(typeof cancelled[0]!.requestId).toBe("number");
+    expect(manager.isIdle("waits", 0)).toBe(true);
+  });
+
+  it("sees a server that crashed during a call as not connected, and the next connect starts a new process", async () => {
+    const def = fixtureDef("crashy", { FIXTURE_LOG: logFile() });
+    const first = await manager.connect(def);
+    await expect(manager.callTool("crashy", "crash", {})).rejects.toThrow(/Connection closed/);
+    await waitFor(() => manager.getConnection("crashy") === undefined);
+    expect(manager.getState("crashy")).toMatchObject({ status: "closed", lastError: "Connection lost: the server process exited" });
+    await expect(manager.callTool("crashy", "echo", { text: "x" })).rejects.toThrow('MCP server "crashy" is not connected');
+    const second = await manager.connect(def);
+    expect(second.pid).not.toBe(first.pid);
+    expect(pidsOf(logFile(), "start")).toEqual([first.pid, second.pid]);
+  });
+
+  it("tracks in-flight calls and last use", async () => {
+    await manager.connect(fixtureDef("tracked", {}));
+    const abort = new AbortController();
+    const call = manager.callTool("tracked", "wait", {}, { signal: abort.signal });
+    expect(manager.isIdle("tracked", 0)).toBe(false);
+    abort.abort();
+    await call.catch(() => {});
+    expect(manager.isIdle("tracked", 0)).toBe(true);
+    expect(manager.isIdle("tracked", 60_000)).toBe(false);
+    expect(manager.isIdle("never-connected", 0)).toBe(false);
+  });
+});
+
+describe("process trees", () => {
+  it("ends the server and its grandchild, even when both ignore SIGTERM", async () => {
+    const def = fixtureDef("tree", { FIXTURE_LOG: logFile(), FIXTURE_GRANDCHILD: "1", FIXTURE_IGNORE_SIGTERM: "1" });
+    const connection = await manager.connect(def);
+    const [grandchild] = pidsOf(logFile(), "grandchild");
+    expect(isRunning(connection.pid!)).toBe(true);
+    expect(isRunning(grandchild!)).toBe(true);
+    await manager.closeAll();
+    expect(isRunning(connection.pid!)).toBe(false);
+    expect(isRunning(grandchild!)).toBe(false);
+  });
+
+  it("ends a server started through sh -c: the shell, the server and its grandchild", async () => {
+    const script = `"${process.execPath}" "${fixtureDef("x", {}).args![0]}"; echo done`;
+    const def = serverDef("shell", { command: "sh", args: ["-c", script], env: { FIXTURE_LOG: logFile(), FIXTURE_GRANDCHILD: "1" } });
+    const connection = await manager.connect(def);
+    const pids = [connection.pid!, ...pidsOf(logFile(), "start"), ...pidsOf(logFile(), "grandchild")];
+    expect(pids).toHaveLength(3);
+    expect(pids.every(isRunning)).toBe(true);
+    await manager.closeAll();
+    expect(pids.filter(isRunning)).toEqual([]);
+  });
+
+  it("closeAll cancels a connect in flight, kills its process, and can be called twice", async () => {
+    const def = fixtureDef("late", { FIXTURE_LOG: logFile(), FIXTURE_START_DELAY_MS: "5000" });
+    const connecting = manager.connect(def);
+    await waitFor(() => pidsOf(logFile(), "start").length === 1);
+    await Promise.all([manager.closeAll(), manager.closeAll()]);
+    await expect(connecting).rejects.toThrow('MCP server "late" was closed while it was still connecting');
+    expect(isRunning(pidsOf(logFile(), "start")[0]!)).toBe(false);
+    expect(manager.getConnection("late")).toBeUndefined();
+    expect(manager.getState("late").status).toBe("closed");
+    await manager.closeAll();
+  });
+});
+
+describe("connectAll", () => {
+  it("connects in parallel and reports each server's connection or error, in the order given", async () => {
+    const defs = [fixtureDef("a", {}), fixtureDef("b", { FIXTURE_MODE: "exit-at-start" }), fixtureDef("c", {})];
+    const results = await manager.connectAll(defs, 2);
+    expect([...results.keys()]).toEqual(["a", "b", "c"]);
+    expect(results.get("a")).toBe(manager.getConnection("a"));
+    expect(results.get("b")).toBeInstanceOf(Error);
+    expect(results.get("c")).toBe(manager.getConnection("c"));
+  });
+});
+
+describe("HTTP", () => {
+  let http: HttpFixture;
+  beforeAll(async () => {
+    http = await startHttpFixture({ FIXTURE_TOKEN: "s3cret-token" });
+  });
+  afterAll(async () => {
+    await http.stop();
+  });
+
+  async function requestsSince(before: number): Promise<string[]> {
+    return (await http.requests()).slice(before);
+  }
+
+  it("uses Streamable HTTP and ends the session on close", async () => {
+    const before = (await http.requests()).length;
+    const connection = await manager.connect(serverDef("remote", { url: http.url("/mcp") }));
+    expect(connection.transport).toBe("http");
+    expect(connection.tools.map((tool) => tool.name)).toContain("echo");
+    expect(textOf(await manager.callTool("remote", "echo", { message: "over http" }))).toContain("over http");
+    expect(manager.getState("remote")).toMatchObject({ status: "connected", transport: "http" });
+    await manager.close("remote");
+    expect(await requestsSince(before)).toContain("DELETE /mcp");
+  });
+
+  it("uses legacy SSE directly when the config says transport: sse", async () => {
+    const before = (await http.requests()).length;
+    const connection = await manager.connect(serverDef("legacy", { url: http.url("/sse"), transport: "sse" }));
+    expect(connection.transport).toBe("sse");
+    expect(textOf(await manager.callTool("legacy", "echo", { message: "over sse" }))).toContain("over sse");
+    expect((await requestsSince(before))[0]).toBe("GET /sse");
+  });
+
+  it("falls back to SSE when the endpoint refuses Streamable HTTP (405)", async () => {
+    const before = (await http.requests()).length;
+    const connection = await manager.connect(serverDef("fallback", { url: http.url("/sse") }));
+    expect(connection.transport).toBe("sse");
+    expect((await requestsSince(before)).slice(0, 2)).toEqual(["POST /sse", "GET /sse"]);
+  });
+
+  it("does not fall back when the config says transport: http", async () => {
+    const before = (await http.requests()).length;
+    const error = await manager.connect(serverDef("strict", { url: http.url("/sse"), transport: "http" })).catch((e: Error) => e);
+    expect(error.message).toMatch(/"strict" failed to connect: http:\/\/127\.0\.0\.1:\d+\/sse answered HTTP 405/);
+    expect(await requestsSince(before)).toEqual(["POST /sse"]);
+  });
+
+  it("does not fall back on a 500", async () => {
+    const before = (await http.requests()).length;
+    const error = await manager.connect(serverDef("broken", { url: http.url("/status/500") })).catch((e: Error) => e);
+    expect(error.message).toMatch(/answered HTTP 500/);
+    expect(manager.getState("broken").status).toBe("failed");
+    expect(await requestsSince(before)).toEqual(["POST /status/500"]);
+  });
+
+  it("does not fall back on a 401: the server needs auth, and the message says what to configure", async () => {
+    const before = (await http.requests()).length;
+    const error = await manager.connect(serverDef("locked", { url: http.url("/auth/mcp?key=hidden") })).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(NeedsAuthError);
+    expect(error.message).toContain('Set "bearerToken" or "bearerTokenEnv"');
+    expect(error.message).not.toContain("hidden");
+    expect(manager.getState("locked")).toMatchObject({ status: "needs-auth", lastError: error.message });
+    expect(await requestsSince(before)).toEqual(["POST /auth/mcp"]);
+  });
+
+  it("sends the bearer token from bearerTokenEnv, and never repeats a rejected token", async () => {
+    process.env.PI_MCP_TEST_TOKEN = "s3cret-token";
+    try {
+      const connection = await manager.connect(serverDef("authed", { url: http.url("/auth/mcp"), bearerTokenEnv: "PI_MCP_TEST_TOKEN" }));
+      expect(connection.transport).toBe("http");
+    } finally {
+      delete process.env.PI_MCP_TEST_TOKEN;
+    }
+    const wrong = await manager.connect(serverDef("wrong", { url: http.url("/auth/mcp"), bearerToken: "not-the-token" })).catch((e: Error) => e);
+    expect(wrong).toBeInstanceOf(NeedsAuthError);
+    expect(wrong.message).toContain('to the token from "bearerToken". Check that it is valid.');
+    expect(wrong.message).not.toContain("not-the-token");
+    const unset = await manager.connect(serverDef("unset", { url: http.url("/auth/mcp"), bearerTokenEnv: "PI_MCP_TEST_UNSET" })).catch((e: Error) => e);
+    expect(unset).toBeInstanceOf(NeedsAuthError);
+    expect(unset.message).toContain("PI_MCP_TEST_UNSET, which is not set");
+  });
+
+  it("sends headers from the config", async () => {
+    const connection = await manager.connect(serverDef("header", { url: http.url("/auth/mcp"), headers: { Authorization: "Bearer s3cret-token" } }));
+    expect(connection.transport).toBe("http");
+  });
+});
