@@ -1,0 +1,268 @@
+/**
+ * `<agentDir>/mcp-cache.json`: every server's tools and resources from its last connection, so Pi can register
+ * them at startup without starting a single server.
+ *
+ * An entry is valid for 7 days while the server's identity (`computeServerHash`) is unchanged. Entries keep the
+ * MCP names, so a `toolPrefix` change never invalidates them. Several Pi processes share the file: a write locks
+ * it, reads it again, changes only its own servers and renames a private temp file over it (mode 0600). A file
+ * that is unreadable or not ours (corrupt, truncated, foreign, other version) is treated as empty and rebuilt by
+ * the next write; within a good file, a malformed entry is dropped and the others kept. Only the hash of a
+ * server's config is stored, never the config (it may hold secrets).
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import lockfile from "proper-lockfile";
+import type { McpResource, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
+
+export const CACHE_VERSION = 1;
+export const CACHE_FILE_NAME = "mcp-cache.json";
+export const CACHE_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+/** A lock not refreshed for this long belongs to a dead process and is taken over. */
+export const LOCK_STALE_MS = 5_000;
+/** Longer than LOCK_STALE_MS, so a lock left by a crashed process is recovered rather than waited out. */
+export const DEFAULT_LOCK_TIMEOUT_MS = 8_000;
+
+export interface CachedServerEntry {
+  configHash: string;
+  tools: McpTool[];
+  resources: McpResource[];
+  cachedAt: number;
+}
+
+export interface MetadataCacheSnapshot {
+  path: string;
+  servers: ReadonlyMap<string, CachedServerEntry>;
+  /** Why the file or some of its entries were ignored (empty when all was well or there was no file). */
+  problems: string[];
+}
+
+export type WriteResult =
+  | { written: true; path: string; /** Servers whose entry was malformed and so not written. */ rejected: string[] }
+  | { written: false; path: string; reason: string };
+
+export interface WriteOptions {
+  lockTimeoutMs?: number;
+}
+
+/** The fields that decide what a server offers; behaviour-only fields (lifecycle, timeouts...) are left out. */
+const IDENTITY_FIELDS = [
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "headers",
+  "transport",
+  "auth",
+  "bearerToken",
+  "bearerTokenEnv",
+  "exposeResources",
+  "excludeTools",
+] as const satisfies readonly (keyof ServerEntry)[];
+
+export function computeServerHash(def: ServerEntry): string {
+  const identity: Record<string, unknown> = {};
+  for (const field of IDENTITY_FIELDS) {
+    if (def[field] !== undefined) identity[field] = def[field];
+  }
+  return createHash("sha256").update(stableStringify(identity)).digest("hex");
+}
+
+/** JSON with object keys sorted at every level, so equal configs hash equally whatever their key order. */
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableStringify(item)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+export function getCachePath(agentDir: string): string {
+  return join(agentDir, CACHE_FILE_NAME);
+}
+
+/** A fresh entry for a server just listed (keeps only what the adapter uses of each tool and resource). */
+export function createCacheEntry(
+  def: ServerEntry,
+  tools: readonly McpTool[],
+  resources: readonly McpResource[],
+  now = Date.now(),
+): CachedServerEntry {
+  return { configHash: computeServerHash(def), tools: tools.map(pickTool), resources: resources.map(pickResource), cachedAt: now };
+}
+
+/** Sync because the extension factory reads it at module scope. Never throws. */
+export function loadMetadataCache(agentDir: string): MetadataCacheSnapshot {
+  const path = getCachePath(agentDir);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const problems = errorCode(error) === "ENOENT" ? [] : [`${path}: cannot be read (${errorMessage(error)}); ignored`];
+    return { path, servers: new Map(), problems };
+  }
+  return { path, ...parseCacheFile(text, path) };
+}
+
+export function getValidEntry(
+  snapshot: MetadataCacheSnapshot,
+  def: ServerDefinition,
+  now = Date.now(),
+): CachedServerEntry | undefined {
+  const entry = snapshot.servers.get(def.name);
+  if (!entry || entry.configHash !== computeServerHash(def)) return undefined;
+  const age = now - entry.cachedAt;
+  // A date in the future means the clock moved: the entry cannot be dated, so it is refreshed.
+  return age >= 0 && age <= CACHE_MAX_AGE_MS ? entry : undefined;
+}
+
+/**
+ * Replaces these servers' entries and keeps every other server's. Never throws: a write that cannot be done
+ * safely (lock not had in time, disk error) is skipped and the reason returned.
+ */
+export async function writeServerEntries(
+  agentDir: string,
+  entries: ReadonlyMap<string, CachedServerEntry> | Readonly<Record<string, CachedServerEntry>>,
+  options: WriteOptions = {},
+): Promise<WriteResult> {
+  const path = getCachePath(agentDir);
+  const updates: [string, CachedServerEntry][] = [];
+  const rejected: string[] = [];
+  for (const [name, entry] of entries instanceof Map ? entries : Object.entries(entries)) {
+    const stored = parseEntry(entry);
+    if (stored) updates.push([name, stored]);
+    else rejected.push(name);
+  }
+  try {
+    await mkdir(agentDir, { recursive: true });
+  } catch (error) {
+    return { written: false, path, reason: `cannot create ${agentDir}: ${errorMessage(error)}` };
+  }
+  let compromised: Error | undefined;
+  const release = await acquireLock(path, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, (error) => {
+    compromised = error;
+  });
+  if (typeof release === "string") return { written: false, path, reason: release };
+  const tempPath = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    const servers = new Map(await readServersForMerge(path));
+    for (const [name, entry] of updates) servers.set(name, entry);
+    const file = { version: CACHE_VERSION, servers: Object.fromEntries([...servers].sort(([a], [b]) => (a < b ? -1 : 1))) };
+    await writeFile(tempPath, JSON.stringify(file), { mode: 0o600, flag: "wx" });
+    // Another process took the lock over (ours looked stale): renaming now could undo its write.
+    if (compromised) return { written: false, path, reason: `lost the lock on ${path} (${compromised.message}); write skipped` };
+    await rename(tempPath, path);
+    return { written: true, path, rejected };
+  } catch (error) {
+    return { written: false, path, reason: `cannot write ${path}: ${errorMessage(error)}` };
+  } finally {
+    await rm(tempPath, { force: true }).catch(() => undefined);
+    await release().catch(() => undefined);
+  }
+}
+
+async function readServersForMerge(path: string): Promise<ReadonlyMap<string, CachedServerEntry>> {
+  try {
+    return parseCacheFile(await readFile(path, "utf8"), path).servers;
+  } catch {
+    // Missing or unreadable: rebuilt from this write's entries.
+    return new Map();
+  }
+}
+
+/** Returns the release function, or why the lock could not be had. */
+async function acquireLock(
+  path: string,
+  timeoutMs: number,
+  onCompromised: (error: Error) => void,
+): Promise<(() => Promise<void>) | string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      // realpath: false lets the lock exist before the cache file does.
+      return await lockfile.lock(path, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised });
+    } catch (error) {
+      if (errorCode(error) !== "ELOCKED") return `cannot lock ${path}: ${errorMessage(error)}; write skipped`;
+      if (Date.now() >= deadline) return `${path} stayed locked by another process for ${timeoutMs} ms; write skipped`;
+      // Random back-off so that waiting processes do not retry in lockstep.
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation: everything read from the file is untrusted
+// ---------------------------------------------------------------------------------------------
+
+function parseCacheFile(text: string, path: string): { servers: Map<string, CachedServerEntry>; problems: string[] } {
+  const servers = new Map<string, CachedServerEntry>();
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    return { servers, problems: [`${path}: not valid JSON (${errorMessage(error)}); ignored, rebuilt on the next write`] };
+  }
+  if (!isRecord(data) || !isRecord(data.servers)) {
+    return { servers, problems: [`${path}: not a metadata cache (no "servers" object); ignored, rebuilt on the next write`] };
+  }
+  if (data.version !== CACHE_VERSION) {
+    const version = JSON.stringify(data.version) ?? "none";
+    return { servers, problems: [`${path}: cache version ${version}, expected ${CACHE_VERSION}; ignored, rebuilt on the next write`] };
+  }
+  const problems: string[] = [];
+  for (const [name, raw] of Object.entries(data.servers)) {
+    const entry = parseEntry(raw);
+    if (entry) servers.set(name, entry);
+    else problems.push(`${path}: malformed entry for server ${JSON.stringify(name)}; ignored`);
+  }
+  return { servers, problems };
+}
+
+function parseEntry(raw: unknown): CachedServerEntry | undefined {
+  if (!isRecord(raw) || typeof raw.configHash !== "string" || !Number.isFinite(raw.cachedAt)) return undefined;
+  if (!Array.isArray(raw.tools) || !raw.tools.every((tool) => isRecord(tool) && typeof tool.name === "string")) return undefined;
+  const resources = raw.resources ?? [];
+  if (!Array.isArray(resources) || !resources.every(isValidResource)) return undefined;
+  return {
+    configHash: raw.configHash,
+    tools: raw.tools.map(pickTool),
+    resources: resources.map(pickResource),
+    cachedAt: raw.cachedAt as number,
+  };
+}
+
+function isValidResource(value: unknown): value is McpResource {
+  return isRecord(value) && typeof value.uri === "string" && typeof value.name === "string";
+}
+
+function pickTool(tool: McpTool): McpTool {
+  const picked: McpTool = { name: tool.name };
+  if (typeof tool.title === "string") picked.title = tool.title;
+  if (typeof tool.description === "string") picked.description = tool.description;
+  if (tool.inputSchema !== undefined) picked.inputSchema = tool.inputSchema;
+  return picked;
+}
+
+function pickResource(resource: McpResource): McpResource {
+  const picked: McpResource = { uri: resource.uri, name: resource.name };
+  if (typeof resource.description === "string") picked.description = resource.description;
+  if (typeof resource.mimeType === "string") picked.mimeType = resource.mimeType;
+  return picked;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function errorCode(error: unknown): string | undefined {
+  return isRecord(error) && typeof error.code === "string" ? error.code : undefined;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
