@@ -12,7 +12,6 @@ afterEach(() => sandbox.remove());
 const userFile = () => path.join(sandbox.agentDir, "mcp.json");
 const writeUser = (content: unknown) => sandbox.write("home/.pi/agent/mcp.json", content);
 const writeProject = (content: unknown) => sandbox.write("project/.pi/mcp.json", content);
-const writeShared = (content: unknown) => sandbox.write("project/.mcp.json", content);
 const messages = (config: { problems: Array<{ message: string }> }) => config.problems.map((problem) => problem.message);
 
 describe("loadConfig: our own files", () => {
