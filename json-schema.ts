@@ -94,7 +94,7 @@ class RefInliner {
     for (const [key, value] of Object.entries(node)) {
       // A reference keyword without a string value is garbage: dropped rather than left to confuse a provider.
       if (DROPPED_KEYWORDS.has(key) || isRefKeyword(key)) continue;
-      out[key] = this.expandKeyword(key, value, refStack);
+      define(out, key, this.expandKeyword(key, value, refStack));
     }
     return out;
   }
@@ -108,7 +108,7 @@ class RefInliner {
     if (SCHEMA_KEYWORDS.has(key)) return this.expand(value, refStack);
     if (SCHEMA_MAP_KEYWORDS.has(key) && isObject(value)) {
       const map: JsonObject = {};
-      for (const [name, schema] of Object.entries(value)) map[name] = this.expand(schema, refStack);
+      for (const [name, schema] of Object.entries(value)) define(map, name, this.expand(schema, refStack));
       return map;
     }
     // enum, const, default, examples, description...: data, copied as is (it may even contain "$ref" keys).
@@ -118,7 +118,7 @@ class RefInliner {
   private expandRef(node: JsonObject, ref: string, refStack: readonly string[]): JsonObject {
     const siblings: JsonObject = {};
     for (const [key, value] of Object.entries(node)) {
-      if (!isRefKeyword(key) && !DROPPED_KEYWORDS.has(key)) siblings[key] = value;
+      if (!isRefKeyword(key) && !DROPPED_KEYWORDS.has(key)) define(siblings, key, value);
     }
     const target = resolvePointer(this.document, ref);
     let base: JsonObject;
@@ -132,9 +132,14 @@ class RefInliner {
       base = isObject(expanded) ? expanded : {};
     }
     const out: JsonObject = { ...base };
-    for (const [key, value] of Object.entries(siblings)) out[key] = this.expandKeyword(key, value, refStack);
+    for (const [key, value] of Object.entries(siblings)) define(out, key, this.expandKeyword(key, value, refStack));
     return out;
   }
+}
+
+/** Assignment that also works for a key named `__proto__` (a property name a server may well use). */
+function define(target: JsonObject, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function isRefKeyword(key: string): boolean {
@@ -193,7 +198,7 @@ function addObjectShape(schema: JsonObject, properties: JsonObject, required: st
   if (!describesObject(schema)) return;
   if (isObject(schema.properties)) {
     for (const [name, value] of Object.entries(schema.properties)) {
-      if (!Object.hasOwn(properties, name)) properties[name] = isObject(value) ? value : {};
+      if (!Object.hasOwn(properties, name)) define(properties, name, isObject(value) ? value : {});
     }
   }
   if (Array.isArray(schema.required)) {

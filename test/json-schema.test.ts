@@ -228,9 +228,11 @@ describe("toProviderSafeSchema: references", () => {
     });
   });
 
-  it("keeps properties literally named like keywords", () => {
+  it("keeps properties literally named like keywords or like __proto__", () => {
     const out = toProviderSafeSchema({ type: "object", properties: { $defs: { type: "string" }, $ref: { type: "number" } } });
     expect(out.properties).toEqual({ $defs: { type: "string" }, $ref: { type: "number" } });
+    const proto = toProviderSafeSchema(JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}},"required":["__proto__"]}'));
+    expect(JSON.stringify(proto)).toBe('{"type":"object","properties":{"__proto__":{"type":"string"}},"required":["__proto__"]}');
   });
 
   it("turns boolean sub-schemas into objects but keeps boolean additionalProperties", () => {
