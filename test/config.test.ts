@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../config.ts";
 import { createConfigSandbox, serversByName, sourcesByName, type ConfigSandbox } from "./config-sandbox.ts";
 
 let sandbox: ConfigSandbox;
@@ -107,6 +108,17 @@ describe("loadConfig: our own files", () => {
     expect(sandbox.load({ configPath: missing }).problems).toEqual([
       { level: "warning", file: missing, message: `${missing}: the file given with --mcp-config does not exist` },
     ]);
+  });
+
+  it("takes the Windows home from %USERPROFILE% and builds Windows paths", () => {
+    const config = loadConfig({
+      agentDir: "C:\\Users\\ada\\.pi\\agent",
+      cwd: "D:\\src\\app",
+      configPath: "~/mcp.json",
+      platform: "win32",
+      env: { USERPROFILE: "C:\\Users\\ada" },
+    });
+    expect(config.problems.map((problem) => problem.file)).toEqual(["C:\\Users\\ada\\mcp.json"]);
   });
 
   it("accepts the mcp-servers spelling, and prefers mcpServers when a file has both", () => {
