@@ -81,9 +81,10 @@ export function isProcessAlive(pid: number): boolean {
 
 /** Resolves with the pids still alive after `timeoutMs`. */
 export async function waitForExit(pids: readonly number[], timeoutMs: number): Promise<number[]> {
-  const deadline = Date.now() + timeoutMs;
+  // A monotonic clock: wall-clock jumps (or a test's fake Date) must not stretch or cut the wait.
+  const deadline = performance.now() + timeoutMs;
   let alive = pids.filter(isProcessAlive);
-  while (alive.length > 0 && Date.now() < deadline) {
+  while (alive.length > 0 && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
     alive = alive.filter(isProcessAlive);
   }

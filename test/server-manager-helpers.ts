@@ -1,6 +1,6 @@
 /** Shared by the server-manager, lifecycle and process-tree tests: fixture servers, temp dirs, the process table. */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,6 +63,33 @@ export function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Safety net for a failing test: SIGKILLs the fixture processes logged under `dir` that still run (checking the
+ * command line, in case a pid was reused), so one failure does not leave servers behind on a shared machine.
+ */
+export function killLeftovers(dir: string): void {
+  const logs = readdirSync(dir).filter((file) => file.endsWith(".log"));
+  for (const entry of logs.flatMap((file) => readEvents(join(dir, file)))) {
+    if (entry.pid === undefined || !isRunning(entry.pid)) continue;
+    try {
+      const commandLine = execFileSync("ps", ["-o", "args=", "-p", String(entry.pid)], { encoding: "utf8" });
+      if (commandLine.includes("node")) process.kill(entry.pid, "SIGKILL");
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+}
+
+/** The error a promise rejects with (fails the test when it resolves). */
+export async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected a rejection");
 }
 
 /** Polls until `condition` holds; generous by default, since the machine is shared. */

@@ -3,8 +3,10 @@ import { join } from "node:path";
 import { McpServerManager, NeedsAuthError } from "../server-manager.ts";
 import {
   everythingStdioDef,
+  failure,
   fixtureDef,
   isRunning,
+  killLeftovers,
   pidsOf,
   readEvents,
   serverDef,
@@ -26,6 +28,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   await manager.closeAll();
+  killLeftovers(dir.path);
   dir.remove();
 });
 
@@ -76,7 +79,7 @@ describe("stdio", () => {
   });
 
   it("puts the last stderr lines of a server that exits at startup into the error and the state", async () => {
-    const error = await manager.connect(fixtureDef("broken", { FIXTURE_MODE: "exit-at-start" })).catch((e: Error) => e);
+    const error = await failure(manager.connect(fixtureDef("broken", { FIXTURE_MODE: "exit-at-start" })));
     expect(error.message).toMatch(/MCP server "broken" failed to connect: the server process exited before it was ready/);
     expect(error.message).toContain("Error: API_KEY is not set");
     const state = manager.getState("broken");
@@ -87,7 +90,7 @@ describe("stdio", () => {
 
   it("kills a server that does not finish starting within startupTimeoutMs", async () => {
     const def = fixtureDef("hangs", { FIXTURE_MODE: "hang", FIXTURE_LOG: logFile() }, { startupTimeoutMs: 1_000 });
-    const error = await manager.connect(def).catch((e: Error) => e);
+    const error = await failure(manager.connect(def));
     expect(error.message).toMatch(/"hangs" failed to connect: did not finish starting within 1 s/);
     const [pid] = pidsOf(logFile(), "start");
     expect(pid).toBeDefined();
@@ -96,9 +99,9 @@ describe("stdio", () => {
   });
 
   it("names a command that does not exist and a working directory that does not exist", async () => {
-    const missing = await manager.connect(serverDef("nope", { command: "pi-mcp-no-such-command" })).catch((e: Error) => e);
+    const missing = await failure(manager.connect(serverDef("nope", { command: "pi-mcp-no-such-command" })));
     expect(missing.message).toContain("command not found: pi-mcp-no-such-command");
-    const badCwd = await manager.connect(everythingStdioDef("cwd", { cwd: join(dir.path, "absent") })).catch((e: Error) => e);
+    const badCwd = await failure(manager.connect(everythingStdioDef("cwd", { cwd: join(dir.path, "absent") })));
     expect(badCwd.message).toContain(`the working directory "cwd" (${join(dir.path, "absent")}) does not exist`);
   });
 
@@ -285,14 +288,14 @@ describe("HTTP", () => {
 
   it("does not fall back when the config says transport: http", async () => {
     const before = (await http.requests()).length;
-    const error = await manager.connect(serverDef("strict", { url: http.url("/sse"), transport: "http" })).catch((e: Error) => e);
+    const error = await failure(manager.connect(serverDef("strict", { url: http.url("/sse"), transport: "http" })));
     expect(error.message).toMatch(/"strict" failed to connect: http:\/\/127\.0\.0\.1:\d+\/sse answered HTTP 405/);
     expect(await requestsSince(before)).toEqual(["POST /sse"]);
   });
 
   it("does not fall back on a 500", async () => {
     const before = (await http.requests()).length;
-    const error = await manager.connect(serverDef("broken", { url: http.url("/status/500") })).catch((e: Error) => e);
+    const error = await failure(manager.connect(serverDef("broken", { url: http.url("/status/500") })));
     expect(error.message).toMatch(/answered HTTP 500/);
     expect(manager.getState("broken").status).toBe("failed");
     expect(await requestsSince(before)).toEqual(["POST /status/500"]);
@@ -300,7 +303,7 @@ describe("HTTP", () => {
 
   it("does not fall back on a 401: the server needs auth, and the message says what to configure", async () => {
     const before = (await http.requests()).length;
-    const error = await manager.connect(serverDef("locked", { url: http.url("/auth/mcp?key=hidden") })).catch((e: Error) => e);
+    const error = await failure(manager.connect(serverDef("locked", { url: http.url("/auth/mcp?key=hidden") })));
     expect(error).toBeInstanceOf(NeedsAuthError);
     expect(error.message).toContain('Set "bearerToken" or "bearerTokenEnv"');
     expect(error.message).not.toContain("hidden");
@@ -316,11 +319,11 @@ describe("HTTP", () => {
     } finally {
       delete process.env.PI_MCP_TEST_TOKEN;
     }
-    const wrong = await manager.connect(serverDef("wrong", { url: http.url("/auth/mcp"), bearerToken: "not-the-token" })).catch((e: Error) => e);
+    const wrong = await failure(manager.connect(serverDef("wrong", { url: http.url("/auth/mcp"), bearerToken: "not-the-token" })));
     expect(wrong).toBeInstanceOf(NeedsAuthError);
     expect(wrong.message).toContain('to the token from "bearerToken". Check that it is valid.');
     expect(wrong.message).not.toContain("not-the-token");
-    const unset = await manager.connect(serverDef("unset", { url: http.url("/auth/mcp"), bearerTokenEnv: "PI_MCP_TEST_UNSET" })).catch((e: Error) => e);
+    const unset = await failure(manager.connect(serverDef("unset", { url: http.url("/auth/mcp"), bearerTokenEnv: "PI_MCP_TEST_UNSET" })));
     expect(unset).toBeInstanceOf(NeedsAuthError);
     expect(unset.message).toContain("PI_MCP_TEST_UNSET, which is not set");
   });
