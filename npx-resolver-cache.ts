@@ -1,0 +1,88 @@
+/**
+ * Remembered npx resolutions (`<agentDir>/mcp-npx-cache.json`), so a later start skips asking npm for its config
+ * and re-checking the install. The file is private (0600) and replaced atomically; a damaged file is ignored and
+ * rewritten on the next store.
+ */
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+
+export const NPX_CACHE_FILE_NAME = "mcp-npx-cache.json";
+const FORMAT_VERSION = 1;
+
+export interface CachedResolution {
+  command: string;
+  /** Arguments before the user's own (shebang flags, the bin path). */
+  args: string[];
+  /** The file that must still exist for the resolution to hold. */
+  binPath: string;
+  /** Epoch ms after which the resolution is re-derived (24 h, or less while a tag's install is unconfirmed). */
+  validUntil: number;
+}
+
+interface CacheFile {
+  version: number;
+  entries: Record<string, CachedResolution>;
+}
+
+/** Pending writes per file, so concurrent stores in this process do not drop each other's entries. */
+const writeQueues = new Map<string, Promise<void>>();
+
+export function npxCacheFile(agentDir: string): string {
+  return join(agentDir, NPX_CACHE_FILE_NAME);
+}
+
+export async function readCachedResolution(file: string, key: string, now: number): Promise<CachedResolution | undefined> {
+  const entry = (await readEntries(file))[key];
+  return entry && entry.validUntil > now ? entry : undefined;
+}
+
+export function storeResolution(file: string, key: string, resolution: CachedResolution, now: number): Promise<void> {
+  const next = (writeQueues.get(file) ?? Promise.resolve()).then(async () => {
+    const entries = await readEntries(file);
+    for (const [name, entry] of Object.entries(entries)) if (entry.validUntil <= now) delete entries[name];
+    entries[key] = resolution;
+    await writeAtomically(file, JSON.stringify({ version: FORMAT_VERSION, entries } satisfies CacheFile, null, 2));
+  });
+  writeQueues.set(file, next.catch(() => undefined));
+  return next;
+}
+
+async function readEntries(file: string): Promise<Record<string, CachedResolution>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(file, "utf8"));
+  } catch {
+    return {};
+  }
+  if (!isRecord(parsed) || parsed.version !== FORMAT_VERSION || !isRecord(parsed.entries)) return {};
+  const entries: Record<string, CachedResolution> = {};
+  for (const [key, entry] of Object.entries(parsed.entries)) if (isResolution(entry)) entries[key] = entry;
+  return entries;
+}
+
+async function writeAtomically(file: string, content: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  try {
+    await writeFile(temp, content, { mode: 0o600 });
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+function isResolution(value: unknown): value is CachedResolution {
+  return (
+    isRecord(value) &&
+    typeof value.command === "string" &&
+    Array.isArray(value.args) &&
+    value.args.every((arg) => typeof arg === "string") &&
+    typeof value.binPath === "string" &&
+    typeof value.validUntil === "number"
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
