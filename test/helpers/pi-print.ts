@@ -1,0 +1,131 @@
+/**
+ * The real `pi` CLI in print mode, on the host of this vitest run and its Node binary:
+ *
+ *   PI_CODING_AGENT_DIR=<agentDir> <node> <host cli.js> --offline --no-session -e <ext>… -e <script>
+ *     --model faux/faux-1 -p "q1" "q2" …
+ *
+ * The model is a faux script extension (faux-provider-extension.ts); what it was shown and every tool result
+ * come back through a record file.
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { ModelReply, ModelRequest, ToolResultRecord } from "./faux-script.ts";
+import { FAUX_MODEL, type FauxRecordLine } from "./faux-provider-extension.ts";
+import { currentHost, type PiHost, REPO_ROOT } from "./hosts.ts";
+
+export interface PrintOptions {
+  /** Extension entry files or directories (relative paths: from the process cwd). */
+  extensions: readonly string[];
+  /** A faux script extension module (path), or plain replies. */
+  script: string | readonly ModelReply[];
+  prompts: readonly string[];
+  /** Default: a fresh temp dir. */
+  cwd?: string;
+  /** `PI_CODING_AGENT_DIR`. Default: a fresh temp dir. Gets a settings.json without retries if it has none. */
+  agentDir?: string;
+  /** Extra CLI arguments, before `-p`. */
+  args?: readonly string[];
+  env?: Record<string, string>;
+  /** Default 60 s; the process is killed after it. */
+  timeoutMs?: number;
+}
+
+export interface PrintResult {
+  host: PiHost;
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  requests: ModelRequest[];
+  toolResults: ToolResultRecord[];
+}
+
+const JSON_SCRIPT_EXTENSION = join(REPO_ROOT, "test/helpers/faux-json-script.ts");
+
+/** Retries and cache warming would send the model requests the script does not expect. */
+const DETERMINISTIC_SETTINGS = { retry: { enabled: false }, cacheWarming: "off" };
+
+export async function runPrint(options: PrintOptions): Promise<PrintResult> {
+  const host = currentHost();
+  const workDir = await mkdtemp(join(tmpdir(), "pi-print-"));
+  try {
+    const cwd = options.cwd ?? (await makeDir(workDir, "cwd"));
+    const agentDir = options.agentDir ?? (await makeDir(workDir, "agent"));
+    const settingsFile = join(agentDir, "settings.json");
+    if (!existsSync(settingsFile)) await writeFile(settingsFile, JSON.stringify(DETERMINISTIC_SETTINGS));
+    const recordFile = join(workDir, "record.jsonl");
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_FAUX_RECORD: recordFile,
+      ...options.env,
+    };
+    let scriptExtension: string;
+    if (typeof options.script === "string") {
+      scriptExtension = resolve(options.script);
+    } else {
+      env.PI_FAUX_STEPS = join(workDir, "steps.json");
+      await writeFile(env.PI_FAUX_STEPS, JSON.stringify(options.script));
+      scriptExtension = JSON_SCRIPT_EXTENSION;
+    }
+    const args = [
+      host.cliPath,
+      "--offline",
+      "--no-session",
+      ...[...options.extensions.map((path) => resolve(path)), scriptExtension].flatMap((path) => ["-e", path]),
+      "--model",
+      FAUX_MODEL,
+      ...(options.args ?? []),
+      "-p",
+      ...options.prompts,
+    ];
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    const { exitCode, stdout, stderr } = await run(host.nodeBinary, args, { cwd, env, timeoutMs });
+    const lines = existsSync(recordFile) ? (await readFile(recordFile, "utf8")).split("\n").filter(Boolean) : [];
+    const records = lines.map((line) => JSON.parse(line) as FauxRecordLine);
+    return {
+      host,
+      exitCode,
+      stdout,
+      stderr,
+      requests: records.flatMap((line) => ("request" in line ? [line.request] : [])),
+      toolResults: records.flatMap((line) => ("toolResult" in line ? [line.toolResult] : [])),
+    };
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+async function makeDir(parent: string, name: string): Promise<string> {
+  const dir = join(parent, name);
+  await mkdir(dir);
+  return dir;
+}
+
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs: number },
+): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      stderr += `\n[runPrint] killed after ${options.timeoutMs} ms`;
+    }, options.timeoutMs);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (exitCode) => {
+      clearTimeout(timer);
+      resolvePromise({ exitCode, stdout, stderr });
+    });
+  });
+}

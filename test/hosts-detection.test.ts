@@ -1,0 +1,29 @@
+/**
+ * The toy's host detection (the mechanism host-findings.md recommends): Pi 0.80.3 is the first release that
+ * offers tools activated during a run from its next turn.
+ */
+import { expect, test } from "vitest";
+import { hostRefreshesToolsEachTurn } from "./fixtures/extensions/toy.ts";
+import { HOSTS } from "./helpers/hosts.ts";
+
+test.each([
+  ["0.73.1", false],
+  ["0.79.99", false],
+  ["0.80.2", false],
+  ["0.80.3-rc.1", false],
+  ["0.80.3", true],
+  ["0.80.10", true],
+  ["0.87.1", true],
+  ["1.0.0", true],
+  ["0.100.0", true],
+  ["", false],
+  ["unknown", false],
+])("Pi %j refreshes tools each turn: %s", (version, expected) => {
+  expect(hostRefreshesToolsEachTurn(version)).toBe(expected);
+});
+
+test("agrees with what the harness observed on both installed hosts", () => {
+  for (const host of Object.values(HOSTS)) {
+    expect(hostRefreshesToolsEachTurn(host.version)).toBe(host.refreshesToolsEachTurn);
+  }
+});
