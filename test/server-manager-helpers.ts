@@ -122,7 +122,7 @@ export async function startHttpFixture(env: Record<string, string> = {}): Promis
     url: (path) => `${base}${path}`,
     requests: async () => (await (await fetch(`${base}/__log`)).json()) as string[],
     stop: async () => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGKILL");
       await exited;

@@ -328,6 +328,22 @@ describe("HTTP", () => {
     expect(unset.message).toContain("PI_MCP_TEST_UNSET, which is not set");
   });
 
+  it("sees a Streamable HTTP or SSE server that went away as not connected", async () => {
+    const doomed = await startHttpFixture();
+    try {
+      await manager.connect(serverDef("streamable", { url: doomed.url("/mcp") }));
+      await manager.connect(serverDef("legacy", { url: doomed.url("/sse"), transport: "sse" }));
+      await doomed.stop();
+      await waitFor(() => manager.getConnection("legacy") === undefined);
+      expect(manager.getState("legacy").lastError).toMatch(/^Connection lost: the SSE stream broke/);
+      await expect(manager.callTool("streamable", "echo", { message: "anyone?" })).rejects.toThrow("fetch failed");
+      expect(manager.getConnection("streamable")).toBeUndefined();
+      expect(manager.getState("streamable")).toMatchObject({ status: "closed", lastError: "Connection lost: fetch failed" });
+    } finally {
+      await doomed.stop();
+    }
+  });
+
   it("sends headers from the config", async () => {
     const connection = await manager.connect(serverDef("header", { url: http.url("/auth/mcp"), headers: { Authorization: "Bearer s3cret-token" } }));
     expect(connection.transport).toBe("http");
