@@ -324,6 +324,8 @@ export class McpServerManager {
       () => timeout.abort(new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`)),
       timeoutMs,
     );
+    // The attempt itself (a child process, a socket) keeps Pi alive while it matters; the deadline alone must not.
+    timer.unref();
     const signal = AbortSignal.any([cancelled, timeout.signal]);
     let session: Session | undefined;
     try {
@@ -424,6 +426,7 @@ export class McpServerManager {
   }
 
   private refreshList(connection: LiveConnection, list: "tools" | "resources"): Promise<void> {
+    // A refresh gets the budget listing had at startup.
     const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
     const refresh = async (): Promise<void> => {
       if (list === "tools") {
