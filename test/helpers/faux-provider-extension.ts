@@ -14,18 +14,18 @@ import { appendFileSync } from "node:fs";
 import * as piAi from "@mariozechner/pi-ai";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import {
+  answerWithScript,
   contentText,
-  type FauxContext,
+  type ModelRequest,
   ModelScript,
   type ScriptStep,
   type ToolResultRecord,
   type TranscriptReplay,
-  toAssistantMessage,
 } from "./faux-script.ts";
 
 export const FAUX_MODEL = "faux/faux-1";
 
-export type FauxRecordLine = { request: ModelScript["requests"][number] } | { toolResult: ToolResultRecord };
+export type FauxRecordLine = { request: ModelRequest } | { toolResult: ToolResultRecord };
 
 /** 0.87.1's pi-ai exports the transcript replay; 0.73.1's has none (its model gets `tools` directly). */
 const replay = ("getCurrentTools" in piAi ? piAi : undefined) as TranscriptReplay | undefined;
@@ -36,19 +36,9 @@ export function fauxProviderExtension(steps: readonly ScriptStep[]) {
     const record = (line: FauxRecordLine) => {
       if (recordFile) appendFileSync(recordFile, `${JSON.stringify(line)}\n`);
     };
-    const script = new ModelScript(steps);
+    const script = new ModelScript(steps, (request) => record({ request }));
     const faux = piAi.registerFauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
-    const respond = (context: FauxContext) => {
-      // One queued response per request keeps the faux queue from running dry; the script decides when it ends.
-      faux.appendResponses([respond as never]);
-      try {
-        return toAssistantMessage(script.respond(context, replay), piAi);
-      } finally {
-        const request = script.requests.at(-1);
-        if (request) record({ request });
-      }
-    };
-    faux.setResponses([respond as never]);
+    answerWithScript(faux, script, piAi, replay);
     const [model] = faux.models;
     pi.registerProvider("faux", {
       api: faux.api,

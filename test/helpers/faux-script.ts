@@ -97,9 +97,11 @@ export function contentText(content: unknown): string {
 export class ModelScript {
   readonly requests: ModelRequest[] = [];
   private readonly steps: ScriptStep[];
+  private readonly onRequest: (request: ModelRequest) => void;
 
-  constructor(steps: readonly ScriptStep[] = []) {
+  constructor(steps: readonly ScriptStep[] = [], onRequest: (request: ModelRequest) => void = () => {}) {
     this.steps = [...steps];
+    this.onRequest = onRequest;
   }
 
   append(steps: readonly ScriptStep[]): void {
@@ -114,6 +116,7 @@ export class ModelScript {
   respond(context: FauxContext, replay?: TranscriptReplay): ModelReply {
     const request = describeRequest(this.requests.length, context, replay);
     this.requests.push(request);
+    this.onRequest(request);
     const step = this.steps.shift();
     if (step === undefined) {
       throw new Error(`faux script exhausted: no step left for model request #${request.index}`);
@@ -129,7 +132,28 @@ export interface FauxBuilders<Block, Message> {
   fauxToolCall(name: string, args: Record<string, unknown>): Block;
 }
 
-export function toAssistantMessage<Block, Message>(reply: ModelReply, builders: FauxBuilders<Block, Message>): Message {
+/** The response queue of a host's faux provider registration. */
+export interface FauxQueue<Message> {
+  setResponses(responses: ((context: FauxContext) => Message)[]): void;
+  appendResponses(responses: ((context: FauxContext) => Message)[]): void;
+}
+
+/** Answer every request to the faux provider with the script's next step. */
+export function answerWithScript<Block, Message>(
+  faux: FauxQueue<Message>,
+  script: ModelScript,
+  builders: FauxBuilders<Block, Message>,
+  replay?: TranscriptReplay,
+): void {
+  const respond = (context: FauxContext): Message => {
+    // One queued response per request keeps the faux queue from running dry; the script decides when it ends.
+    faux.appendResponses([respond]);
+    return toAssistantMessage(script.respond(context, replay), builders);
+  };
+  faux.setResponses([respond]);
+}
+
+function toAssistantMessage<Block, Message>(reply: ModelReply, builders: FauxBuilders<Block, Message>): Message {
   const { text, toolCalls = [] } = typeof reply === "string" ? { text: reply } : reply;
   const content = [
     ...(text === undefined ? [] : [builders.fauxText(text)]),

@@ -14,7 +14,7 @@ import {
   SettingsManager,
 } from "@mariozechner/pi-coding-agent";
 import { fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider, type Model } from "@mariozechner/pi-ai";
-import { type FauxContext, type ModelScript, toAssistantMessage } from "./faux-script.ts";
+import { answerWithScript, type ModelScript } from "./faux-script.ts";
 import type { CreateSdkRuntime, HostRuntime } from "./host-sdk.ts";
 
 const PROVIDER = "faux";
@@ -87,11 +87,6 @@ export const createSdkRuntime: CreateSdkRuntime = async (options) => {
 /** A faux provider whose every response is the script's next step; returns the registration. */
 function registerScriptedModel(script: ModelScript, api?: string) {
   const faux = registerFauxProvider({ api, provider: PROVIDER, models: [{ id: "faux-1" }] });
-  const respond = (context: FauxContext) => {
-    // One queued response per request keeps the faux queue from running dry; the script decides when it ends.
-    faux.appendResponses([respond]);
-    return toAssistantMessage(script.respond(context), { fauxAssistantMessage, fauxText, fauxToolCall });
-  };
-  faux.setResponses([respond]);
+  answerWithScript(faux, script, { fauxAssistantMessage, fauxText, fauxToolCall });
   return faux;
 }

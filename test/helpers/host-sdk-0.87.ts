@@ -22,20 +22,14 @@ import {
   getCurrentTools,
 } from "@earendil-works/pi-ai";
 import { join } from "node:path";
-import { type FauxContext, type TranscriptReplay, toAssistantMessage } from "./faux-script.ts";
+import { answerWithScript, type TranscriptReplay } from "./faux-script.ts";
 import type { CreateSdkRuntime, HostRuntime } from "./host-sdk.ts";
 
 const replay = { getCurrentTools, getCurrentSystemPrompt } as unknown as TranscriptReplay;
 
 export const createSdkRuntime: CreateSdkRuntime = async (options) => {
   const faux = fauxProvider({ provider: "faux", models: [{ id: "faux-1" }] });
-  const respond = (context: FauxContext) => {
-    // One queued response per request keeps the faux queue from running dry; the script decides when it ends.
-    faux.appendResponses([respond]);
-    const reply = options.script.respond(context, replay);
-    return toAssistantMessage(reply, { fauxAssistantMessage, fauxText, fauxToolCall });
-  };
-  faux.setResponses([respond as never]);
+  answerWithScript(faux, options.script, { fauxAssistantMessage, fauxText, fauxToolCall }, replay);
   const modelRuntime = await ModelRuntime.create({
     authPath: join(options.agentDir, "auth.json"),
     modelsPath: null,
