@@ -1,0 +1,89 @@
+/**
+ * Search index speed and size at 1k, 10k and 50k tools (the real corpus replicated under new server names):
+ * build time, query p50/p95 over the evaluation requests, and retained memory (heap + typed arrays). Each figure
+ * is the median over several runs, with min–max. Build time is also given as a ratio to a baseline measured in
+ * the same run on the same tools — splitting each tool's JSON into words with the native `String.split` — so
+ * that machines of different speed can be compared. Prints a markdown table.
+ *
+ *   node --expose-gc node_modules/jiti/lib/jiti-cli.mjs bench/search-latency.ts
+ */
+import { performance } from "node:perf_hooks";
+import { buildSearchIndex, type ToolSearchIndex } from "../search-index.ts";
+import type { ToolMetadata } from "../types.ts";
+import { loadEvalSet, replicateCorpus } from "../test/fixtures/search-eval/corpus-tools.ts";
+
+const SIZES = [1_000, 10_000, 50_000];
+const RUNS = 5;
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) console.warn("run with --expose-gc for memory figures");
+
+const queries = [...loadEvalSet("dev"), ...loadEvalSet("heldout")].map((request) => request.query);
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+function summary(values: readonly number[], digits: number): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const fmt = (value: number) => value.toFixed(digits);
+  return `${fmt(percentile(sorted, 0.5))} (${fmt(sorted[0])}–${fmt(sorted[sorted.length - 1])})`;
+}
+
+function usedMemory(): number {
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
+}
+
+function retainedMb(build: () => ToolSearchIndex): { index: ToolSearchIndex; mb: number } {
+  gc?.();
+  const before = usedMemory();
+  const index = build();
+  gc?.();
+  return { index, mb: (usedMemory() - before) / 2 ** 20 };
+}
+
+function baselineMs(tools: readonly ToolMetadata[]): number {
+  const start = performance.now();
+  let words = 0;
+  for (const tool of tools) words += JSON.stringify(tool).split(/[^A-Za-z0-9]+/).length;
+  return words > 0 ? performance.now() - start : 0;
+}
+
+console.log(`${queries.length} queries per run, ${RUNS} runs per size; median (min–max).\n`);
+console.log("| tools | build ms | build ÷ baseline | query p50 ms | query p95 ms | index MB |");
+console.log("|---:|---:|---:|---:|---:|---:|");
+for (const size of SIZES) {
+  const tools = replicateCorpus(size);
+  const builds: number[] = [];
+  const ratios: number[] = [];
+  const p50s: number[] = [];
+  const p95s: number[] = [];
+  const heaps: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const baseline = baselineMs(tools);
+    let elapsed = 0;
+    const { index, mb } = retainedMb(() => {
+      const start = performance.now();
+      const built = buildSearchIndex(tools);
+      elapsed = performance.now() - start;
+      return built;
+    });
+    builds.push(elapsed);
+    ratios.push(elapsed / baseline);
+    heaps.push(mb);
+    const times = queries.map((query) => {
+      const start = performance.now();
+      index.search(query);
+      return performance.now() - start;
+    });
+    times.sort((a, b) => a - b);
+    p50s.push(percentile(times, 0.5));
+    p95s.push(percentile(times, 0.95));
+  }
+  console.log(
+    `| ${size.toLocaleString("en-US")} | ${summary(builds, 1)} | ${summary(ratios, 2)} | ${summary(p50s, 2)} | ` +
+      `${summary(p95s, 2)} | ` +
+      `${gc ? summary(heaps, 1) : "n/a"} |`,
+  );
+}

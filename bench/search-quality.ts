@@ -1,0 +1,137 @@
+/**
+ * Search quality over the real 1,052-tool catalog: recall@1, recall@5 and MRR (first expected tool in the top 10)
+ * on the dev and held-out requests of `test/fixtures/search-eval/`, for our index, a plain BM25 reference and
+ * MiniSearch (the library our hand-written index was measured against). Prints a markdown table.
+ *
+ *   npx jiti bench/search-quality.ts            # the table
+ *   npx jiti bench/search-quality.ts --misses   # also the DEV requests ours misses in the top 5 (never held-out ones)
+ *   npx jiti bench/search-quality.ts --dev-only # while tuning: do not even look at the held-out figures
+ */
+import MiniSearch from "minisearch";
+import { buildSearchIndex } from "../search-index.ts";
+import { splitWords, termOf } from "../search-text.ts";
+import type { ToolMetadata } from "../types.ts";
+import { evalKey, loadCorpusTools, loadEvalSet, type EvalRequest } from "../test/fixtures/search-eval/corpus-tools.ts";
+
+type Ranker = (query: string, limit: number) => ToolMetadata[];
+
+interface Scores {
+  recallAt1: number;
+  recallAt5: number;
+  mrr: number;
+}
+
+const MRR_DEPTH = 10;
+
+function evaluate(rank: Ranker, requests: readonly EvalRequest[]): Scores {
+  let at1 = 0;
+  let at5 = 0;
+  let reciprocal = 0;
+  for (const request of requests) {
+    const position = firstExpected(rank(request.query, MRR_DEPTH), request);
+    if (position === 0) at1++;
+    if (position >= 0 && position < 5) at5++;
+    if (position >= 0) reciprocal += 1 / (position + 1);
+  }
+  return { recallAt1: at1 / requests.length, recallAt5: at5 / requests.length, mrr: reciprocal / requests.length };
+}
+
+function firstExpected(ranked: readonly ToolMetadata[], request: EvalRequest): number {
+  const expected = new Set(request.expect);
+  return ranked.findIndex((tool) => expected.has(evalKey(tool)));
+}
+
+/** Classic BM25 (k1 1.2, b 0.75) over lower-cased name + description words: no stemming, stop words or fields. */
+function plainBm25(tools: readonly ToolMetadata[]): Ranker {
+  const tokenize = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  const docs = tools.map((tool) => tokenize(`${tool.originalName} ${tool.description}`));
+  const averageLength = docs.reduce((sum, doc) => sum + doc.length, 0) / docs.length;
+  const frequencies = docs.map((doc) => {
+    const counts = new Map<string, number>();
+    for (const token of doc) counts.set(token, (counts.get(token) ?? 0) + 1);
+    return counts;
+  });
+  const documentFrequency = new Map<string, number>();
+  for (const counts of frequencies) for (const token of counts.keys()) documentFrequency.set(token, (documentFrequency.get(token) ?? 0) + 1);
+  return (query, limit) => {
+    const terms = [...new Set(tokenize(query))];
+    const scored = tools.map((tool, i) => {
+      let score = 0;
+      for (const term of terms) {
+        const tf = frequencies[i].get(term);
+        if (!tf) continue;
+        const df = documentFrequency.get(term)!;
+        const idf = Math.log(1 + (tools.length - df + 0.5) / (df + 0.5));
+        score += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * docs[i].length) / averageLength));
+      }
+      return { tool, score };
+    });
+    return scored.filter((hit) => hit.score > 0).sort((a, b) => b.score - a.score).slice(0, limit).map((hit) => hit.tool);
+  };
+}
+
+/** MiniSearch given the same analysis as ours (word splitting, stop words, stems) and the same field weights. */
+function miniSearch(tools: readonly ToolMetadata[]): Ranker {
+  const parameterText = (schema: unknown): string => {
+    const properties = (schema as { properties?: Record<string, { description?: unknown }> })?.properties ?? {};
+    return Object.entries(properties)
+      .map(([name, property]) => `${name} ${typeof property?.description === "string" ? property.description : ""}`)
+      .join(" ");
+  };
+  const index = new MiniSearch({
+    fields: ["name", "server", "description", "parameters"],
+    tokenize: splitWords,
+    processTerm: (term) => termOf(term) ?? null,
+  });
+  index.addAll(
+    tools.map((tool, id) => ({
+      id,
+      name: tool.originalName,
+      server: tool.serverName,
+      description: tool.description,
+      parameters: parameterText(tool.inputSchema),
+    })),
+  );
+  return (query, limit) =>
+    index
+      .search(query, { boost: { name: 3, server: 1.5, parameters: 0.4 }, fuzzy: 0.2, prefix: true })
+      .slice(0, limit)
+      .map((result) => tools[result.id as number]);
+}
+
+function ours(tools: readonly ToolMetadata[]): Ranker {
+  const index = buildSearchIndex(tools);
+  return (query, limit) => index.search(query, limit).map((hit) => hit.tool);
+}
+
+function printMisses(rank: Ranker, requests: readonly EvalRequest[]): void {
+  for (const request of requests) {
+    const ranked = rank(request.query, 5);
+    if (firstExpected(ranked, request) >= 0) continue;
+    console.log(`MISS ${JSON.stringify(request.query)} want ${request.expect.join(" | ")}`);
+    console.log(`     got ${ranked.map(evalKey).join(", ") || "(nothing)"}`);
+  }
+}
+
+const tools = loadCorpusTools();
+const dev = loadEvalSet("dev");
+const heldout = loadEvalSet("heldout");
+const rankers: [string, Ranker][] = [
+  ["ours (search-index.ts)", ours(tools)],
+  ["plain BM25 (name + description)", plainBm25(tools)],
+  ["MiniSearch 7 (same analysis, fuzzy + prefix)", miniSearch(tools)],
+];
+
+const devOnly = process.argv.includes("--dev-only");
+const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
+const cells = (scores: Scores) => `${percent(scores.recallAt1)} | ${percent(scores.recallAt5)} | ${scores.mrr.toFixed(3)}`;
+console.log(`Catalog: ${tools.length} tools; requests: ${dev.length} dev, ${heldout.length} held-out.\n`);
+console.log(`| ranker | dev R@1 | dev R@5 | dev MRR |${devOnly ? "" : " held-out R@1 | held-out R@5 | held-out MRR |"}`);
+console.log(`|---|---:|---:|---:|${devOnly ? "" : "---:|---:|---:|"}`);
+for (const [name, rank] of rankers) {
+  console.log(`| ${name} | ${cells(evaluate(rank, dev))} |${devOnly ? "" : ` ${cells(evaluate(rank, heldout))} |`}`);
+}
+if (process.argv.includes("--misses")) {
+  console.log("\nDev misses (ours, top 5):");
+  printMisses(rankers[0][1], dev);
+}

@@ -1,0 +1,343 @@
+/**
+ * Ranks tools for a ToolSearch request: BM25F over each tool's name parts, server name, description, parameter
+ * names and parameter descriptions, with synonyms, typo correction and a boost for names the request spells out.
+ */
+import { splitWords, stem, synonymsOf, termOf } from "./search-text.ts";
+import { IntList, TermReader, type Vocabulary } from "./term-reader.ts";
+import type { ToolMetadata } from "./types.ts";
+
+export interface SearchHit {
+  tool: ToolMetadata;
+  score: number;
+}
+
+export interface ToolSearchIndex {
+  /**
+   * At most `limit` (default 5, at most 100) tools, best first; ties broken by tool name so that the same catalog
+   * always answers the same way. Never throws.
+   */
+  search(query: string, limit?: number): SearchHit[];
+  readonly size: number;
+}
+
+// Fields, in the order `fieldTexts` returns them. Weight: how much a word there says about the tool. Length
+// normalisation (BM25's b): 0 ignores the field's length, 1 fully divides by it.
+const FIELD_WEIGHTS = [3, 1.5, 1, 0.5, 0.3] as const;
+const FIELD_LENGTH_NORMS = [0.3, 0, 0.75, 0.75, 0.75] as const;
+const NAME_FIELD = 0;
+const FIELD_COUNT = FIELD_WEIGHTS.length;
+
+const K1 = 1.5;
+const DEFAULT_LIMIT = 5;
+const MAX_LIMIT = 100;
+/** Untrusted input: a request is a sentence, anything longer is cut. */
+const MAX_QUERY_CHARS = 1_000;
+const MAX_QUERY_WORDS = 48;
+/** Bounded work per tool whatever a server sends: past these, text is usage examples and boilerplate. */
+const MAX_DESCRIPTION_CHARS = 1_000;
+const MAX_PARAMETER_DESCRIPTION_CHARS = 300;
+const MAX_PARAMETERS = 200;
+const MAX_SCHEMA_DEPTH = 4;
+/** How much a query word counts when it reaches a tool only through a typo's correction. */
+const TYPO_WEIGHT = 0.6;
+/** Score multiplier for a tool whose whole name the query covers (`r2 put object` for `r2_put_object`). */
+const NAME_COVERAGE_BOOST = 0.5;
+const URL_PATTERN = /\b(?:https?:\/\/|www\.)\S+/gi;
+
+export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchIndex {
+  const reader = new TermReader();
+  const catalog = readCatalog(tools, reader);
+  const vocabulary = reader.vocabulary();
+  const postings = buildPostings(catalog, vocabulary.terms.length);
+  const names = nameTermsOf(catalog);
+  const exactNames = exactNameLookup(tools);
+
+  return {
+    size: tools.length,
+    search(query, limit = DEFAULT_LIMIT) {
+      if (typeof query !== "string" || !(limit > 0) || tools.length === 0) return [];
+      const text = query.slice(0, MAX_QUERY_CHARS);
+      const scores = new Float64Array(tools.length);
+      const terms = analyzeQuery(text, vocabulary, postings);
+      const termWeights = new Float64Array(vocabulary.terms.length);
+      for (const [term, weight] of terms) {
+        termWeights[term] = weight;
+        addTermScores(scores, postings, term, weight);
+      }
+      boostNameCoverage(scores, names, termWeights);
+      const exact = exactNames.get(normalizeName(text));
+      if (exact) for (const doc of exact) scores[doc] += maxOf(scores) + 1;
+      return topHits(tools, scores, Math.min(Math.floor(limit), MAX_LIMIT));
+    },
+  };
+}
+
+/**
+ * Every tool's fields as term ids, in compressed-row form: the terms of field f of doc d are
+ * `termIds[fieldStart[d * FIELD_COUNT + f] .. fieldStart[d * FIELD_COUNT + f + 1]]`.
+ */
+interface CatalogTerms {
+  docCount: number;
+  termIds: Int32Array;
+  fieldStart: Int32Array;
+}
+
+function readCatalog(tools: readonly ToolMetadata[], reader: TermReader): CatalogTerms {
+  const termIds = new IntList();
+  const fieldStart = new Int32Array(tools.length * FIELD_COUNT + 1);
+  tools.forEach((tool, doc) => {
+    fieldTexts(tool).forEach((texts, field) => {
+      for (const text of texts) reader.appendTermIds(text, termIds);
+      fieldStart[doc * FIELD_COUNT + field + 1] = termIds.length;
+    });
+  });
+  return { docCount: tools.length, termIds: termIds.toInt32Array(), fieldStart };
+}
+
+/** The texts of each field of a tool, in FIELD_WEIGHTS order. */
+function fieldTexts(tool: ToolMetadata): string[][] {
+  const parameterNames: string[] = [];
+  const parameterDescriptions: string[] = [];
+  collectParameters(tool.inputSchema, 0, parameterNames, parameterDescriptions);
+  // A server may omit the description even though the type says string.
+  const description = String(tool.description ?? "").slice(0, MAX_DESCRIPTION_CHARS);
+  return [
+    [tool.originalName],
+    [tool.serverName],
+    tool.resourceUri ? [description, tool.resourceUri] : [description],
+    parameterNames,
+    parameterDescriptions,
+  ];
+}
+
+/** Parameter names and descriptions, nested objects and array items included; shared `$defs` are not the tool's own. */
+function collectParameters(schema: unknown, depth: number, names: string[], descriptions: string[]): void {
+  if (!isObject(schema) || depth > MAX_SCHEMA_DEPTH || names.length >= MAX_PARAMETERS) return;
+  if (isObject(schema.properties)) {
+    for (const [name, property] of Object.entries(schema.properties)) {
+      if (names.length >= MAX_PARAMETERS) return;
+      names.push(name);
+      if (isObject(property) && typeof property.description === "string") {
+        descriptions.push(property.description.slice(0, MAX_PARAMETER_DESCRIPTION_CHARS));
+      }
+      collectParameters(property, depth + 1, names, descriptions);
+    }
+  }
+  collectParameters(schema.items, depth + 1, names, descriptions);
+  for (const key of ["anyOf", "oneOf", "allOf"]) {
+    const variants = schema[key];
+    if (Array.isArray(variants)) for (const variant of variants) collectParameters(variant, depth + 1, names, descriptions);
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Inverted index in compressed-row form: the docs of term t are `docs[start[t] .. start[t + 1]]`, each with its
+ * BM25F term frequency (field-weighted, length-normalised, summed over fields).
+ */
+interface Postings {
+  start: Int32Array;
+  docs: Int32Array;
+  tfs: Float32Array;
+  idf: Float64Array;
+}
+
+function buildPostings(catalog: CatalogTerms, termCount: number): Postings {
+  const { docCount, termIds, fieldStart } = catalog;
+  const documentFrequency = new Int32Array(termCount);
+  const lastDoc = new Int32Array(termCount).fill(-1);
+  for (let doc = 0; doc < docCount; doc++) {
+    for (let p = fieldStart[doc * FIELD_COUNT]; p < fieldStart[(doc + 1) * FIELD_COUNT]; p++) {
+      if (lastDoc[termIds[p]] !== doc) documentFrequency[termIds[p]]++;
+      lastDoc[termIds[p]] = doc;
+    }
+  }
+  const start = new Int32Array(termCount + 1);
+  for (let id = 0; id < termCount; id++) start[id + 1] = start[id] + documentFrequency[id];
+  const docs = new Int32Array(start[termCount]);
+  const tfs = new Float32Array(start[termCount]);
+  const cursor = start.slice(0, termCount);
+  const averageLength = averageFieldLengths(catalog);
+  const tf = new Float64Array(termCount);
+  const touched: number[] = [];
+  for (let doc = 0; doc < docCount; doc++) {
+    for (let field = 0; field < FIELD_COUNT; field++) {
+      const from = fieldStart[doc * FIELD_COUNT + field];
+      const to = fieldStart[doc * FIELD_COUNT + field + 1];
+      const norm = 1 - FIELD_LENGTH_NORMS[field] + (FIELD_LENGTH_NORMS[field] * (to - from)) / averageLength[field];
+      const weight = FIELD_WEIGHTS[field] / norm;
+      for (let p = from; p < to; p++) {
+        if (tf[termIds[p]] === 0) touched.push(termIds[p]);
+        tf[termIds[p]] += weight;
+      }
+    }
+    for (const id of touched) {
+      docs[cursor[id]] = doc;
+      tfs[cursor[id]++] = tf[id];
+      tf[id] = 0;
+    }
+    touched.length = 0;
+  }
+  const idf = new Float64Array(termCount);
+  for (let id = 0; id < termCount; id++) {
+    idf[id] = Math.log(1 + (docCount - documentFrequency[id] + 0.5) / (documentFrequency[id] + 0.5));
+  }
+  return { start, docs, tfs, idf };
+}
+
+function averageFieldLengths({ docCount, fieldStart }: CatalogTerms): number[] {
+  const total = new Array<number>(FIELD_COUNT).fill(0);
+  for (let doc = 0; doc < docCount; doc++) {
+    for (let field = 0; field < FIELD_COUNT; field++) {
+      total[field] += fieldStart[doc * FIELD_COUNT + field + 1] - fieldStart[doc * FIELD_COUNT + field];
+    }
+  }
+  return total.map((sum) => Math.max(sum / Math.max(docCount, 1), 1));
+}
+
+/** Each tool's name terms, kept for the name-coverage boost: `termIds[start[d] .. start[d + 1]]`. */
+interface NameTerms {
+  start: Int32Array;
+  termIds: Int32Array;
+}
+
+function nameTermsOf({ docCount, termIds, fieldStart }: CatalogTerms): NameTerms {
+  const start = new Int32Array(docCount + 1);
+  const ids = new IntList();
+  for (let doc = 0; doc < docCount; doc++) {
+    for (let p = fieldStart[doc * FIELD_COUNT + NAME_FIELD]; p < fieldStart[doc * FIELD_COUNT + NAME_FIELD + 1]; p++) {
+      ids.push(termIds[p]);
+    }
+    start[doc + 1] = ids.length;
+  }
+  return { start, termIds: ids.toInt32Array() };
+}
+
+function addTermScores(scores: Float64Array, postings: Postings, term: number, weight: number): void {
+  const { start, docs, tfs, idf } = postings;
+  const termWeight = weight * idf[term] * (K1 + 1);
+  for (let p = start[term]; p < start[term + 1]; p++) scores[docs[p]] += (termWeight * tfs[p]) / (tfs[p] + K1);
+}
+
+/**
+ * The query's term ids with their weights: its own words (stemmed, stop words out), words it runs together or
+ * splits differently from the catalog (`who am i` / `whoami`, `flowchart` / `flow chart`), the nearest catalog
+ * word for a typo, and synonyms. Only terms the catalog contains are kept.
+ */
+function analyzeQuery(text: string, vocabulary: Vocabulary, postings: Postings): Map<number, number> {
+  const weights = new Map<number, number>();
+  const add = (term: string, weight: number) => {
+    const id = vocabulary.idOf(term);
+    if (id !== undefined && weight > (weights.get(id) ?? 0)) weights.set(id, weight);
+  };
+  const words = splitWords(text.replace(URL_PATTERN, " url ")).slice(0, MAX_QUERY_WORDS);
+  words.forEach((word, i) => {
+    for (const length of [2, 3]) {
+      const joined = words.slice(i, i + length).join("");
+      if (i + length <= words.length && joined.length >= 5) add(stem(joined), 1);
+    }
+    const term = termOf(word);
+    if (term === undefined) return;
+    if (vocabulary.idOf(term) !== undefined) add(term, 1);
+    else for (const [known, weight] of nearestKnownTerms(word, term, vocabulary, postings)) add(known, weight);
+    for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
+  });
+  return weights;
+}
+
+/** For a word the catalog does not contain: the two catalog words it is made of, else the closest spelling. */
+function nearestKnownTerms(word: string, term: string, vocabulary: Vocabulary, postings: Postings): [string, number][] {
+  for (let cut = 4; cut <= word.length - 4; cut++) {
+    const left = stem(word.slice(0, cut));
+    const right = stem(word.slice(cut));
+    if (vocabulary.idOf(left) !== undefined && vocabulary.idOf(right) !== undefined) return [[left, 1], [right, 1]];
+  }
+  if (term.length < 5 || !/^[a-z]+$/.test(term)) return [];
+  // Ties go to the more common word: it is the likelier meaning of a misspelling.
+  const frequency = (id: number) => postings.start[id + 1] - postings.start[id];
+  let best = -1;
+  let bestDistance = term.length >= 8 ? 2 : 1;
+  vocabulary.terms.forEach((known, id) => {
+    if (Math.abs(known.length - term.length) > bestDistance) return;
+    const distance = editDistance(term, known, bestDistance);
+    if (distance > bestDistance) return;
+    if (best < 0 || distance < bestDistance || frequency(id) > frequency(best)) {
+      best = id;
+      bestDistance = distance;
+    }
+  });
+  return best < 0 ? [] : [[vocabulary.terms[best], TYPO_WEIGHT]];
+}
+
+/** Optimal-string-alignment distance (a swap of two neighbours counts once), or `limit + 1` once it exceeds `limit`. */
+function editDistance(a: string, b: string, limit: number): number {
+  let beforePrevious: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, beforePrevious[j - 2] + 1);
+      current.push(value);
+      rowMin = Math.min(rowMin, value);
+    }
+    if (rowMin > limit) return limit + 1;
+    beforePrevious = previous;
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+/** A name the query covers whole is what the user asked for; part of a name is weaker evidence. */
+function boostNameCoverage(scores: Float64Array, names: NameTerms, termWeights: Float64Array): void {
+  for (let doc = 0; doc < scores.length; doc++) {
+    const from = names.start[doc];
+    const to = names.start[doc + 1];
+    if (scores[doc] <= 0 || to === from) continue;
+    let covered = 0;
+    for (let p = from; p < to; p++) covered += termWeights[names.termIds[p]];
+    scores[doc] *= 1 + (NAME_COVERAGE_BOOST * covered) / (to - from);
+  }
+}
+
+/** A name as typed in any style: `take_screenshot`, `take-screenshot`, `TakeScreenshot`, `chrome_devtools__take_screenshot`. */
+function normalizeName(text: string): string {
+  return splitWords(text).join("");
+}
+
+function exactNameLookup(tools: readonly ToolMetadata[]): Map<string, number[]> {
+  const lookup = new Map<string, number[]>();
+  tools.forEach((tool, doc) => {
+    for (const name of new Set([normalizeName(tool.name), normalizeName(tool.originalName)])) {
+      if (!name) continue;
+      const docs = lookup.get(name);
+      if (docs) docs.push(doc);
+      else lookup.set(name, [doc]);
+    }
+  });
+  return lookup;
+}
+
+function maxOf(scores: Float64Array): number {
+  let max = 0;
+  for (const score of scores) if (score > max) max = score;
+  return max;
+}
+
+/** The `limit` best docs by a bounded insertion: a catalog of 50k tools may give most of them some score. */
+function topHits(tools: readonly ToolMetadata[], scores: Float64Array, limit: number): SearchHit[] {
+  const ranksAbove = (a: number, b: number) => scores[a] > scores[b] || (scores[a] === scores[b] && tools[a].name < tools[b].name);
+  const top: number[] = [];
+  for (let doc = 0; doc < scores.length; doc++) {
+    if (scores[doc] <= 0 || (top.length === limit && !ranksAbove(doc, top[limit - 1]))) continue;
+    let at = Math.min(top.length, limit - 1);
+    for (; at > 0 && ranksAbove(doc, top[at - 1]); at--) top[at] = top[at - 1];
+    top[at] = doc;
+  }
+  return top.map((doc) => ({ tool: tools[doc], score: scores[doc] }));
+}

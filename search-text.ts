@@ -1,0 +1,204 @@
+/**
+ * Text analysis shared by the tool index and its queries: words out of identifiers and prose, stems, stop words.
+ * Both sides go through the same functions so that a query word and a tool word meet on the same term.
+ */
+import { stemmer } from "stemmer";
+
+const SEPARATOR = 0;
+const UPPER = 1;
+const LOWER = 2;
+const DIGIT = 3;
+const OTHER_LETTER = 4;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const NON_ASCII = /[^\x00-\x7f]/;
+const COMBINING_MARKS = /[\u0300-\u036f]/g;
+const ASCII_KINDS = new Uint8Array(128);
+for (let code = 0; code < 128; code++) {
+  if (code >= 97 && code <= 122) ASCII_KINDS[code] = LOWER;
+  else if (code >= 65 && code <= 90) ASCII_KINDS[code] = UPPER;
+  else if (code >= 48 && code <= 57) ASCII_KINDS[code] = DIGIT;
+}
+
+function charKind(text: string, i: number): number {
+  const code = text.charCodeAt(i);
+  if (code < 128) return ASCII_KINDS[code];
+  return LETTER_OR_DIGIT.test(text[i]) ? OTHER_LETTER : SEPARATOR;
+}
+
+/** Accented letters become their base letter (`café` → `cafe`), so that both spellings meet. */
+export function foldAccents(text: string): string {
+  return NON_ASCII.test(text) ? text.normalize("NFKD").replace(COMBINING_MARKS, "") : text;
+}
+
+/**
+ * Visits the words of an identifier or a sentence as `[start, end)` ranges of `text`: camelCase (`ghSearchRepos`,
+ * `HTTPServer`), snake_case, kebab-case, dots and slashes all split. Letters and digits stay together (`r2`, `d1`,
+ * `o200k`) because that is how products name themselves. A single pass over the characters that creates nothing:
+ * this runs over every description and parameter of the catalog.
+ */
+export function forEachWord(text: string, visit: (start: number, end: number) => void): void {
+  const length = text.length;
+  let i = 0;
+  while (i < length) {
+    let kind = charKind(text, i);
+    if (kind === SEPARATOR) {
+      i++;
+      continue;
+    }
+    let start = i;
+    let previous = kind;
+    let beforePrevious = SEPARATOR;
+    for (i++; i < length; i++) {
+      kind = charKind(text, i);
+      if (kind === SEPARATOR) break;
+      if (kind === UPPER && (previous === LOWER || previous === DIGIT)) {
+        visit(start, i); // fooBar, d1Query
+        start = i;
+        beforePrevious = SEPARATOR;
+      } else if (kind === LOWER && previous === UPPER && beforePrevious === UPPER && i - 1 > start) {
+        visit(start, i - 1); // HTTPServer
+        start = i - 1;
+        beforePrevious = previous;
+      } else {
+        beforePrevious = previous;
+      }
+      previous = kind;
+    }
+    visit(start, i);
+  }
+}
+
+/** The words of a text (see `forEachWord`), accents folded, lower case. */
+export function splitWords(text: string): string[] {
+  const source = foldAccents(text);
+  const words: string[] = [];
+  forEachWord(source, (start, end) => words.push(source.slice(start, end).toLowerCase()));
+  return words;
+}
+
+/**
+ * Words that carry no intent in a request ("can you please show me ...") or in a tool description. Only function
+ * words and request filler: verbs such as get, list or create stay, because they tell tools apart.
+ */
+const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    "a about above after again against all also am an and any are aren as at be because been before being below " +
+    "between both but by can cannot could did do does doing don down during each either else etc ever few for from " +
+    "further had has have having he her here hers herself him himself his how i if in into is it its itself just " +
+    "let lets like may me might mine more most much must my myself no nor not now of off on once only or other our " +
+    "ours ourselves out over own per please same shall she should so some such than that the their theirs them " +
+    "themselves then there these they this those through to too under until up upon us very via was we were what " +
+    "when where whether which while who whom whose why will with within without would yet you your yours yourself " +
+    "yourselves want wants need needs ok okay hey hi thanks thank kindly able using use used s t d m ll re ve"
+  ).split(" "),
+);
+
+/** Porter stem of a lower-case word; identifiers with digits (`r2`, `o200k`) are left as they are. */
+export function stem(word: string): string {
+  return word.length > 2 && /^[a-z]+$/.test(word) ? stemmer(word) : word;
+}
+
+/** A lower-case word's index term; none for a stop word. */
+export function termOf(word: string): string | undefined {
+  return STOP_WORDS.has(word) ? undefined : stem(word);
+}
+
+/** Index terms of a text: split, stop words out, stemmed. Repeats kept (term frequency counts). */
+function termsOf(text: string): string[] {
+  const terms: string[] = [];
+  for (const word of splitWords(text)) {
+    const term = termOf(word);
+    if (term !== undefined) terms.push(term);
+  }
+  return terms;
+}
+
+/**
+ * Words people use for what tool descriptions call something else. General software vocabulary only, not tuned to
+ * any one server. A single query word from a group also searches for the rest of its group: at nearly full weight
+ * for true equivalents (abbreviations, `folder` / `directory`), at half weight for related words (`make` / `create`),
+ * which may lead somewhere else.
+ */
+const EQUIVALENT_WEIGHT = 0.9;
+const RELATED_WEIGHT = 0.5;
+
+const EQUIVALENTS: readonly string[][] = [
+  ["directory", "folder", "dir"],
+  ["issue", "ticket"],
+  ["repository", "repo"],
+  ["pull request", "pr"],
+  ["merge request", "mr"],
+  ["kubernetes", "k8s", "kube", "kubectl"],
+  ["javascript", "js"],
+  ["typescript", "ts"],
+  ["database", "db"],
+  ["documentation", "docs", "doc"],
+  ["organization", "org"],
+  ["environment", "env"],
+  ["configuration", "config", "settings"],
+  ["lint", "linter", "linting"],
+  ["dispute", "chargeback"],
+  ["elevation", "altitude"],
+  ["event", "meeting", "appointment"],
+  ["screencast", "video"],
+  ["flag", "toggle"],
+  ["reaction", "emoji"],
+  ["email", "mail"],
+  ["auth", "authenticate", "authentication", "login", "signin", "oauth"],
+];
+
+const RELATED: readonly string[][] = [
+  ["create", "make", "new", "add"],
+  ["delete", "remove", "erase", "drop", "destroy", "purge"],
+  ["get", "fetch", "retrieve", "read", "obtain", "show"],
+  ["search", "find", "lookup", "query", "look"],
+  ["update", "edit", "modify", "change", "patch"],
+  ["run", "execute", "start", "launch", "trigger"],
+  ["stop", "kill", "terminate", "halt"],
+  ["list", "enumerate", "show", "browse"],
+  ["navigate", "go", "visit", "open"],
+  ["rollback", "revert", "undo"],
+  ["cancel", "abort"],
+  ["screenshot", "picture", "photo", "capture"],
+  ["schedule", "nightly", "recurring", "periodic", "cron", "daily", "weekly"],
+  ["chart", "plot", "diagram"],
+  ["note", "comment"],
+  ["memory", "remember", "memorize"],
+  ["page", "tab"],
+  ["place", "restaurant", "cafe", "shop", "hotel", "venue", "business"],
+  ["geocode", "coordinates", "latitude", "longitude"],
+  ["user", "member", "people", "person"],
+  ["error", "exception", "crash", "failure"],
+  ["multiple", "several", "many", "bulk", "batch"],
+];
+
+const SYNONYMS: ReadonlyMap<string, ReadonlyMap<string, number>> = buildSynonyms([
+  [EQUIVALENTS, EQUIVALENT_WEIGHT],
+  [RELATED, RELATED_WEIGHT],
+]);
+
+function buildSynonyms(tiers: readonly [readonly string[][], number][]): Map<string, Map<string, number>> {
+  const synonyms = new Map<string, Map<string, number>>();
+  for (const [groups, weight] of tiers) {
+    for (const group of groups) {
+      const phrases = group.map(termsOf);
+      phrases.forEach((phrase, i) => {
+        if (phrase.length !== 1) return; // a phrase is only ever a target: the query already contains its words
+        let related = synonyms.get(phrase[0]);
+        if (!related) synonyms.set(phrase[0], (related = new Map()));
+        phrases.forEach((other, j) => {
+          if (j === i) return;
+          for (const term of other) if (term !== phrase[0] && !related.has(term)) related.set(term, weight);
+        });
+      });
+    }
+  }
+  return synonyms;
+}
+
+const NO_SYNONYMS: ReadonlyMap<string, number> = new Map();
+
+/** Terms that mean the same as a (stemmed) query term, with the weight a match through them deserves. */
+export function synonymsOf(term: string): ReadonlyMap<string, number> {
+  return SYNONYMS.get(term) ?? NO_SYNONYMS;
+}

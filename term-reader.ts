@@ -1,0 +1,127 @@
+/**
+ * Reads catalog text as term ids. A catalog of 50k tools has millions of words but only thousands of distinct
+ * ones, so each word is looked up character by character in a trie instead of becoming a string: only a word seen
+ * for the first time is sliced, stemmed and interned.
+ */
+import { foldAccents, forEachWord, termOf } from "./search-text.ts";
+
+export interface Vocabulary {
+  /** Term by id. */
+  readonly terms: readonly string[];
+  idOf(term: string): number | undefined;
+}
+
+/** Growable list of 32-bit integers (a plain array of millions of numbers costs several times the memory). */
+export class IntList {
+  private data = new Int32Array(1024);
+  length = 0;
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Int32Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = value;
+  }
+
+  toInt32Array(): Int32Array {
+    return this.data.slice(0, this.length);
+  }
+}
+
+const NOT_A_TERM = -1;
+const UNSEEN = -2;
+/** a–z (either case) and 0–9: the characters of nearly every catalog word. Other words take the slower path. */
+const ALPHABET = 36;
+/** Longer "words" are identifiers, hashes or encoded data: nobody searches for them, and they would bloat the trie. */
+const MAX_WORD_LENGTH = 40;
+
+/** Trie slot of each ASCII character; -1 for the rest. */
+const SLOTS = new Int8Array(128).fill(-1);
+for (let code = 0; code < 128; code++) {
+  if (code >= 97 && code <= 122) SLOTS[code] = code - 97;
+  else if (code >= 65 && code <= 90) SLOTS[code] = code - 65;
+  else if (code >= 48 && code <= 57) SLOTS[code] = code - 48 + 26;
+}
+
+export class TermReader {
+  private readonly terms: string[] = [];
+  private readonly termIds = new Map<string, number>();
+  private readonly otherWordIds = new Map<string, number>();
+  private children = new Int32Array(1024 * ALPHABET);
+  private wordIds = new Int32Array(1024).fill(UNSEEN);
+  private nodeCount = 1;
+
+  /** Appends the term ids of the words of `text` to `out`; stop words have none. */
+  appendTermIds(text: string, out: IntList): void {
+    const source = foldAccents(text);
+    forEachWord(source, (start, end) => {
+      if (end - start > MAX_WORD_LENGTH) return;
+      const id = this.wordId(source, start, end);
+      if (id !== NOT_A_TERM) out.push(id);
+    });
+  }
+
+  /** What queries need once the catalog is read; the trie is left behind. */
+  vocabulary(): Vocabulary {
+    const { terms, termIds } = this;
+    return { terms, idOf: (term) => termIds.get(term) };
+  }
+
+  private wordId(source: string, start: number, end: number): number {
+    let node = 0;
+    let children = this.children;
+    for (let i = start; i < end; i++) {
+      const code = source.charCodeAt(i);
+      const slot = code < 128 ? SLOTS[code] : -1;
+      if (slot < 0) return this.otherWordId(source.slice(start, end).toLowerCase());
+      let child = children[node * ALPHABET + slot];
+      if (child === 0) {
+        child = this.newNode();
+        children = this.children;
+        children[node * ALPHABET + slot] = child;
+      }
+      node = child;
+    }
+    let id = this.wordIds[node];
+    if (id === UNSEEN) {
+      id = this.termIdOfWord(source.slice(start, end).toLowerCase());
+      this.wordIds[node] = id;
+    }
+    return id;
+  }
+
+  private otherWordId(word: string): number {
+    let id = this.otherWordIds.get(word);
+    if (id === undefined) {
+      id = this.termIdOfWord(word);
+      this.otherWordIds.set(word, id);
+    }
+    return id;
+  }
+
+  private termIdOfWord(word: string): number {
+    const term = termOf(word);
+    if (term === undefined) return NOT_A_TERM;
+    let id = this.termIds.get(term);
+    if (id === undefined) {
+      id = this.terms.length;
+      this.terms.push(term);
+      this.termIds.set(term, id);
+    }
+    return id;
+  }
+
+  private newNode(): number {
+    if (this.nodeCount === this.wordIds.length) {
+      const children = new Int32Array(this.children.length * 2);
+      children.set(this.children);
+      this.children = children;
+      const wordIds = new Int32Array(this.wordIds.length * 2).fill(UNSEEN);
+      wordIds.set(this.wordIds);
+      this.wordIds = wordIds;
+    }
+    return this.nodeCount++;
+  }
+}
