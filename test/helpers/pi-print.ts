@@ -110,13 +110,19 @@ function run(
   options: { cwd: string; env: Record<string, string>; timeoutMs: number },
 ): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+    // Its own process group, so a timeout also ends the servers the extensions under test started.
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     const timer = setTimeout(() => {
-      child.kill("SIGKILL");
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
       stderr += `\n[runPrint] killed after ${options.timeoutMs} ms`;
     }, options.timeoutMs);
     child.on("error", (error) => {
