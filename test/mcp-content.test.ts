@@ -7,7 +7,7 @@ import {
   transformMcpResult,
   transformResourceResult,
   type PiContent,
-} from "../tool-registrar.ts";
+} from "../mcp-content.ts";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 

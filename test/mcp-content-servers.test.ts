@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_TEXT_BYTES, McpToolError, transformMcpResult, transformResourceResult, type PiContent } from "../tool-registrar.ts";
+import { MAX_TEXT_BYTES, McpToolError, transformMcpResult, transformResourceResult, type PiContent } from "../mcp-content.ts";
 
 const EVERYTHING = fileURLToPath(new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
 const CONTENT_SERVER = fileURLToPath(new URL("./fixtures/content-server.mjs", import.meta.url));
@@ -13,7 +13,7 @@ const CONTENT_SERVER = fileURLToPath(new URL("./fixtures/content-server.mjs", im
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 async function connect(script: string, args: string[] = []): Promise<Client> {
-  const client = new Client({ name: "tool-registrar-test", version: "1.0.0" });
+  const client = new Client({ name: "mcp-content-test", version: "1.0.0" });
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [script, ...args],
