@@ -66,7 +66,10 @@ export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchInde
       }
       boostNameCoverage(scores, names, termWeights);
       const exact = exactNames.get(normalizeName(text));
-      if (exact) for (const doc of exact) scores[doc] += maxOf(scores) + 1;
+      if (exact) {
+        const bonus = maxOf(scores) + 1;
+        for (const [doc, strength] of exact) scores[doc] += strength * bonus;
+      }
       return topHits(tools, scores, Math.min(Math.floor(limit), MAX_LIMIT));
     },
   };
@@ -310,15 +313,21 @@ function normalizeName(text: string): string {
   return splitWords(text).join("");
 }
 
-function exactNameLookup(tools: readonly ToolMetadata[]): Map<string, number[]> {
-  const lookup = new Map<string, number[]>();
+/**
+ * Normalised names to the tools that carry them, with how strongly: the Pi name (2) outranks the MCP name (1),
+ * since one server's `n8n_validate_workflow` spells another tool's Pi name `n8n__validate_workflow`.
+ */
+function exactNameLookup(tools: readonly ToolMetadata[]): Map<string, Map<number, number>> {
+  const lookup = new Map<string, Map<number, number>>();
+  const add = (name: string, doc: number, strength: number) => {
+    if (!name) return;
+    let docs = lookup.get(name);
+    if (!docs) lookup.set(name, (docs = new Map()));
+    docs.set(doc, Math.max(docs.get(doc) ?? 0, strength));
+  };
   tools.forEach((tool, doc) => {
-    for (const name of new Set([normalizeName(tool.name), normalizeName(tool.originalName)])) {
-      if (!name) continue;
-      const docs = lookup.get(name);
-      if (docs) docs.push(doc);
-      else lookup.set(name, [doc]);
-    }
+    add(normalizeName(tool.originalName), doc, 1);
+    add(normalizeName(tool.name), doc, 2);
   });
   return lookup;
 }

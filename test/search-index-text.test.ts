@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { splitWords, synonymsOf, termOf } from "../search-text.ts";
+
+describe("splitWords", () => {
+  it("splits identifiers in every naming style", () => {
+    expect(splitWords("ghSearchRepos")).toEqual(["gh", "search", "repos"]);
+    expect(splitWords("HTTPServer XMLHttpRequest")).toEqual(["http", "server", "xml", "http", "request"]);
+    expect(splitWords("API-get-user")).toEqual(["api", "get", "user"]);
+    expect(splitWords("chrome_devtools__take_screenshot")).toEqual(["chrome", "devtools", "take", "screenshot"]);
+    expect(splitWords("wrangler.toml/path")).toEqual(["wrangler", "toml", "path"]);
+  });
+
+  it("keeps letters and digits together, as products name themselves", () => {
+    expect(splitWords("r2_put_object d1Query o200k")).toEqual(["r2", "put", "object", "d1", "query", "o200k"]);
+  });
+
+  it("drops accents, keeps other scripts, and ignores symbols and emoji", () => {
+    expect(splitWords("Café Ünïcödé")).toEqual(["cafe", "unicode"]);
+    expect(splitWords("東京 タワー привет, 🎯 мир!")).toEqual(["東京", "タワー", "привет", "мир"]);
+    expect(splitWords("(.*+?[{^$|\\")).toEqual([]);
+    expect(splitWords("")).toEqual([]);
+  });
+});
+
+describe("terms", () => {
+  it("stems words and drops stop words", () => {
+    expect(termOf("screenshots")).toBe(termOf("screenshot"));
+    expect(termOf("deploying")).toBe(termOf("deploy"));
+    expect(termOf("please")).toBeUndefined();
+    expect(termOf("the")).toBeUndefined();
+    expect(termOf("r2")).toBe("r2");
+  });
+
+  it("knows abbreviations at nearly full weight and related words at half weight", () => {
+    expect(synonymsOf(termOf("repo")!).get(termOf("repository")!)).toBeGreaterThan(0.8);
+    expect(synonymsOf(termOf("pr")!).get(termOf("pull")!)).toBeGreaterThan(0.8);
+    expect(synonymsOf(termOf("make")!).get(termOf("create")!)).toBe(0.5);
+    expect(synonymsOf(termOf("zebra")!).size).toBe(0);
+  });
+});

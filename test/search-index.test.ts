@@ -1,0 +1,167 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildSearchIndex, type ToolSearchIndex } from "../search-index.ts";
+import type { ToolMetadata } from "../types.ts";
+import { evalKey, loadCorpusTools, loadEvalSet } from "./fixtures/search-eval/corpus-tools.ts";
+
+function tool(serverName: string, originalName: string, description: string, inputSchema: Record<string, unknown> = {}): ToolMetadata {
+  return { name: `${serverName}__${originalName}`, serverName, originalName, description, inputSchema };
+}
+
+describe("search over the real 1,052-tool catalog", () => {
+  let tools: ToolMetadata[];
+  let index: ToolSearchIndex;
+  beforeAll(() => {
+    tools = loadCorpusTools();
+    index = buildSearchIndex(tools);
+  });
+
+  const top = (query: string, limit = 5) => index.search(query, limit).map((hit) => evalKey(hit.tool));
+
+  it("indexes every tool", () => {
+    expect(index.size).toBe(1052);
+  });
+
+  it("answers the dev requests: the right tool in the top 5 for at least 95%, first for at least 75%", () => {
+    // A quality floor, not a timing: the held-out part is measured by bench/search-quality.ts, never asserted.
+    const requests = loadEvalSet("dev");
+    let inTop5 = 0;
+    let first = 0;
+    for (const request of requests) {
+      const position = index.search(request.query, 5).findIndex((hit) => request.expect.includes(evalKey(hit.tool)));
+      if (position >= 0) inTop5++;
+      if (position === 0) first++;
+    }
+    expect(inTop5 / requests.length).toBeGreaterThanOrEqual(0.95);
+    expect(first / requests.length).toBeGreaterThanOrEqual(0.75);
+  });
+
+  it("puts the tool first when the query is its Pi name, in any case or separator style", () => {
+    for (const t of tools) {
+      expect(index.search(t.name, 1)[0].tool).toBe(t);
+      expect(index.search(t.name.toUpperCase().replaceAll("_", "-"), 1)[0].tool).toBe(t);
+    }
+  });
+
+  it("puts a tool of that name first when the query is an MCP tool name shared by several servers", () => {
+    const owners = tools.filter((t) => t.originalName === "create_issue").map(evalKey);
+    expect(owners.length).toBeGreaterThan(1);
+    expect(top("create_issue", owners.length).sort()).toEqual(owners.sort());
+  });
+
+  it("splits camelCase, kebab-case and snake_case names into words", () => {
+    expect(top("gh search repos", 1)).toEqual(["octocode/ghSearchRepos"]);
+    expect(top("get feature flag", 1)).toEqual(["launchdarkly/get-feature-flag"]);
+    expect(top("list merge request pipelines", 1)).toEqual(["gitlab-zereight/list_merge_request_pipelines"]);
+  });
+
+  it("matches plurals and other forms of a word", () => {
+    expect(top("screenshots")).toContain("chrome-devtools/take_screenshot");
+    expect(top("deploying edge functions")).toContain("supabase/deploy_edge_function");
+  });
+
+  it("understands requests in plain words, with filler, synonyms and typos", () => {
+    expect(top("can you take a picture of the current web page")).toEqual(
+      expect.arrayContaining([expect.stringMatching(/screenshot/)]),
+    );
+    expect(top("what issues are assigned to me in jira")).toContain("jira-cloud/jira_get_my_open_issues");
+    expect(top("make a new folder")).toContain("filesystem/create_directory");
+    expect(top("who am i in sentry", 1)).toEqual(["sentry/whoami"]);
+    expect(top("kubernets deploymnet scale")).toContain("kubernetes/kubectl_scale");
+  });
+
+  it("finds a tool through its server's name", () => {
+    expect(top("notion")).toHaveLength(5);
+    for (const key of top("notion")) expect(key.startsWith("notion/")).toBe(true);
+  });
+
+  it("reads a URL in the request as the word url", () => {
+    expect(top("open https://example.com/some/page?x=1")).toEqual(
+      expect.arrayContaining([expect.stringMatching(/navigate|new_page/)]),
+    );
+  });
+
+  it("answers the same request the same way every time", () => {
+    expect(top("list issues", 10)).toEqual(top("list issues", 10));
+    expect(buildSearchIndex([...tools].reverse()).search("list issues", 10).map((hit) => evalKey(hit.tool))).toEqual(
+      top("list issues", 10),
+    );
+  });
+
+  it("never throws on untrusted input, and returns at most the limit", () => {
+    const hostile = [
+      "",
+      "   ",
+      "the of and to a",
+      "(.*+?[{^$|\\",
+      "🎯🎯🎯 東京タワー привет мир Ünïcödé",
+      "\u0000\uffff\ud800",
+      "x".repeat(10_000),
+      Array.from({ length: 2_000 }, (_, i) => `word${i} zzq${i}`).join(" "),
+    ];
+    for (const query of hostile) {
+      const hits = index.search(query);
+      expect(Array.isArray(hits)).toBe(true);
+      expect(hits.length).toBeLessThanOrEqual(5);
+    }
+    expect(index.search(undefined as unknown as string)).toEqual([]);
+    expect(index.search("screenshot", 0)).toEqual([]);
+    expect(index.search("screenshot", -3)).toEqual([]);
+    expect(index.search("screenshot", Number.NaN)).toEqual([]);
+    expect(index.search("screenshot", 2.7)).toHaveLength(2);
+    expect(index.search("file", 1_000_000)).toHaveLength(100);
+  });
+
+  it("returns scores best first", () => {
+    const scores = index.search("delete a branch", 20).map((hit) => hit.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(scores.every((score) => score > 0)).toBe(true);
+  });
+});
+
+describe("search over small catalogs", () => {
+  it("returns nothing for an empty catalog", () => {
+    const index = buildSearchIndex([]);
+    expect(index.size).toBe(0);
+    expect(index.search("anything")).toEqual([]);
+  });
+
+  it("ranks by parameter names and parameter descriptions, nested ones included", () => {
+    const index = buildSearchIndex([
+      tool("maps", "lookup", "Look something up", {
+        type: "object",
+        properties: { location: { type: "object", properties: { latitude: { type: "number", description: "degrees north" } } } },
+      }),
+      tool("other", "lookup_thing", "Look a thing up", { type: "object", properties: { name: { type: "string" } } }),
+    ]);
+    expect(index.search("latitude")[0].tool.serverName).toBe("maps");
+    expect(index.search("degrees north")[0].tool.serverName).toBe("maps");
+  });
+
+  it("survives tools a server got wrong: no description, odd or deeply nested schemas", () => {
+    let deep: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < 5_000; i++) deep = { type: "object", properties: { inner: deep } };
+    const index = buildSearchIndex([
+      { ...tool("a", "no_description", ""), description: undefined as unknown as string },
+      tool("b", "odd_schema", "odd", { properties: "not an object", anyOf: "nope", items: [1, 2] }),
+      tool("c", "deep_schema", "deep", deep),
+      tool("d", "unicode_名前", "Ünïcödé café 東京 description"),
+    ]);
+    expect(index.search("no description")[0].tool.originalName).toBe("no_description");
+    expect(index.search("deep schema")[0].tool.originalName).toBe("deep_schema");
+    expect(index.search("cafe")[0].tool.originalName).toBe("unicode_名前");
+    expect(index.search("東京")[0].tool.originalName).toBe("unicode_名前");
+  });
+
+  it("indexes a resource tool's URI", () => {
+    const index = buildSearchIndex([
+      { ...tool("docs", "readme", "Read a resource"), resourceUri: "file:///project/handbook.md" },
+      tool("docs", "other", "Read another resource"),
+    ]);
+    expect(index.search("handbook")[0].tool.originalName).toBe("readme");
+  });
+
+  it("breaks score ties by tool name", () => {
+    const index = buildSearchIndex([tool("zeta", "same", "Same words"), tool("alpha", "same", "Same words")]);
+    expect(index.search("same words").map((hit) => hit.tool.serverName)).toEqual(["alpha", "zeta"]);
+  });
+});
