@@ -55,7 +55,8 @@ export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchInde
   return {
     size: tools.length,
     search(query, limit = DEFAULT_LIMIT) {
-      if (typeof query !== "string" || !(limit > 0) || tools.length === 0) return [];
+      const count = Math.min(Math.floor(limit), MAX_LIMIT);
+      if (typeof query !== "string" || !(count > 0) || tools.length === 0) return [];
       const text = query.slice(0, MAX_QUERY_CHARS);
       const scores = new Float64Array(tools.length);
       const terms = analyzeQuery(text, vocabulary, postings);
@@ -70,7 +71,7 @@ export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchInde
         const bonus = maxOf(scores) + 1;
         for (const [doc, strength] of exact) scores[doc] += strength * bonus;
       }
-      return topHits(tools, scores, Math.min(Math.floor(limit), MAX_LIMIT));
+      return topHits(tools, scores, count);
     },
   };
 }

@@ -107,6 +107,7 @@ describe("search over the real 1,052-tool catalog", () => {
     expect(index.search("screenshot", 0)).toEqual([]);
     expect(index.search("screenshot", -3)).toEqual([]);
     expect(index.search("screenshot", Number.NaN)).toEqual([]);
+    expect(index.search("screenshot", 0.5)).toEqual([]);
     expect(index.search("screenshot", 2.7)).toHaveLength(2);
     expect(index.search("file", 1_000_000)).toHaveLength(100);
   });
