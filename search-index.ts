@@ -40,6 +40,10 @@ const MAX_PARAMETERS = 200;
 const MAX_SCHEMA_DEPTH = 4;
 /** How much a query word counts when it reaches a tool only through a typo's correction. */
 const TYPO_WEIGHT = 0.6;
+/** Each correction scans the vocabulary: a request of made-up words must not cost more than a few. */
+const MAX_CORRECTIONS = 6;
+/** No catalog word is longer (see term-reader.ts); longer query words are not looked into. */
+const MAX_WORD_LENGTH = 40;
 /** Score multiplier for a tool whose whole name the query covers (`r2 put object` for `r2_put_object`). */
 const NAME_COVERAGE_BOOST = 0.5;
 const URL_PATTERN = /\b(?:https?:\/\/|www\.)\S+/gi;
@@ -238,15 +242,18 @@ function analyzeQuery(text: string, vocabulary: Vocabulary, postings: Postings):
     if (id !== undefined && weight > (weights.get(id) ?? 0)) weights.set(id, weight);
   };
   const words = splitWords(text.replace(URL_PATTERN, " url ")).slice(0, MAX_QUERY_WORDS);
+  let corrections = 0;
   words.forEach((word, i) => {
     for (const length of [2, 3]) {
       const joined = words.slice(i, i + length).join("");
       if (i + length <= words.length && joined.length >= 5) add(stem(joined), 1);
     }
     const term = termOf(word);
-    if (term === undefined) return;
+    if (term === undefined || word.length > MAX_WORD_LENGTH) return;
     if (vocabulary.idOf(term) !== undefined) add(term, 1);
-    else for (const [known, weight] of nearestKnownTerms(word, term, vocabulary, postings)) add(known, weight);
+    else if (corrections++ < MAX_CORRECTIONS) {
+      for (const [known, weight] of nearestKnownTerms(word, term, vocabulary, postings)) add(known, weight);
+    }
     for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
   });
   return weights;
@@ -276,23 +283,27 @@ function nearestKnownTerms(word: string, term: string, vocabulary: Vocabulary, p
   return best < 0 ? [] : [[vocabulary.terms[best], TYPO_WEIGHT]];
 }
 
+// Rows of the edit-distance table, reused: a correction compares a word with thousands of catalog terms.
+const rows = [0, 1, 2].map(() => new Int32Array(MAX_WORD_LENGTH + 2));
+
 /** Optimal-string-alignment distance (a swap of two neighbours counts once), or `limit + 1` once it exceeds `limit`. */
 function editDistance(a: string, b: string, limit: number): number {
-  let beforePrevious: number[] = [];
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  if (b.length > MAX_WORD_LENGTH) return limit + 1;
+  let [beforePrevious, previous, current] = rows;
+  for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
+    current[0] = i;
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
       let value = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, beforePrevious[j - 2] + 1);
-      current.push(value);
+      const swapped = i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1);
+      if (swapped) value = Math.min(value, beforePrevious[j - 2] + 1);
+      current[j] = value;
       rowMin = Math.min(rowMin, value);
     }
     if (rowMin > limit) return limit + 1;
-    beforePrevious = previous;
-    previous = current;
+    [beforePrevious, previous, current] = [previous, current, beforePrevious];
   }
   return previous[b.length];
 }
