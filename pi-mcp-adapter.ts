@@ -1,3 +1,19 @@
+/**
+ * pi-mcp-adapter: MCP servers for Pi without burning the context window.
+ *
+ * Nothing here may throw: a throw in an extension factory makes Pi exit. Event handlers never wait for servers.
+ */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { registerCommands } from "./commands.ts";
+import { CONFIG_FLAG, McpAdapter } from "./init.ts";
 
-export default function piMcpAdapter(_pi: ExtensionAPI): void {}
+export default function piMcpAdapter(pi: ExtensionAPI): void {
+  const adapter = new McpAdapter(pi);
+  pi.registerFlag(CONFIG_FLAG, { description: "Path of the MCP config file to use instead of ~/.pi/agent/mcp.json", type: "string" });
+  adapter.registerEarly();
+  registerCommands(pi, () => adapter.current());
+  pi.on("session_start", (_event, ctx) => adapter.start(ctx));
+  pi.on("session_shutdown", () => adapter.shutdown());
+  pi.on("agent_start", () => adapter.onAgentStart());
+  pi.on("turn_end", () => adapter.onTurnEnd());
+}

@@ -120,9 +120,16 @@ export interface ToolMetadata {
 // Tool names
 // ---------------------------------------------------------------------------------------------
 
-/** Pi's builtin tools: an MCP tool must never take one of these names (it would replace the builtin). */
-export const BUILTIN_TOOL_NAMES: ReadonlySet<string> = new Set(["read", "bash", "edit", "write", "grep", "find", "ls"]);
+/**
+ * Pi's builtin tools: an MCP tool must never take one of these names (it would replace the builtin). Pi 0.87
+ * added `powershell`.
+ */
+export const BUILTIN_TOOL_NAMES: ReadonlySet<string> = new Set(["read", "bash", "edit", "write", "grep", "find", "ls", "powershell"]);
 export const TOOL_SEARCH_NAME = "ToolSearch";
+/** The proxy that calls a just-loaded tool on hosts that only show new tools from the next prompt. */
+export const MCP_CALL_NAME = "McpCall";
+/** Names of the adapter's own tools. */
+export const ADAPTER_TOOL_NAMES: ReadonlySet<string> = new Set([TOOL_SEARCH_NAME, MCP_CALL_NAME]);
 export const PREFIX_SEPARATOR = "__";
 /** What every provider accepts (Anthropic, OpenAI, Google): `^[a-zA-Z0-9_-]{1,64}$`. */
 export const MAX_TOOL_NAME_LENGTH = 64;
@@ -199,7 +206,7 @@ export function toolKey(serverName: string, originalName: string): string {
 export function allocateToolNames(
   requests: readonly ToolNameRequest[],
   mode: ToolPrefixMode,
-  reserved: ReadonlySet<string> = new Set([TOOL_SEARCH_NAME]),
+  reserved: ReadonlySet<string> = ADAPTER_TOOL_NAMES,
 ): ToolNameAllocation {
   const sorted = [...requests].sort(
     (a, b) => compareStrings(a.serverName, b.serverName) || compareStrings(a.originalName, b.originalName),

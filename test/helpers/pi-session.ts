@@ -103,12 +103,22 @@ export async function startSession(options: SessionOptions): Promise<PiSession> 
   let agentDir: string;
   const extensionPaths = options.extensions.map((path) => resolve(path));
   const settings = options.settings ?? {};
-  const start = () => startRuntime(createSdkRuntime, { cwd, agentDir, extensionPaths, script, settings }, records);
+  // Extensions find the agent dir with getAgentDir(), i.e. $PI_CODING_AGENT_DIR, as under the CLI.
+  const previousAgentDirEnv = process.env.PI_CODING_AGENT_DIR;
+  const restoreAgentDirEnv = () => {
+    if (previousAgentDirEnv === undefined) delete process.env.PI_CODING_AGENT_DIR;
+    else process.env.PI_CODING_AGENT_DIR = previousAgentDirEnv;
+  };
+  const start = () => {
+    process.env.PI_CODING_AGENT_DIR = agentDir;
+    return startRuntime(createSdkRuntime, { cwd, agentDir, extensionPaths, script, settings }, records);
+  };
   try {
     cwd = await tempDir(options.cwd, "pi-cwd-");
     agentDir = await tempDir(options.agentDir, "pi-agent-");
     sdk = await start();
   } catch (error) {
+    restoreAgentDirEnv();
     await removeOwnedDirs();
     throw error;
   }
@@ -117,6 +127,7 @@ export async function startSession(options: SessionOptions): Promise<PiSession> 
     if (!running) return;
     running = false;
     await sdk.dispose();
+    restoreAgentDirEnv();
   };
 
   return {

@@ -1,0 +1,66 @@
+/**
+ * Which MCP tools are "direct": active from the first request, without a ToolSearch. `MCP_DIRECT_TOOLS`
+ * (`*`, `server`, `server/tool`, `__none__`, comma-separated) overrides the config (`directTools` per server,
+ * `settings.directTools` for all).
+ */
+import type { McpSettings, ServerDefinition, ToolMetadata } from "./types.ts";
+
+export const DIRECT_TOOLS_ENV = "MCP_DIRECT_TOOLS";
+const NONE = "__none__";
+
+/** The parsed override: undefined when the variable is unset or blank (the config decides). */
+export interface DirectToolsOverride {
+  all: boolean;
+  servers: ReadonlySet<string>;
+  /** server → tool names (MCP or Pi names) */
+  tools: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+export function parseDirectToolsEnv(value: string | undefined): DirectToolsOverride | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const servers = new Set<string>();
+  const tools = new Map<string, Set<string>>();
+  let all = false;
+  for (const item of value.split(",").map((part) => part.trim())) {
+    if (item === "" || item === NONE) continue;
+    if (item === "*") all = true;
+    else if (item.includes("/")) {
+      const slash = item.indexOf("/");
+      const server = item.slice(0, slash);
+      const set = tools.get(server) ?? new Set<string>();
+      set.add(item.slice(slash + 1));
+      tools.set(server, set);
+    } else servers.add(item);
+  }
+  return { all, servers, tools };
+}
+
+export interface DirectToolRules {
+  servers: ReadonlyMap<string, ServerDefinition>;
+  settings: McpSettings;
+  override: DirectToolsOverride | undefined;
+}
+
+export function isDirectTool(tool: ToolMetadata, rules: DirectToolRules): boolean {
+  const { override } = rules;
+  if (override) {
+    if (override.all || override.servers.has(tool.serverName)) return true;
+    const named = override.tools.get(tool.serverName);
+    return !!named && (named.has(tool.originalName) || named.has(tool.name));
+  }
+  const configured = rules.servers.get(tool.serverName)?.directTools ?? rules.settings.directTools ?? false;
+  if (Array.isArray(configured)) return configured.includes(tool.originalName) || configured.includes(tool.name);
+  return configured === true;
+}
+
+/** Servers some of whose tools would be direct: worth connecting at startup when their tools are not cached. */
+export function wantsDirectTools(server: ServerDefinition, rules: DirectToolRules): boolean {
+  const { override } = rules;
+  if (override) return override.all || override.servers.has(server.name) || override.tools.has(server.name);
+  const configured = server.directTools ?? rules.settings.directTools ?? false;
+  return Array.isArray(configured) ? configured.length > 0 : configured;
+}
+
+export function selectDirectTools(tools: Iterable<ToolMetadata>, rules: DirectToolRules): ToolMetadata[] {
+  return [...tools].filter((tool) => isDirectTool(tool, rules));
+}

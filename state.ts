@@ -1,0 +1,57 @@
+/**
+ * What one Pi session of the adapter knows: its configuration, its connections, every server's tools, and what the
+ * model has been given. Built at `session_start` (init.ts), dropped at `session_shutdown`.
+ */
+import type { ToolSearchIndex } from "./search-index.ts";
+import type { McpLifecycleManager } from "./lifecycle.ts";
+import type { McpServerManager } from "./server-manager.ts";
+import type { ServerCatalog, ToolMetadataIndex } from "./tool-metadata.ts";
+import type { LoadedConfig, ServerDefinition } from "./types.ts";
+
+/** A server's tools and resources, and whether they come from the cache or from the server itself. */
+export interface ServerCatalogEntry extends ServerCatalog {
+  origin: "cache" | "live";
+  listedAt: number;
+}
+
+/** What the running host can do with tools activated during a run. */
+export interface HostCapabilities {
+  version: string;
+  /** Pi ≥ 0.80.3 offers a tool activated during a run from the run's next turn; older hosts from the next prompt. */
+  refreshesToolsEachTurn: boolean;
+}
+
+/** The user-facing channel: Pi's UI when there is one, stderr otherwise. Silent after shutdown. */
+export interface McpUi {
+  notify(message: string, level: "info" | "warning" | "error"): void;
+  setStatus(text: string | undefined): void;
+  /** Output of a command the user ran (shown even without a UI, e.g. in print mode). */
+  show(text: string): void;
+}
+
+export interface McpExtensionState {
+  readonly agentDir: string;
+  readonly cwd: string;
+  readonly config: LoadedConfig;
+  /** Every configured server by name, disabled ones included. */
+  readonly servers: ReadonlyMap<string, ServerDefinition>;
+  readonly manager: McpServerManager;
+  readonly lifecycle: McpLifecycleManager;
+  readonly host: HostCapabilities;
+  readonly ui: McpUi;
+  /** Servers whose tools are known (live or cached), by name. */
+  readonly catalogs: Map<string, ServerCatalogEntry>;
+  /** The tools built from `catalogs`, with their Pi names. */
+  tools: ToolMetadataIndex;
+  /** Built on the first search after `tools` changed. */
+  searchIndex: ToolSearchIndex | undefined;
+  /** Tools active from the first request (MCP_DIRECT_TOOLS / directTools). */
+  directToolNames: ReadonlySet<string>;
+  /** The tools the model is offered in the current run (read at agent_start). */
+  offeredThisRun: ReadonlySet<string>;
+  /** Connecting eager/keep-alive servers and learning the tools of servers not in the cache. */
+  startup: Promise<void>;
+  /** Cache writes not finished yet (flushed at shutdown). */
+  readonly pendingWrites: Set<Promise<unknown>>;
+  shutDown: boolean;
+}

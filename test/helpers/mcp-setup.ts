@@ -1,0 +1,35 @@
+/**
+ * Agent and project dirs for end-to-end tests: an `mcp.json` naming real servers installed by `npm install`.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO_ROOT } from "./hosts.ts";
+
+const bin = (pkg: string, file: string) => join(REPO_ROOT, "node_modules", pkg, file);
+
+/** Real servers as stdio commands run by this process's Node. */
+export const REAL_SERVERS = {
+  everything: { command: process.execPath, args: [bin("@modelcontextprotocol/server-everything", "dist/index.js"), "stdio"] },
+  memory: { command: process.execPath, args: [bin("@modelcontextprotocol/server-memory", "dist/index.js")] },
+} as const;
+
+export interface McpDirs {
+  agentDir: string;
+  cwd: string;
+  cleanup(): Promise<void>;
+}
+
+export async function mcpDirs(config: Record<string, unknown>): Promise<McpDirs> {
+  const agentDir = await mkdtemp(join(tmpdir(), "mcp-e2e-agent-"));
+  const cwd = await mkdtemp(join(tmpdir(), "mcp-e2e-cwd-"));
+  await writeFile(join(agentDir, "mcp.json"), JSON.stringify(config, null, 2));
+  return {
+    agentDir,
+    cwd,
+    cleanup: async () => {
+      await rm(agentDir, { recursive: true, force: true });
+      await rm(cwd, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * Runs an MCP tool for the model: finds it, connects its server when needed (lazy servers, dropped ones, within
+ * the failure backoff), calls it (or reads the resource it stands for) with cancellation and progress, and turns
+ * the answer into a Pi result.
+ *
+ * Every failure is thrown, because Pi marks a tool result as an error only when `execute` throws. Messages say
+ * what went wrong and what the model can do about it: for argument errors, the parameters the tool expects.
+ */
+import type { AgentToolResult, AgentToolUpdateCallback } from "@mariozechner/pi-coding-agent";
+import { ErrorCode, McpError, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { formatParameters } from "./json-schema.ts";
+import { McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./mcp-content.ts";
+import type { McpExtensionState } from "./state.ts";
+import { getServerPrefix, PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
+
+export interface McpToolDetails {
+  server: string;
+  tool: string;
+  truncated: boolean;
+  toonEncoded: boolean;
+}
+
+export async function executeMcpTool(
+  state: McpExtensionState,
+  piName: string,
+  params: unknown,
+  signal: AbortSignal | undefined,
+  onUpdate: AgentToolUpdateCallback<unknown> | undefined,
+): Promise<AgentToolResult<McpToolDetails>> {
+  const found = await findTool(state, piName);
+  const tool = await connectFor(state, found);
+  const options = { serverName: tool.serverName, toonEncode: state.config.settings.toonEncode };
+  let result: TransformedResult;
+  try {
+    result = tool.resourceUri
+      ? transformResourceResult(await state.manager.readResource(tool.serverName, tool.resourceUri, { signal }), options)
+      : transformMcpResult(
+          await state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
+            signal,
+            onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
+          }),
+          options,
+        );
+  } catch (error) {
+    throw callFailure(state, tool, error);
+  }
+  if (result.isError) throw new McpToolError(result);
+  const details = { server: tool.serverName, tool: tool.originalName, truncated: !!result.details.truncation, toonEncoded: result.details.toonEncoded };
+  return { content: result.content, details };
+}
+
+/**
+ * The tool by its Pi name. A name the metadata does not know yet may still belong to a server whose tools were
+ * never listed (no cache): its prefix names the server, which is then connected to learn them.
+ */
+async function findTool(state: McpExtensionState, piName: string): Promise<ToolMetadata> {
+  const known = state.tools.byName.get(piName);
+  if (known) return known;
+  const server = serverByPrefix(state, piName);
+  if (server) {
+    await state.lifecycle.ensureConnected(server);
+    const learned = state.tools.byName.get(piName);
+    if (learned) return learned;
+  }
+  throw new Error(`Unknown MCP tool "${piName}". Use ${TOOL_SEARCH_NAME} to find the tool you need.`);
+}
+
+function serverByPrefix(state: McpExtensionState, piName: string): string | undefined {
+  const mode = state.config.settings.toolPrefix ?? "server";
+  if (mode === "none") return undefined;
+  for (const name of state.servers.keys()) {
+    if (state.catalogs.has(name)) continue;
+    if (piName.startsWith(`${getServerPrefix(name, mode)}${PREFIX_SEPARATOR}`)) return name;
+  }
+  return undefined;
+}
+
+/** Connects the tool's server if needed; the fresh tool list may have changed the tool, or dropped it. */
+async function connectFor(state: McpExtensionState, tool: ToolMetadata): Promise<ToolMetadata> {
+  if (state.manager.getConnection(tool.serverName)) return tool;
+  await state.lifecycle.ensureConnected(tool.serverName);
+  const current = state.tools.byServer
+    .get(tool.serverName)
+    ?.find((candidate) => candidate.originalName === tool.originalName && candidate.resourceUri === tool.resourceUri);
+  if (!current) throw new Error(`MCP server "${tool.serverName}" no longer offers "${tool.originalName}". Use ${TOOL_SEARCH_NAME} to find another tool.`);
+  return current;
+}
+
+function asArguments(params: unknown): Record<string, unknown> {
+  return typeof params === "object" && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+}
+
+function progressUpdate(tool: ToolMetadata, progress: Progress): AgentToolResult<McpToolDetails> {
+  const amount = progress.total ? `${progress.progress}/${progress.total}` : `${progress.progress}`;
+  const text = progress.message ? `${progress.message} (${amount})` : `Progress: ${amount}`;
+  return { content: [{ type: "text", text }], details: { server: tool.serverName, tool: tool.originalName, truncated: false, toonEncoded: false } };
+}
+
+/** An error the model can act on: argument problems come with the expected parameters. */
+function callFailure(state: McpExtensionState, tool: ToolMetadata, error: unknown): Error {
+  const label = `MCP tool "${tool.originalName}" on server "${tool.serverName}"`;
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.InvalidParams) return new Error(`${label}: ${error.message}\n${formatParameters(tool.inputSchema)}`);
+    if (error.code === ErrorCode.RequestTimeout) return new Error(`${label} timed out: ${error.message}`);
+    if (error.code === ErrorCode.ConnectionClosed) return connectionLost(state, tool, label, error);
+    return new Error(`${label} failed: ${error.message}`);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof Error && error.name === "AbortError") return new Error(`${label} was cancelled.`);
+  return new Error(`${label} failed: ${message}`);
+}
+
+/** The server died mid-call (or its connection dropped): its last stderr lines usually say why. */
+function connectionLost(state: McpExtensionState, tool: ToolMetadata, label: string, error: McpError): Error {
+  const stderr = state.manager.getState(tool.serverName).stderrTail;
+  const tail = stderr.length > 0 ? `\nLast server output:\n${stderr.join("\n")}` : "";
+  return new Error(`${label}: the server closed the connection during the call (${error.message}). The next call starts it again.${tail}`);
+}

@@ -1,0 +1,68 @@
+/**
+ * Registration with Pi: every MCP tool becomes a Pi tool with its real (provider-safe) schema.
+ *
+ * Pi activates a tool the first time its name is registered, keeps the active state of a name registered again,
+ * and shows a changed definition from the next run — on Pi 0.87 it also writes the whole changed definition into
+ * the transcript. So a tool is registered again only when what the model would see changed.
+ */
+import type { AgentToolResult, AgentToolUpdateCallback, ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { TSchema } from "typebox";
+import type { ToolMetadata } from "./types.ts";
+
+export type McpToolRunner = (
+  piName: string,
+  params: unknown,
+  signal: AbortSignal | undefined,
+  onUpdate: AgentToolUpdateCallback<unknown> | undefined,
+) => Promise<AgentToolResult<unknown>>;
+
+/** Pi accepts a plain JSON Schema as `parameters` (it serialises exactly as given). */
+export function jsonSchemaParameters(schema: Record<string, unknown>): TSchema {
+  return schema as unknown as TSchema;
+}
+
+export function mcpToolDefinition(tool: ToolMetadata, run: McpToolRunner): ToolDefinition {
+  return {
+    name: tool.name,
+    label: `${tool.serverName}: ${tool.originalName}`,
+    description: tool.description || `${tool.originalName} (MCP server ${tool.serverName})`,
+    parameters: jsonSchemaParameters(tool.inputSchema),
+    execute: (_toolCallId, params, signal, onUpdate) => run(tool.name, params, signal, onUpdate),
+  };
+}
+
+export class ToolRegistrar {
+  private readonly pi: ExtensionAPI;
+  /** What each registered name was last registered with, as the model sees it. */
+  private readonly fingerprints = new Map<string, string>();
+
+  constructor(pi: ExtensionAPI) {
+    this.pi = pi;
+  }
+
+  /** Registers the new and changed definitions; returns the names registered for the first time (Pi activated them). */
+  register(definitions: Iterable<ToolDefinition>): string[] {
+    const added: string[] = [];
+    for (const definition of definitions) {
+      const fingerprint = fingerprintOf(definition);
+      const previous = this.fingerprints.get(definition.name);
+      if (previous === fingerprint) continue;
+      this.pi.registerTool(definition);
+      this.fingerprints.set(definition.name, fingerprint);
+      if (previous === undefined) added.push(definition.name);
+    }
+    return added;
+  }
+
+  isRegistered(name: string): boolean {
+    return this.fingerprints.has(name);
+  }
+
+  registeredNames(): string[] {
+    return [...this.fingerprints.keys()];
+  }
+}
+
+function fingerprintOf(definition: ToolDefinition): string {
+  return JSON.stringify([definition.label, definition.description, definition.parameters]);
+}

@@ -1,0 +1,217 @@
+/**
+ * ToolSearch: the one MCP tool the model always has. Its description is a catalog of what can be found; a call
+ * (keywords, a plain request, or `select:name1,name2`) activates up to five tools and says how to call them.
+ *
+ * Pi ≥ 0.80.3 offers a tool activated during a run from the run's next turn. Older hosts (0.73.1) offer it only
+ * from the user's next prompt, so there the adapter also registers McpCall, which calls a loaded tool by name
+ * within the same prompt; ToolSearch's answer then carries the tool's schema and says to use McpCall.
+ */
+import { validateToolArguments } from "@mariozechner/pi-ai";
+import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { buildSearchIndex } from "./search-index.ts";
+import type { McpExtensionState } from "./state.ts";
+import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
+import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
+import { MCP_CALL_NAME, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
+
+const SELECT_PREFIX = "select:";
+/** How long a search waits for servers whose tools are still being learned at startup. */
+const STARTUP_WAIT_MS = 30_000;
+
+export interface ToolSearchDetails {
+  query: string;
+  /** Tools this call activated (read back after a reload to restore them). */
+  loaded: string[];
+}
+
+/** Reads the adapter's current state; throws when the adapter is not running. */
+export type StateAccess = () => McpExtensionState;
+
+export function toolSearchDefinition(pi: ExtensionAPI, access: StateAccess, description: string): ToolDefinition {
+  return {
+    name: TOOL_SEARCH_NAME,
+    label: "Tool search",
+    description,
+    parameters: jsonSchemaParameters({
+      type: "object",
+      properties: {
+        query: {
+          type: "string",
+          description: `Keywords or a plain request describing the tool you need, or "${SELECT_PREFIX}name1,name2" for exact names`,
+        },
+      },
+      required: ["query"],
+    }),
+    execute: async (_toolCallId, params, signal) => {
+      const state = access();
+      await waitForStartup(state, signal);
+      const query = typeof (params as { query?: unknown }).query === "string" ? (params as { query: string }).query : "";
+      return searchAndLoad(pi, state, query);
+    },
+  };
+}
+
+/** The catalog as the model reads it: the deferred tools, plus servers whose tools are not known yet. */
+export function currentToolSearchDescription(state: McpExtensionState): string {
+  const deferred = [...state.tools.byName.values()].filter((tool) => !state.directToolNames.has(tool.name));
+  const servers: CatalogServerInfo[] = [...state.servers.values()]
+    .filter((server) => server.enabled !== false)
+    .map((server) => ({ name: server.name, toolsKnown: state.catalogs.has(server.name) }));
+  return buildToolSearchDescription({ tools: deferred, servers });
+}
+
+export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: McpToolRunner): ToolDefinition {
+  return {
+    name: MCP_CALL_NAME,
+    label: "Call MCP tool",
+    description:
+      `Call an MCP tool that ${TOOL_SEARCH_NAME} loaded during this request and that is not in your tool list yet ` +
+      `(it is from the user's next message on). Give its exact name and its arguments.`,
+    parameters: jsonSchemaParameters({
+      type: "object",
+      properties: {
+        tool: { type: "string", description: "Exact name of the loaded tool" },
+        arguments: { type: "object", description: "The tool's arguments", additionalProperties: true },
+      },
+      required: ["tool"],
+    }),
+    execute: async (toolCallId, params, signal, onUpdate) => {
+      const { tool: name, arguments: args } = params as { tool: string; arguments?: unknown };
+      const tool = access().tools.byName.get(name);
+      if (!tool) throw new Error(`"${name}" is not an MCP tool. Use ${TOOL_SEARCH_NAME} to find and load one first.`);
+      // The same coercion and validation Pi applies to a direct call of the tool.
+      const validated: unknown = validateToolArguments(
+        { name: tool.name, description: tool.description, parameters: jsonSchemaParameters(tool.inputSchema) },
+        { type: "toolCall", id: toolCallId, name: tool.name, arguments: (args ?? {}) as Record<string, unknown> },
+      );
+      activate(pi, [tool.name]);
+      return run(tool.name, validated, signal, onUpdate);
+    },
+  };
+}
+
+async function waitForStartup(state: McpExtensionState, signal: AbortSignal | undefined): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, STARTUP_WAIT_MS);
+    signal?.addEventListener("abort", () => resolve(), { once: true });
+  });
+  try {
+    await Promise.race([state.startup, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function searchAndLoad(pi: ExtensionAPI, state: McpExtensionState, query: string): AgentToolResult<ToolSearchDetails> {
+  const trimmed = query.trim();
+  if (trimmed === "") return answer(query, [], usage(state, "The query was empty."));
+  const { tools, notes } = trimmed.toLowerCase().startsWith(SELECT_PREFIX)
+    ? selectByName(state, trimmed.slice(SELECT_PREFIX.length))
+    : { tools: search(state, trimmed), notes: [] };
+  if (tools.length === 0) return answer(query, [], [...notes, ...usage(state, `No MCP tool matches "${shorten(trimmed)}".`)]);
+  const before = new Set(pi.getActiveTools());
+  const loaded = tools.filter((tool) => !before.has(tool.name)).map((tool) => tool.name);
+  activate(pi, loaded);
+  return answer(query, loaded, [...notes, ...describeLoaded(state, tools)]);
+}
+
+function search(state: McpExtensionState, query: string): ToolMetadata[] {
+  state.searchIndex ??= buildSearchIndex([...state.tools.byName.values()]);
+  return state.searchIndex.search(query, TOOLS_PER_SEARCH).map((hit) => hit.tool);
+}
+
+/**
+ * Exact names first; then, forgivingly, a name in another case, an MCP name (when only one server has it), or
+ * `server/tool`. Unknown names are reported with the closest match the search finds.
+ */
+function selectByName(state: McpExtensionState, list: string): { tools: ToolMetadata[]; notes: string[] } {
+  const tools: ToolMetadata[] = [];
+  const notes: string[] = [];
+  for (const name of list.split(",").map((part) => part.trim()).filter(Boolean)) {
+    const matches = resolveName(state, name);
+    if (matches.length === 1) {
+      if (!tools.includes(matches[0])) tools.push(matches[0]);
+    } else if (matches.length > 1) {
+      notes.push(`"${name}" is ambiguous: ${matches.map((tool) => tool.name).join(", ")}.`);
+    } else {
+      const closest = search(state, name)[0];
+      notes.push(`No MCP tool is named "${shorten(name)}"${closest ? ` (closest: ${closest.name})` : ""}.`);
+    }
+  }
+  if (tools.length > TOOLS_PER_SEARCH) {
+    notes.push(`Loaded the first ${TOOLS_PER_SEARCH}; not loaded: ${tools.slice(TOOLS_PER_SEARCH).map((tool) => tool.name).join(", ")}.`);
+  }
+  return { tools: tools.slice(0, TOOLS_PER_SEARCH), notes };
+}
+
+function resolveName(state: McpExtensionState, name: string): ToolMetadata[] {
+  const all = [...state.tools.byName.values()];
+  const exact = state.tools.byName.get(name);
+  if (exact) return [exact];
+  const lower = name.toLowerCase();
+  const byPiName = all.filter((tool) => tool.name.toLowerCase() === lower);
+  if (byPiName.length > 0) return byPiName;
+  const slash = name.indexOf("/");
+  if (slash > 0) {
+    const server = name.slice(0, slash);
+    const original = name.slice(slash + 1);
+    return all.filter((tool) => tool.serverName === server && tool.originalName === original);
+  }
+  return all.filter((tool) => tool.originalName === name);
+}
+
+/** Each tool, and how to call it on this host in this run. */
+function describeLoaded(state: McpExtensionState, tools: readonly ToolMetadata[]): string[] {
+  const callableNow = (tool: ToolMetadata) =>
+    state.host.refreshesToolsEachTurn || state.offeredThisRun.has(tool.name) || state.directToolNames.has(tool.name);
+  const direct = tools.filter(callableNow);
+  const viaProxy = tools.filter((tool) => !callableNow(tool));
+  const lines: string[] = [];
+  if (direct.length > 0) {
+    lines.push(`Loaded ${direct.length === 1 ? "this tool" : "these tools"}; call ${direct.length === 1 ? "it" : "them"} directly:`);
+    for (const tool of direct) lines.push(`- ${tool.name}: ${oneLine(tool.description)}`);
+  }
+  if (viaProxy.length > 0) {
+    lines.push(
+      `Loaded ${viaProxy.length === 1 ? "this tool" : "these tools"}. ${viaProxy.length === 1 ? "It joins" : "They join"} your tool list ` +
+        `with the user's next message; until then call ${viaProxy.length === 1 ? "it" : "them"} through ${MCP_CALL_NAME}, ` +
+        `e.g. ${MCP_CALL_NAME}({"tool": "${viaProxy[0].name}", "arguments": {...}}):`,
+    );
+    for (const tool of viaProxy) {
+      lines.push(`- ${tool.name}: ${oneLine(tool.description)}`, `  Parameters (JSON Schema): ${JSON.stringify(tool.inputSchema)}`);
+    }
+  }
+  return lines;
+}
+
+function usage(state: McpExtensionState, reason: string): string[] {
+  const servers = [...state.tools.byServer.keys()];
+  return [
+    reason,
+    `Describe the tool you need in a few words, or use "${SELECT_PREFIX}name1,name2" with exact tool names.`,
+    servers.length > 0 ? `MCP servers: ${servers.join(", ")}.` : "No MCP tools are known yet.",
+  ];
+}
+
+function answer(query: string, loaded: string[], lines: string[]): AgentToolResult<ToolSearchDetails> {
+  return { content: [{ type: "text", text: lines.join("\n") }], details: { query, loaded } };
+}
+
+/** Adds to the active set; never drops what the model already has. */
+export function activate(pi: ExtensionAPI, names: readonly string[]): void {
+  const active = pi.getActiveTools();
+  const missing = names.filter((name) => !active.includes(name));
+  if (missing.length > 0) pi.setActiveTools([...active, ...missing]);
+}
+
+const ONE_LINE_CHARS = 200;
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length <= ONE_LINE_CHARS ? line : `${line.slice(0, ONE_LINE_CHARS - 1)}…`;
+}
+
+function shorten(text: string): string {
+  return text.length <= 80 ? text : `${text.slice(0, 79)}…`;
+}

@@ -1,0 +1,32 @@
+/**
+ * Where the adapter talks to the user: Pi's UI when the mode has one (interactive, RPC); otherwise (print and
+ * JSON modes) warnings go to stderr and command output to stdout, so they are still seen.
+ */
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { McpUi } from "./state.ts";
+
+const STATUS_KEY = "mcp";
+
+/** A UI that goes silent once `isStale()` (Pi's ctx throws after its session ended). */
+export function createUi(ctx: ExtensionContext, isStale: () => boolean): McpUi {
+  const guard = (action: () => void) => {
+    if (isStale()) return;
+    try {
+      action();
+    } catch {
+      // The context went stale between the check and the call: the session is ending.
+    }
+  };
+  return {
+    notify: (message, level) =>
+      guard(() => (ctx.hasUI ? ctx.ui.notify(message, level) : level !== "info" && process.stderr.write(`[mcp] ${message}\n`))),
+    setStatus: (text) => guard(() => ctx.hasUI && ctx.ui.setStatus(STATUS_KEY, text)),
+    show: (text) => guard(() => showText(ctx, text)),
+  };
+}
+
+/** A command's answer: a notification in the UI, plain stdout without one. */
+export function showText(ctx: ExtensionContext, text: string): void {
+  if (ctx.hasUI) ctx.ui.notify(text, "info");
+  else process.stdout.write(`${text}\n`);
+}
