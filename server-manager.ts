@@ -14,11 +14,14 @@ import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.j
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
+  ElicitRequestSchema,
   ErrorCode,
   McpError,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type ElicitRequestFormParams,
+  type ElicitResult,
   type Progress,
   type ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -73,6 +76,15 @@ export class NeedsAuthError extends Error {
   }
 }
 
+/**
+ * Answers a server's form elicitation (`elicitation/create`): asks the user, or decides without one. An `accept`
+ * may leave fields out: the SDK fills in the defaults the form's schema gives (SEP-1034).
+ */
+export type ElicitationHandler = (serverName: string, request: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;
+
+/** The answer when nobody can be asked: accept the form as its defaults fill it. */
+export const acceptElicitationDefaults: ElicitationHandler = async () => ({ action: "accept", content: {} });
+
 export interface McpServerManagerOptions {
   /** Pi's agent directory (npx resolution keeps its cache there). */
   agentDir: string;
@@ -82,6 +94,8 @@ export interface McpServerManagerOptions {
   requestTimeoutMs?: number;
   /** Run `npx pkg` servers straight from npm's cache, without the npm parent process. Default true. */
   resolveNpx?: boolean;
+  /** Without it, servers are told the client cannot elicit (they must not ask). */
+  elicitation?: ElicitationHandler;
 }
 
 export interface CallOptions {
@@ -151,12 +165,14 @@ export class McpServerManager {
   private readonly onMetadataChanged?: (name: string) => void;
   private readonly requestTimeoutMs: number;
   private readonly resolveNpx: boolean;
+  private readonly elicitation?: ElicitationHandler;
 
   constructor(options: McpServerManagerOptions) {
     this.agentDir = options.agentDir;
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.resolveNpx = options.resolveNpx ?? true;
+    this.elicitation = options.elicitation;
   }
 
   /** The live connection, or a new one. Concurrent calls for one server share one attempt (and one process). */
@@ -335,7 +351,7 @@ export class McpServerManager {
         record.stderr = new OutputTail();
         session = await this.openStdio(def, record.stderr, signal, timeoutMs);
       } else {
-        session = await openHttp(def, signal, timeoutMs);
+        session = await openHttp(def, () => this.createClient(def.name), signal, timeoutMs);
       }
       record.transport = session.transport;
       return await this.readMetadata(def.name, session, { signal, timeout: timeoutMs });
@@ -367,6 +383,18 @@ export class McpServerManager {
     return connection;
   }
 
+  /** A client for one server; it offers elicitation only when someone answers it. */
+  private createClient(serverName: string): Client {
+    const answer = this.elicitation;
+    if (!answer) return new Client(CLIENT_INFO, { capabilities: {} });
+    const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: { applyDefaults: true } } } });
+    // Only form mode is offered, so the SDK refuses URL-mode requests before they get here.
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+      answer(serverName, request.params as ElicitRequestFormParams, extra.signal),
+    );
+    return client;
+  }
+
   private async openStdio(def: ServerDefinition, stderr: OutputTail, signal: AbortSignal, timeoutMs: number): Promise<Session> {
     const env = mergeEnv(process.env, def.env);
     let command = def.command!;
@@ -385,7 +413,7 @@ export class McpServerManager {
       stderr.append(chunk.toString("utf8"));
       if (def.debug) process.stderr.write(chunk);
     });
-    const client = createClient();
+    const client = this.createClient(def.name);
     const shutdown = () => stopStdioServer(client, transport);
     await connectClient(client, transport, shutdown, signal, timeoutMs);
     return { client, transport: "stdio", pid: transport.pid ?? undefined, shutdown };
@@ -472,10 +500,6 @@ export class McpServerManager {
   }
 }
 
-function createClient(): Client {
-  return new Client(CLIENT_INFO, { capabilities: {} });
-}
-
 const CLIENT_INFO = { name: "pi-mcp-adapter", version: readOwnVersion() };
 
 function readOwnVersion(): string {
@@ -515,18 +539,18 @@ async function stopStdioServer(client: Client, transport: StdioClientTransport):
   await closed;
 }
 
-async function openHttp(def: ServerDefinition, signal: AbortSignal, timeoutMs: number): Promise<Session> {
+async function openHttp(def: ServerDefinition, createClient: () => Client, signal: AbortSignal, timeoutMs: number): Promise<Session> {
   const url = parseUrl(def);
   const requestInit: RequestInit = { headers: httpHeaders(def) };
-  if (def.transport === "sse") return openSse(url, requestInit, signal, timeoutMs);
+  if (def.transport === "sse") return openSse(url, requestInit, createClient(), signal, timeoutMs);
   try {
-    return await openStreamableHttp(url, requestInit, signal, timeoutMs);
+    return await openStreamableHttp(url, requestInit, createClient(), signal, timeoutMs);
   } catch (error) {
     if (def.transport === "http" || !(error instanceof StreamableHTTPError && STREAMABLE_HTTP_REJECTED.has(error.code ?? 0))) {
       throw error;
     }
     try {
-      return await openSse(url, requestInit, signal, timeoutMs);
+      return await openSse(url, requestInit, createClient(), signal, timeoutMs);
     } catch (sseError) {
       if (isUnauthorized(sseError) || signal.aborted) throw sseError;
       throw new Error(
@@ -536,9 +560,8 @@ async function openHttp(def: ServerDefinition, signal: AbortSignal, timeoutMs: n
   }
 }
 
-async function openStreamableHttp(url: URL, requestInit: RequestInit, signal: AbortSignal, timeoutMs: number): Promise<Session> {
+async function openStreamableHttp(url: URL, requestInit: RequestInit, client: Client, signal: AbortSignal, timeoutMs: number): Promise<Session> {
   const transport = new StreamableHTTPClientTransport(url, { requestInit });
-  const client = createClient();
   const shutdown = async () => {
     // Tell the server the session is over (spec: SHOULD), without letting a slow server hold up shutdown.
     if (transport.sessionId) await Promise.race([transport.terminateSession().catch(() => {}), delay(SESSION_DELETE_WAIT_MS)]);
@@ -548,10 +571,9 @@ async function openStreamableHttp(url: URL, requestInit: RequestInit, signal: Ab
   return { client, transport: "http", shutdown };
 }
 
-async function openSse(url: URL, requestInit: RequestInit, signal: AbortSignal, timeoutMs: number): Promise<Session> {
+async function openSse(url: URL, requestInit: RequestInit, client: Client, signal: AbortSignal, timeoutMs: number): Promise<Session> {
   // The SDK adds `requestInit.headers` to the EventSource GET as well as to the POSTs.
   const transport = new SSEClientTransport(url, { requestInit });
-  const client = createClient();
   const shutdown = () => client.close().catch(() => {});
   await connectClient(client, transport, shutdown, signal, timeoutMs);
   return { client, transport: "sse", shutdown };
