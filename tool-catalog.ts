@@ -4,9 +4,9 @@
  * Every server gets one line at the richest level the token budget allows, cheapest upgrades first:
  *   0. `- jira-cloud: 91 tools`
  *   1. `- jira-cloud: 91 tools, e.g. issues, sprint, filter, worklog` (the words that set its tool names apart)
- *   2. the same with twice as many words
- *   3. `- jira-cloud (jira_cloud__…): jira_add_comment, jira_add_labels, …` (every tool name)
- *   4. the tool names, each with a one-line description
+ *   2–4. the same with 8, 16 and 32 words
+ *   5. `- jira-cloud (jira_cloud__…): jira_add_comment, jira_add_labels, …` (every tool name)
+ *   6. the tool names, each with a one-line description
  * A handful of servers is shown whole; 45 servers get their words, the small ones their names; hundreds end in
  * "… and N more servers". The output depends only on the catalog's content, never on the order it arrives in:
  * prompt caches rely on it.
@@ -51,7 +51,7 @@ function estimateTokens(text: string): number {
 }
 const TOOL_DESCRIPTION_CHARS = 80;
 const SERVER_DESCRIPTION_CHARS = 60;
-const CAPABILITY_WORDS = [4, 8];
+const CAPABILITY_WORDS = [4, 8, 16, 32];
 /** Words every kind of server uses for its tools: they say nothing about what a server can do. */
 const GENERIC_NAME_WORDS: ReadonlySet<string> = new Set(
   "get list create update delete set add remove search find read write fetch retrieve by id all new edit do run api mcp tool tools"
@@ -100,23 +100,26 @@ function groupByServer(catalog: CatalogInput): ServerEntry[] {
   return servers.sort((a, b) => compare(a.name, b.name));
 }
 
-/** Each level's text for a server (level 0 first); a level a server cannot have repeats the one below. */
+/**
+ * Each server's possible lines, from the count alone to every tool described. A summary that costs as much as the
+ * list of names is left out: the names say more.
+ */
 function renderLevels(servers: readonly ServerEntry[]): (server: ServerEntry) => string[] {
   const rarity = nameWordRarity(servers);
   return (server) => {
     const title = server.description ? `${server.name} (${oneLine(server.description, SERVER_DESCRIPTION_CHARS)})` : server.name;
     if (server.tools.length === 0) return [`- ${title}: tools not known yet (search to list them)`];
-    const count = `${server.tools.length} ${plural(server.tools.length, "tool")}`;
+    const count = `- ${title}: ${server.tools.length} ${plural(server.tools.length, "tool")}`;
     const words = capabilityWords(server, rarity);
     const prefix = commonPrefix(server.tools);
     const shortName = (tool: ToolMetadata) => tool.name.slice(prefix.length);
     const named = prefix ? `${title} (${prefix}…)` : title;
-    return [
-      `- ${title}: ${count}`,
-      ...CAPABILITY_WORDS.map((n) => (words.length ? `- ${title}: ${count}, e.g. ${words.slice(0, n).join(", ")}` : `- ${title}: ${count}`)),
-      `- ${named}: ${server.tools.map(shortName).join(", ")}`,
-      [`- ${named}:`, ...server.tools.map((tool) => `  ${shortName(tool)}: ${oneLine(tool.description, TOOL_DESCRIPTION_CHARS)}`)].join("\n"),
-    ];
+    const names = `- ${named}: ${server.tools.map(shortName).join(", ")}`;
+    const described = server.tools.map((tool) => `  ${shortName(tool)}: ${oneLine(tool.description, TOOL_DESCRIPTION_CHARS)}`);
+    const summaries = CAPABILITY_WORDS.map((n) => words.slice(0, n))
+      .filter((chosen) => chosen.length > 0)
+      .map((chosen) => `${count}, e.g. ${chosen.join(", ")}`);
+    return [count, ...new Set(summaries.filter((summary) => summary.length < names.length)), names, [`- ${named}:`, ...described].join("\n")];
   };
 }
 

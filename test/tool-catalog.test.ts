@@ -38,6 +38,14 @@ describe("ToolSearch description over the real corpus", () => {
     expect(description).toContain(`${tools.length} tools on ${count} server`);
   });
 
+  it("stays within budget for each corpus server alone, the 201-tool one included", () => {
+    for (const server of serverNames) {
+      const description = buildToolSearchDescription({ tools: corpus.filter((tool) => tool.serverName === server) });
+      expect(tokens(description)).toBeLessThanOrEqual(CATALOG_TOKEN_BUDGET);
+      expect(description).toContain(`- ${server}`);
+    }
+  });
+
   it("stays within budget at 10k tools on the same 45 servers, naming every server", () => {
     const tools = serverNames.flatMap((server) => {
       const own = corpus.filter((tool) => tool.serverName === server);
