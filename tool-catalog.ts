@@ -59,9 +59,10 @@ const GENERIC_NAME_WORDS: ReadonlySet<string> = new Set(
     .map(stem),
 );
 
+// How loaded tools become callable differs between Pi versions: the search result says it, not this header.
 const HEADER =
   `Find and load tools from MCP servers. The tools listed below are not active yet: call ${TOOL_SEARCH_NAME} ` +
-  `first, then call the loaded tools directly (they become available on your next turn).\n` +
+  `to load the ones you need, then use them.\n` +
   `query: what you need, as keywords or in plain words (e.g. "take a screenshot of the page"), or ` +
   `"select:name1,name2" to load tools by exact name. Loads up to ${TOOLS_PER_SEARCH} tools per call.`;
 

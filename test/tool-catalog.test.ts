@@ -105,7 +105,7 @@ describe("ToolSearch description", () => {
     const description = buildToolSearchDescription({ tools: [tool("srv", "echo", "Echo")] });
     expect(description).toContain("select:name1,name2");
     expect(description).toContain(`up to ${TOOLS_PER_SEARCH} tools`);
-    expect(description).toContain("next turn");
+    expect(description).toContain("not active yet");
   });
 
   it("says when there is nothing to find", () => {
