@@ -74,7 +74,7 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
 }
 
 function describeStatus(status: string): string {
-  return status === "idle" ? "not started" : status;
+  return status === "idle" ? "not started" : status === "closed" ? "stopped" : status;
 }
 
 function marker(status: string): string {

@@ -27,7 +27,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { resolveNpxCommand } from "./npx-resolver.ts";
 import { OutputTail } from "./output-tail.ts";
-import { stopProcessTree } from "./process-tree.ts";
+import { isProcessAlive, stopProcessTree } from "./process-tree.ts";
 import { listResources, listTools } from "./server-listing.ts";
 import type { McpResource, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
@@ -217,9 +217,18 @@ export class McpServerManager {
     return new Map(defs.map((def, index) => [def.name, results[index]!]));
   }
 
-  /** Only a connection that is up. */
+  /**
+   * Only a connection that is up. A stdio server that died is noticed here even before its pipes report it (a
+   * killed process can sit unnoticed for a moment), so no call is ever sent to a dead process.
+   */
   getConnection(name: string): ServerConnection | undefined {
-    return this.records.get(name)?.connection;
+    const record = this.records.get(name);
+    const connection = record?.connection;
+    if (record && connection?.pid !== undefined && !isProcessAlive(connection.pid)) {
+      this.drop(record, connection, "the server process exited");
+      return undefined;
+    }
+    return connection;
   }
 
   getState(name: string): ServerState {
