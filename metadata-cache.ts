@@ -9,11 +9,12 @@
  * the next write; within a good file, a malformed entry is dropped and the others kept. Only the hash of a
  * server's config is stored, never the config (it may hold secrets).
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
+import { writeFileAtomic } from "./atomic-file.ts";
 import type { McpResource, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
 
 export const CACHE_VERSION = 1;
@@ -148,23 +149,25 @@ export async function writeServerEntries(
     compromised = error;
   });
   if (typeof release === "string") return { written: false, path, reason: release };
-  const tempPath = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
     const servers = new Map(await readServersForMerge(path));
     for (const [name, entry] of updates) servers.set(name, entry);
     const file = { version: CACHE_VERSION, servers: Object.fromEntries([...servers].sort(([a], [b]) => (a < b ? -1 : 1))) };
-    await writeFile(tempPath, JSON.stringify(file), { mode: 0o600, flag: "wx" });
-    // Another process took the lock over (ours looked stale): renaming now could undo its write.
-    if (compromised) return { written: false, path, reason: `lost the lock on ${path} (${compromised.message}); write skipped` };
-    await rename(tempPath, path);
+    await writeFileAtomic(path, JSON.stringify(file), {
+      beforeRename: () => {
+        // Another process took the lock over (ours looked stale): renaming now could undo its write.
+        if (compromised) throw new LockLostError(`lost the lock on ${path} (${compromised.message}); write skipped`);
+      },
+    });
     return { written: true, path, rejected };
   } catch (error) {
-    return { written: false, path, reason: `cannot write ${path}: ${errorMessage(error)}` };
+    return { written: false, path, reason: error instanceof LockLostError ? error.message : `cannot write ${path}: ${errorMessage(error)}` };
   } finally {
-    await rm(tempPath, { force: true }).catch(() => undefined);
     await release().catch(() => undefined);
   }
 }
+
+class LockLostError extends Error {}
 
 async function readServersForMerge(path: string): Promise<ReadonlyMap<string, CachedServerEntry>> {
   try {

@@ -3,8 +3,9 @@
  * and re-checking the install. The file is private (0600) and replaced atomically; a damaged file is ignored and
  * rewritten on the next store.
  */
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeFileAtomic } from "./atomic-file.ts";
 
 export const NPX_CACHE_FILE_NAME = "mcp-npx-cache.json";
 const FORMAT_VERSION = 1;
@@ -41,7 +42,7 @@ export function storeResolution(file: string, key: string, resolution: CachedRes
     const entries = await readEntries(file);
     for (const [name, entry] of Object.entries(entries)) if (entry.validUntil <= now) delete entries[name];
     entries[key] = resolution;
-    await writeAtomically(file, JSON.stringify({ version: FORMAT_VERSION, entries } satisfies CacheFile, null, 2));
+    await writeFileAtomic(file, JSON.stringify({ version: FORMAT_VERSION, entries } satisfies CacheFile, null, 2));
   });
   writeQueues.set(file, next.catch(() => undefined));
   return next;
@@ -58,18 +59,6 @@ async function readEntries(file: string): Promise<Record<string, CachedResolutio
   const entries: Record<string, CachedResolution> = {};
   for (const [key, entry] of Object.entries(parsed.entries)) if (isResolution(entry)) entries[key] = entry;
   return entries;
-}
-
-async function writeAtomically(file: string, content: string): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  try {
-    await writeFile(temp, content, { mode: 0o600 });
-    await rename(temp, file);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
 }
 
 function isResolution(value: unknown): value is CachedResolution {
