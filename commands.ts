@@ -4,6 +4,7 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { updateStatus } from "./init.ts";
 import type { McpExtensionState } from "./state.ts";
+import type { ToolCallStats } from "./stats.ts";
 import type { ServerDefinition } from "./types.ts";
 import { showText } from "./ui.ts";
 
@@ -66,11 +67,21 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
     live.pid ? `pid ${live.pid}` : undefined,
   ].filter(Boolean);
   const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${source}`];
+  const calls = state.stats ? callSummary([...state.stats.sessionStats(server.name).values()]) : undefined;
+  if (calls) lines.push(`    ${calls}`);
   const retryIn = state.lifecycle.backoffRemainingMs(server.name);
   if (live.lastError && live.status !== "connected") {
     lines.push(`    last error: ${firstLine(live.lastError)}${retryIn > 0 ? ` (next attempt in ${Math.ceil(retryIn / 1000)} s)` : ""}`);
   }
   return lines;
+}
+
+function callSummary(stats: readonly ToolCallStats[]): string | undefined {
+  const calls = stats.reduce((sum, item) => sum + item.calls, 0);
+  if (calls === 0) return undefined;
+  const errors = stats.reduce((sum, item) => sum + item.errors, 0);
+  const averageMs = stats.reduce((sum, item) => sum + item.totalMs, 0) / calls;
+  return `calls this session: ${calls}${errors > 0 ? ` (${errors} failed)` : ""}, ${Math.round(averageMs)} ms on average`;
 }
 
 function describeStatus(status: string): string {

@@ -19,6 +19,7 @@ import { type DirectToolRules, DIRECT_TOOLS_ENV, parseDirectToolsEnv, selectDire
 import { McpLifecycleManager } from "./lifecycle.ts";
 import { createCacheEntry, getValidEntry, loadMetadataCache, type MetadataCacheSnapshot, writeServerEntries } from "./metadata-cache.ts";
 import { McpServerManager } from "./server-manager.ts";
+import { createCallStats } from "./stats.ts";
 import type { HostCapabilities, McpExtensionState, McpUi, ServerCatalogEntry } from "./state.ts";
 import { executeMcpTool } from "./tool-executor.ts";
 import { createUi } from "./ui.ts";
@@ -142,6 +143,7 @@ export class McpAdapter {
       lifecycle,
       host: this.host,
       ui,
+      stats: createCallStats(config.settings, this.agentDir),
       catalogs,
       tools: buildToolMetadata([...catalogs.values()], config.settings),
       searchIndex: undefined,
@@ -235,7 +237,7 @@ export class McpAdapter {
     this.state = undefined;
     state.shutDown = true;
     await state.lifecycle.stop();
-    await Promise.allSettled([...state.pendingWrites]);
+    await Promise.allSettled([...state.pendingWrites, state.stats?.flush()]);
   }
 }
 

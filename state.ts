@@ -5,6 +5,7 @@
 import type { ToolSearchIndex } from "./search-index.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import type { McpServerManager } from "./server-manager.ts";
+import type { CallStats } from "./stats.ts";
 import type { ServerCatalog, ToolMetadataIndex } from "./tool-metadata.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
 
@@ -39,6 +40,8 @@ export interface McpExtensionState {
   readonly lifecycle: McpLifecycleManager;
   readonly host: HostCapabilities;
   readonly ui: McpUi;
+  /** Set when `settings.captureStats` is on. */
+  readonly stats: CallStats | undefined;
   /** Servers whose tools are known (live or cached), by name. */
   readonly catalogs: Map<string, ServerCatalogEntry>;
   /** The tools built from `catalogs`, with their Pi names. */

@@ -28,7 +28,24 @@ export async function executeMcpTool(
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
 ): Promise<AgentToolResult<McpToolDetails>> {
   const found = await findTool(state, piName);
-  const tool = await connectFor(state, found);
+  const startedAt = performance.now();
+  let ok = false;
+  try {
+    const result = await callTool(state, await connectFor(state, found), params, signal, onUpdate);
+    ok = true;
+    return result;
+  } finally {
+    state.stats?.record(found.serverName, found.originalName, performance.now() - startedAt, ok);
+  }
+}
+
+async function callTool(
+  state: McpExtensionState,
+  tool: ToolMetadata,
+  params: unknown,
+  signal: AbortSignal | undefined,
+  onUpdate: AgentToolUpdateCallback<unknown> | undefined,
+): Promise<AgentToolResult<McpToolDetails>> {
   const options = { serverName: tool.serverName, toonEncode: state.config.settings.toonEncode };
   let result: TransformedResult;
   try {

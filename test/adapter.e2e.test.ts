@@ -24,8 +24,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function dirsWith(servers: Record<string, unknown>): Promise<McpDirs> {
-  const dirs = await mcpDirs({ mcpServers: servers });
+async function dirsWith(servers: Record<string, unknown>, settings: Record<string, unknown> = {}): Promise<McpDirs> {
+  const dirs = await mcpDirs({ mcpServers: servers, settings });
   cleanups.push(dirs.cleanup);
   return dirs;
 }
@@ -74,13 +74,18 @@ describe(`adapter on Pi ${host.version}`, () => {
     expect(await descendantProcesses(EVERYTHING_MARKER)).toEqual([]);
   });
 
-  test("a tool loaded in one prompt is called directly in the next", async () => {
-    const dirs = await dirsWith({ everything: REAL_SERVERS.everything });
+  test("a tool loaded in one prompt is called directly in the next; captureStats counts the calls", async () => {
+    const dirs = await dirsWith({ everything: REAL_SERVERS.everything }, { captureStats: true });
     const pi = await session(dirs, [...echoSteps, callEcho, "Again."]);
     await pi.prompt("echo something");
     await pi.prompt("echo it again");
     expect(offeredToolNames(pi.requests[3]!)).toContain(ECHO_TOOL);
     expect(pi.toolResults.at(-1)).toMatchObject({ toolName: ECHO_TOOL, isError: false, text: `Echo: ${ECHO_MESSAGE}` });
+    expect((await pi.command("/mcp status")).text).toMatch(/calls this session: 2, \d+ ms on average/);
+
+    await pi.dispose();
+    const stats = JSON.parse(await readFile(join(dirs.agentDir, "mcp-stats.json"), "utf8"));
+    expect(stats.tools["everything/echo"]).toMatchObject({ calls: 2, errors: 0 });
   });
 
   test("select: loads exact names from several servers, and says which names it does not know", async () => {

@@ -1,0 +1,57 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { createCallStats, STATS_FILE_NAME } from "../stats.ts";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mcp-stats-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const readStats = async (path: string) => JSON.parse(await readFile(path, "utf8"));
+
+describe("call statistics", () => {
+  test("off unless captureStats is set; default file in the agent dir, or the given path", () => {
+    expect(createCallStats({}, dir)).toBeUndefined();
+    expect(createCallStats({ captureStats: true }, dir)?.path).toBe(join(dir, STATS_FILE_NAME));
+    expect(createCallStats({ captureStats: { path: join(dir, "x.json") } }, dir)?.path).toBe(join(dir, "x.json"));
+  });
+
+  test("totals accumulate across sessions; the file is private and holds only counts", async () => {
+    const first = createCallStats({ captureStats: true }, dir)!;
+    first.record("srv", "echo", 10, true);
+    first.record("srv", "echo", 30, false);
+    await first.flush();
+    const second = createCallStats({ captureStats: true }, dir)!;
+    second.record("srv", "echo", 20, true);
+    second.record("other", "get", 5, true);
+    await second.flush();
+    await second.flush(); // nothing new: no change
+
+    const file = await readStats(first.path);
+    expect(file.tools["srv/echo"]).toMatchObject({ calls: 3, errors: 1, totalMs: 60, maxMs: 30 });
+    expect(file.tools["other/get"]).toMatchObject({ calls: 1, errors: 0 });
+    expect((await stat(first.path)).mode & 0o777).toBe(0o600);
+    expect([...second.sessionStats("srv").keys()]).toEqual(["srv/echo"]);
+    expect(second.sessionStats("srv").get("srv/echo")?.calls).toBe(1);
+  });
+
+  test("a damaged file is replaced, not a crash", async () => {
+    const path = join(dir, STATS_FILE_NAME);
+    await writeFile(path, "{ not json");
+    const stats = createCallStats({ captureStats: true }, dir)!;
+    stats.record("srv", "echo", 1, true);
+    await stats.flush();
+    expect((await readStats(path)).tools["srv/echo"].calls).toBe(1);
+  });
+
+  test("writes by itself a moment after calls", async () => {
+    const stats = createCallStats({ captureStats: { flushDelayMs: 10 } }, dir)!;
+    stats.record("srv", "echo", 1, true);
+    await expect.poll(() => readStats(stats.path).catch(() => undefined), { timeout: 5_000 }).toMatchObject({ tools: { "srv/echo": { calls: 1 } } });
+  });
+});
