@@ -183,3 +183,23 @@ describe(`adapter on Pi ${host.version}`, () => {
     expect(await descendantProcesses(EVERYTHING_MARKER)).toEqual([]);
   });
 });
+
+describe(`adapter across /reload on Pi ${host.version}`, () => {
+  test("tools loaded before a reload stay loaded; the old servers are ended, one process serves the new session", async () => {
+    const dirs = await dirsWith({ everything: { ...REAL_SERVERS.everything, lifecycle: "keep-alive" } });
+    const pi = await session(dirs, [search("select:everything__echo"), "loaded", callEcho, "called"]);
+    await pi.prompt("load echo");
+    const [before] = await descendantProcesses(EVERYTHING_MARKER);
+    expect(before).toBeDefined();
+
+    await pi.reload();
+    await pi.prompt("echo after the reload");
+
+    expect(offeredToolNames(pi.requests[2]!)).toEqual(expect.arrayContaining([ECHO_TOOL, "ToolSearch"]));
+    expect(offeredToolNames(pi.requests[2]!).filter((name) => name.startsWith("everything__"))).toEqual([ECHO_TOOL]);
+    expect(pi.toolResults.at(-1)).toMatchObject({ toolName: ECHO_TOOL, isError: false });
+    const after = await descendantProcesses(EVERYTHING_MARKER);
+    expect(after).toHaveLength(1);
+    expect(after[0]!.pid).not.toBe(before!.pid);
+  });
+});
