@@ -134,7 +134,8 @@ function collectParameters(schema: unknown, depth: number, names: string[], desc
   collectParameters(schema.items, depth + 1, names, descriptions);
   for (const key of ["anyOf", "oneOf", "allOf"]) {
     const variants = schema[key];
-    if (Array.isArray(variants)) for (const variant of variants) collectParameters(variant, depth + 1, names, descriptions);
+    if (!Array.isArray(variants)) continue;
+    for (const variant of variants) collectParameters(variant, depth + 1, names, descriptions);
   }
 }
 
@@ -297,7 +298,8 @@ function editDistance(a: string, b: string, limit: number): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
       let value = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
-      const swapped = i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1);
+      const swapped =
+        i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1);
       if (swapped) value = Math.min(value, beforePrevious[j - 2] + 1);
       current[j] = value;
       rowMin = Math.min(rowMin, value);
@@ -320,7 +322,7 @@ function boostNameCoverage(scores: Float64Array, names: NameTerms, termWeights: 
   }
 }
 
-/** A name as typed in any style: `take_screenshot`, `take-screenshot`, `TakeScreenshot`, `chrome_devtools__take_screenshot`. */
+/** A name as typed in any style: `take_screenshot`, `take-screenshot`, `TakeScreenshot`, `chrome_devtools__take_screenshot`… */
 function normalizeName(text: string): string {
   return splitWords(text).join("");
 }
@@ -352,7 +354,8 @@ function maxOf(scores: Float64Array): number {
 
 /** The `limit` best docs by a bounded insertion: a catalog of 50k tools may give most of them some score. */
 function topHits(tools: readonly ToolMetadata[], scores: Float64Array, limit: number): SearchHit[] {
-  const ranksAbove = (a: number, b: number) => scores[a] > scores[b] || (scores[a] === scores[b] && tools[a].name < tools[b].name);
+  const ranksAbove = (a: number, b: number) =>
+    scores[a] > scores[b] || (scores[a] === scores[b] && tools[a].name < tools[b].name);
   const top: number[] = [];
   for (let doc = 0; doc < scores.length; doc++) {
     if (scores[doc] <= 0 || (top.length === limit && !ranksAbove(doc, top[limit - 1]))) continue;

@@ -45,24 +45,23 @@ export interface CatalogInput {
  * prose, which only small catalogs show.
  */
 const TOKEN_PIECES = /[A-Za-z]{1,4}|[0-9]{1,2}|[^\sA-Za-z0-9]/g;
-
-function estimateTokens(text: string): number {
-  return (text.match(TOKEN_PIECES) ?? []).length;
-}
 const TOOL_DESCRIPTION_CHARS = 80;
 const SERVER_DESCRIPTION_CHARS = 60;
 const CAPABILITY_WORDS = [4, 8, 16, 32];
 /** Words every kind of server uses for its tools: they say nothing about what a server can do. */
 const GENERIC_NAME_WORDS: ReadonlySet<string> = new Set(
-  "get list create update delete set add remove search find read write fetch retrieve by id all new edit do run api mcp tool tools"
+  (
+    "get list create update delete set add remove search find read write fetch retrieve by id all new edit do run " +
+    "api mcp tool tools"
+  )
     .split(" ")
     .map(stem),
 );
 
 // How loaded tools become callable differs between Pi versions: the search result says it, not this header.
 const HEADER =
-  `Find and load tools from MCP servers. The tools listed below are not active yet: call ${TOOL_SEARCH_NAME} ` +
-  `to load the ones you need, then use them.\n` +
+  `Find and load tools from MCP servers. The tools of the servers below are not active yet: call ` +
+  `${TOOL_SEARCH_NAME} to load the ones you need, then use them.\n` +
   `query: what you need, as keywords or in plain words (e.g. "take a screenshot of the page"), or ` +
   `"select:name1,name2" to load tools by exact name. Loads up to ${TOOLS_PER_SEARCH} tools per call.`;
 
@@ -77,7 +76,8 @@ export function buildToolSearchDescription(catalog: CatalogInput): string {
   const servers = groupByServer(catalog);
   if (servers.length === 0) return `${HEADER}\n\nNo MCP tools are available.`;
   const toolCount = servers.reduce((sum, server) => sum + server.tools.length, 0);
-  const heading = `${HEADER}\n\nMCP servers (${toolCount} ${plural(toolCount, "tool")} on ${servers.length} ${plural(servers.length, "server")}):`;
+  const totals = `${toolCount} ${plural(toolCount, "tool")} on ${servers.length} ${plural(servers.length, "server")}`;
+  const heading = `${HEADER}\n\nMCP servers (${totals}):`;
   const lines = chooseLevels(servers.map(renderLevels(servers)), CATALOG_TOKEN_BUDGET - estimateTokens(heading));
   return [heading, ...lines].join("\n");
 }
@@ -92,7 +92,10 @@ function groupByServer(catalog: CatalogInput): ServerEntry[] {
   };
   for (const info of catalog.servers ?? []) {
     const server = entry(info.name);
-    if (info.description) server.description = info.description;
+    // A server named twice keeps the same description whatever the order.
+    if (info.description && (!server.description || info.description < server.description)) {
+      server.description = info.description;
+    }
     if (info.toolsKnown === false) server.toolsKnown = false;
   }
   for (const tool of catalog.tools) entry(tool.serverName).tools.push(tool);
@@ -108,7 +111,8 @@ function groupByServer(catalog: CatalogInput): ServerEntry[] {
 function renderLevels(servers: readonly ServerEntry[]): (server: ServerEntry) => string[] {
   const rarity = nameWordRarity(servers);
   return (server) => {
-    const title = server.description ? `${server.name} (${oneLine(server.description, SERVER_DESCRIPTION_CHARS)})` : server.name;
+    const about = server.description && oneLine(server.description, SERVER_DESCRIPTION_CHARS);
+    const title = about ? `${server.name} (${about})` : server.name;
     if (server.tools.length === 0) return [`- ${title}: tools not known yet (search to list them)`];
     const count = `- ${title}: ${server.tools.length} ${plural(server.tools.length, "tool")}`;
     const words = capabilityWords(server, rarity);
@@ -116,11 +120,14 @@ function renderLevels(servers: readonly ServerEntry[]): (server: ServerEntry) =>
     const shortName = (tool: ToolMetadata) => tool.name.slice(prefix.length);
     const named = prefix ? `${title} (${prefix}…)` : title;
     const names = `- ${named}: ${server.tools.map(shortName).join(", ")}`;
-    const described = server.tools.map((tool) => `  ${shortName(tool)}: ${oneLine(tool.description, TOOL_DESCRIPTION_CHARS)}`);
+    const described = server.tools.map(
+      (tool) => `  ${shortName(tool)}: ${oneLine(tool.description, TOOL_DESCRIPTION_CHARS)}`,
+    );
     const summaries = CAPABILITY_WORDS.map((n) => words.slice(0, n))
       .filter((chosen) => chosen.length > 0)
       .map((chosen) => `${count}, e.g. ${chosen.join(", ")}`);
-    return [count, ...new Set(summaries.filter((summary) => summary.length < names.length)), names, [`- ${named}:`, ...described].join("\n")];
+    const cheaperThanNames = new Set(summaries.filter((summary) => summary.length < names.length));
+    return [count, ...cheaperThanNames, names, [`- ${named}:`, ...described].join("\n")];
   };
 }
 
@@ -210,6 +217,10 @@ function oneLine(text: string, maxChars: number): string {
   const cut = line.slice(0, maxChars - 1);
   const space = cut.lastIndexOf(" ");
   return `${(space > maxChars / 2 ? cut.slice(0, space) : cut).replace(/[\s,.;:]+$/, "")}…`;
+}
+
+function estimateTokens(text: string): number {
+  return (text.match(TOKEN_PIECES) ?? []).length;
 }
 
 function plural(count: number, word: string): string {

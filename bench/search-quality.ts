@@ -52,7 +52,9 @@ function plainBm25(tools: readonly ToolMetadata[]): Ranker {
     return counts;
   });
   const documentFrequency = new Map<string, number>();
-  for (const counts of frequencies) for (const token of counts.keys()) documentFrequency.set(token, (documentFrequency.get(token) ?? 0) + 1);
+  for (const counts of frequencies) {
+    for (const token of counts.keys()) documentFrequency.set(token, (documentFrequency.get(token) ?? 0) + 1);
+  }
   return (query, limit) => {
     const terms = [...new Set(tokenize(query))];
     const scored = tools.map((tool, i) => {

@@ -3,7 +3,12 @@ import { buildSearchIndex, type ToolSearchIndex } from "../search-index.ts";
 import type { ToolMetadata } from "../types.ts";
 import { evalKey, loadCorpusTools, loadEvalSet } from "./fixtures/search-eval/corpus-tools.ts";
 
-function tool(serverName: string, originalName: string, description: string, inputSchema: Record<string, unknown> = {}): ToolMetadata {
+function tool(
+  serverName: string,
+  originalName: string,
+  description: string,
+  inputSchema: Record<string, unknown> = {},
+): ToolMetadata {
   return { name: `${serverName}__${originalName}`, serverName, originalName, description, inputSchema };
 }
 

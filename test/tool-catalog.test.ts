@@ -93,7 +93,12 @@ describe("ToolSearch description over the real corpus", () => {
 });
 
 describe("ToolSearch description", () => {
-  const tool = (serverName: string, originalName: string, description: string, name = `${serverName}__${originalName}`): ToolMetadata => ({
+  const tool = (
+    serverName: string,
+    originalName: string,
+    description: string,
+    name = `${serverName}__${originalName}`,
+  ): ToolMetadata => ({
     name,
     serverName,
     originalName,
