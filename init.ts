@@ -225,6 +225,7 @@ export class McpAdapter {
     );
     await Promise.all([state.lifecycle.connectStartupServers(), bootstrap(state, uncached)]);
     if (state.shutDown) return;
+    updateStatus(state); // bootstrapped lazy servers were ended again
     const directLearned = uncached.filter((server) => wantsDirectTools(server, rules) && state.catalogs.has(server.name));
     if (directLearned.length > 0) {
       state.ui.notify(`MCP: direct tools of ${directLearned.map((server) => server.name).join(", ")} are available from your next message.`, "info");
