@@ -2,7 +2,7 @@
  * Ranks tools for a ToolSearch request: BM25F over each tool's name parts, server name, description, parameter
  * names and parameter descriptions, with synonyms, typo correction and a boost for names the request spells out.
  */
-import { splitWords, stem, synonymsOf, termOf } from "./search-text.ts";
+import { foldAccents, splitWords, stem, synonymsOf, termOf } from "./search-text.ts";
 import { IntList, TermReader, type Vocabulary } from "./term-reader.ts";
 import type { ToolMetadata } from "./types.ts";
 
@@ -47,6 +47,7 @@ const MAX_WORD_LENGTH = 40;
 /** Score multiplier for a tool whose whole name the query covers (`r2 put object` for `r2_put_object`). */
 const NAME_COVERAGE_BOOST = 0.5;
 const URL_PATTERN = /\b(?:https?:\/\/|www\.)\S+/gi;
+const NOT_LETTER_OR_DIGIT = /[^\p{L}\p{N}]+/gu;
 
 export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchIndex {
   const reader = new TermReader();
@@ -70,11 +71,7 @@ export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchInde
         addTermScores(scores, postings, term, weight);
       }
       boostNameCoverage(scores, names, termWeights);
-      const exact = exactNames.get(normalizeName(text));
-      if (exact) {
-        const bonus = maxOf(scores) + 1;
-        for (const [doc, strength] of exact) scores[doc] += strength * bonus;
-      }
+      boostExactNames(scores, exactNames, text);
       return topHits(tools, scores, count);
     },
   };
@@ -324,26 +321,42 @@ function boostNameCoverage(scores: Float64Array, names: NameTerms, termWeights: 
 
 /** A name as typed in any style: `take_screenshot`, `take-screenshot`, `TakeScreenshot`, `chrome_devtools__take_screenshot`… */
 function normalizeName(text: string): string {
-  return splitWords(text).join("");
+  return foldAccents(text).replace(NOT_LETTER_OR_DIGIT, "").toLowerCase();
+}
+
+/** The tools each normalised name belongs to, by Pi name and by MCP name. */
+interface ExactNames {
+  piNames: Map<string, number[]>;
+  mcpNames: Map<string, number[]>;
+}
+
+function exactNameLookup(tools: readonly ToolMetadata[]): ExactNames {
+  const piNames = new Map<string, number[]>();
+  const mcpNames = new Map<string, number[]>();
+  const add = (lookup: Map<string, number[]>, name: string, doc: number) => {
+    const docs = lookup.get(name);
+    if (docs) docs.push(doc);
+    else if (name) lookup.set(name, [doc]);
+  };
+  tools.forEach((tool, doc) => {
+    add(piNames, normalizeName(tool.name), doc);
+    add(mcpNames, normalizeName(tool.originalName), doc);
+  });
+  return { piNames, mcpNames };
 }
 
 /**
- * Normalised names to the tools that carry them, with how strongly: the Pi name (2) outranks the MCP name (1),
- * since one server's `n8n_validate_workflow` spells another tool's Pi name `n8n__validate_workflow`.
+ * Puts the tools the query names above everything the words found. A Pi name outranks an MCP name: one server's
+ * `n8n_validate_workflow` spells another tool's Pi name `n8n__validate_workflow`.
  */
-function exactNameLookup(tools: readonly ToolMetadata[]): Map<string, Map<number, number>> {
-  const lookup = new Map<string, Map<number, number>>();
-  const add = (name: string, doc: number, strength: number) => {
-    if (!name) return;
-    let docs = lookup.get(name);
-    if (!docs) lookup.set(name, (docs = new Map()));
-    docs.set(doc, Math.max(docs.get(doc) ?? 0, strength));
-  };
-  tools.forEach((tool, doc) => {
-    add(normalizeName(tool.originalName), doc, 1);
-    add(normalizeName(tool.name), doc, 2);
-  });
-  return lookup;
+function boostExactNames(scores: Float64Array, exactNames: ExactNames, query: string): void {
+  const name = normalizeName(query);
+  const strength = new Map<number, number>();
+  for (const doc of exactNames.mcpNames.get(name) ?? []) strength.set(doc, 1);
+  for (const doc of exactNames.piNames.get(name) ?? []) strength.set(doc, 2);
+  if (strength.size === 0) return;
+  const bonus = maxOf(scores) + 1;
+  for (const [doc, times] of strength) scores[doc] += times * bonus;
 }
 
 function maxOf(scores: Float64Array): number {
