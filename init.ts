@@ -16,6 +16,7 @@ import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "
 import semver from "semver";
 import { loadConfig } from "./config.ts";
 import { type DirectToolRules, DIRECT_TOOLS_ENV, parseDirectToolsEnv, selectDirectTools, wantsDirectTools } from "./direct-tools.ts";
+import { piElicitation } from "./elicitation.ts";
 import { McpLifecycleManager } from "./lifecycle.ts";
 import { createCacheEntry, getValidEntry, loadMetadataCache, type MetadataCacheSnapshot, writeServerEntries } from "./metadata-cache.ts";
 import { McpServerManager } from "./server-manager.ts";
@@ -82,7 +83,7 @@ export class McpAdapter {
     const ui = createUi(ctx, () => generation !== this.generation);
     let state: McpExtensionState;
     try {
-      state = this.createState(ctx.cwd, ui);
+      state = this.createState(ctx, ui);
     } catch (error) {
       ui.notify(`MCP adapter could not start: ${messageOf(error)}`, "error");
       return;
@@ -112,7 +113,8 @@ export class McpAdapter {
     if (state && !state.shutDown) void state.lifecycle.reviveDropped().catch(() => {});
   }
 
-  private createState(cwd: string, ui: McpUi): McpExtensionState {
+  private createState(ctx: ExtensionContext, ui: McpUi): McpExtensionState {
+    const cwd = ctx.cwd;
     const configPath = this.pi.getFlag(CONFIG_FLAG);
     const config = loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
     const cache = loadMetadataCache(this.agentDir);
@@ -127,7 +129,12 @@ export class McpAdapter {
         if (state && !state.shutDown) handle(state, ...args);
       };
     const applyLive = whileLive((live, name: string) => this.applyLiveMetadata(live, name));
-    const manager = new McpServerManager({ agentDir: this.agentDir, onMetadataChanged: applyLive });
+    const manager = new McpServerManager({
+      agentDir: this.agentDir,
+      onMetadataChanged: applyLive,
+      // Only where someone can answer: servers must not ask a client that cannot.
+      elicitation: ctx.hasUI ? piElicitation(() => (state && !state.shutDown ? ctx : undefined)) : undefined,
+    });
     const lifecycle = new McpLifecycleManager(manager, {
       onReconnect: applyLive,
       onIdleShutdown: whileLive(updateStatus),

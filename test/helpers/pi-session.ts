@@ -30,11 +30,20 @@ export interface SessionOptions {
   agentDir?: string;
   /** In-memory Pi settings. */
   settings?: Record<string, unknown>;
+  /** How the user answers extension dialogs (default: confirm → no, select/input → dismissed). */
+  dialogs?: DialogAnswers;
+}
+
+export interface DialogAnswers {
+  confirm?: (title: string, message: string) => boolean;
+  select?: (title: string, options: string[]) => string | undefined;
+  input?: (title: string, placeholder: string | undefined) => string | undefined;
 }
 
 export type UiRecord =
   | { kind: "notify"; message: string; level: "info" | "warning" | "error" }
-  | { kind: "status"; key: string; text: string | undefined };
+  | { kind: "status"; key: string; text: string | undefined }
+  | { kind: "dialog"; dialog: "confirm" | "select" | "input"; title: string; answer: unknown };
 
 export interface ExtensionErrorRecord {
   extensionPath: string;
@@ -111,7 +120,7 @@ export async function startSession(options: SessionOptions): Promise<PiSession> 
   };
   const start = () => {
     process.env.PI_CODING_AGENT_DIR = agentDir;
-    return startRuntime(createSdkRuntime, { cwd, agentDir, extensionPaths, script, settings }, records);
+    return startRuntime(createSdkRuntime, { cwd, agentDir, extensionPaths, script, settings }, records, options.dialogs ?? {});
   };
   try {
     cwd = await tempDir(options.cwd, "pi-cwd-");
@@ -189,10 +198,11 @@ async function startRuntime(
   createSdkRuntime: CreateSdkRuntime,
   options: SdkRuntimeOptions,
   records: Records,
+  dialogs: DialogAnswers,
 ): Promise<SdkRuntime> {
   const sdk = await createSdkRuntime(options);
   records.errors.push(...sdk.loadErrors.map(({ path, error }) => ({ extensionPath: path, event: "load", error })));
-  const uiContext = capturingUiContext(records.ui);
+  const uiContext = capturingUiContext(records.ui, dialogs);
   let unsubscribe = () => {};
   const bind = async () => {
     const session = sdk.runtime.session;
@@ -228,17 +238,21 @@ function recordToolResult(event: HostSessionEvent, toolResults: ToolResultRecord
   });
 }
 
-/** Interactive-like UI for extensions: records notify/setStatus; dialogs answer "no"; TUI parts are ignored. */
-function capturingUiContext(ui: UiRecord[]): object {
+/** Interactive-like UI for extensions: records notify/setStatus and dialogs (answered by `dialogs`); TUI parts are ignored. */
+function capturingUiContext(ui: UiRecord[], dialogs: DialogAnswers): object {
   const ignore = () => {};
+  const dialog = <T>(kind: "confirm" | "select" | "input", title: string, answer: T): T => {
+    ui.push({ kind: "dialog", dialog: kind, title, answer });
+    return answer;
+  };
   return {
     notify: (message: string, level: "info" | "warning" | "error" = "info") => {
       ui.push({ kind: "notify", message, level });
     },
     setStatus: (key: string, text: string | undefined) => ui.push({ kind: "status", key, text }),
-    select: async () => undefined,
-    confirm: async () => false,
-    input: async () => undefined,
+    select: async (title: string, options: string[]) => dialog("select", title, dialogs.select?.(title, options)),
+    confirm: async (title: string, message: string) => dialog("confirm", title, dialogs.confirm?.(title, message) ?? false),
+    input: async (title: string, placeholder?: string) => dialog("input", title, dialogs.input?.(title, placeholder)),
     editor: async () => undefined,
     custom: async () => undefined,
     onTerminalInput: () => ignore,

@@ -1,0 +1,74 @@
+/**
+ * A server asks the user mid-call (elicitation): Pi's dialogs ask, the answers reach the server. server-everything
+ * offers its `trigger-elicitation-request` tool only to clients that can elicit.
+ */
+import { afterEach, describe, expect, test } from "vitest";
+import { type ModelRequest, offeredToolNames, type ScriptStep } from "./helpers/faux-script.ts";
+import { currentHost } from "./helpers/hosts.ts";
+import { mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
+import { type DialogAnswers, startSession } from "./helpers/pi-session.ts";
+
+const ENTRY = "pi-mcp-adapter.ts";
+const TOOL = "everything__trigger-elicitation-request";
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function callTool(request: ModelRequest) {
+  if (offeredToolNames(request).includes(TOOL)) return { toolCalls: [{ name: TOOL, arguments: {} }] };
+  return { toolCalls: [{ name: "McpCall", arguments: { tool: TOOL, arguments: {} } }] };
+}
+
+const script: ScriptStep[] = [{ toolCalls: [{ name: "ToolSearch", arguments: { query: `select:${TOOL}` } }] }, callTool, "done"];
+
+/** What server-everything says it received: the JSON object after "Raw result: ". */
+function answerReceived(text: string): { action: string; content?: Record<string, unknown> } {
+  const start = text.indexOf("{", text.indexOf("Raw result: "));
+  if (start < 0) throw new Error(`no raw result in ${text}`);
+  let depth = 0;
+  for (let end = start; end < text.length; end++) {
+    depth += text[end] === "{" ? 1 : text[end] === "}" ? -1 : 0;
+    if (depth === 0) return JSON.parse(text.slice(start, end + 1));
+  }
+  throw new Error(`unterminated raw result in ${text}`);
+}
+
+async function run(dialogs: DialogAnswers) {
+  const dirs = await mcpDirs({ mcpServers: { everything: REAL_SERVERS.everything } });
+  cleanups.push(dirs.cleanup);
+  const pi = await startSession({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, script, dialogs });
+  cleanups.push(() => pi.dispose());
+  await pi.prompt("ask me something");
+  const result = pi.toolResults.at(-1)!;
+  expect(result.isError).toBe(false);
+  return { answer: answerReceived(result.text), dialogs: pi.ui.filter((entry) => entry.kind === "dialog") };
+}
+
+describe(`elicitation on Pi ${currentHost().version}`, () => {
+  test("the user's answers reach the server; fields left empty keep their defaults", async () => {
+    const { answer, dialogs } = await run({
+      confirm: () => true,
+      select: (title, options) =>
+        title.startsWith("Boolean") ? "yes" : title.startsWith("Untitled Single") ? "Joey" : title.startsWith("Titled Single") ? "Wonder Woman" : options.at(-1),
+      input: (title) => (title.startsWith("String:") ? "Ada Lovelace" : title.startsWith("Untitled Multiple") ? "piano, Drums, tuba" : ""),
+    });
+    expect(dialogs[0]).toMatchObject({ dialog: "confirm", title: 'MCP server "everything" asks' });
+    expect(answer.action).toBe("accept");
+    expect(answer.content).toMatchObject({
+      name: "Ada Lovelace",
+      check: true,
+      untitledSingleSelectEnum: "Joey",
+      titledSingleSelectEnum: "hero-3",
+      untitledMultipleSelectEnum: ["Piano", "Drums"],
+      integer: 42,
+      firstLine: "It was a dark and stormy night.",
+    });
+  });
+
+  test("saying no declines; dismissing a field cancels", async () => {
+    expect((await run({ confirm: () => false })).answer).toEqual({ action: "decline" });
+    expect((await run({ confirm: () => true, input: () => undefined })).answer).toEqual({ action: "cancel" });
+  });
+});
