@@ -128,6 +128,8 @@ describe(`adapter on Pi ${host.version}`, () => {
     const [server] = await descendantProcesses(EVERYTHING_MARKER);
     expect(server).toBeDefined();
     process.kill(server!.pid, "SIGKILL");
+    // As in real life, the next call comes after the process is gone (not within the microseconds of the kill).
+    await expect.poll(async () => (await descendantProcesses(EVERYTHING_MARKER)).map((info) => info.pid)).not.toContain(server!.pid);
     await pi.prompt("echo again");
 
     expect(toolSummary(pi)).toEqual([
