@@ -1,0 +1,91 @@
+/**
+ * What every bench shares: summaries of repeated measurements (median with min–max, percentiles, ratios), markdown
+ * tables, token counts, this process's memory, and goal verdicts.
+ *
+ * Machines are noisy, so a figure is a median over runs with its range, and a claim is a ratio or a difference to a
+ * baseline measured in the same run. A bench states each goal through `reportGoal`: the verdict is printed with its
+ * section and, when the suite runs (`bench/run.ts` sets `BENCH_GOALS_FILE`), collected for the summary.
+ */
+import { appendFileSync, readFileSync } from "node:fs";
+import { encode } from "gpt-tokenizer/encoding/o200k_base";
+
+/** `--quick` (or `BENCH_QUICK=1`, set by the suite): fewer runs, for a look rather than a record. */
+export const QUICK = process.argv.includes("--quick") || process.env.BENCH_QUICK === "1";
+
+/** How many repetitions: the full number, or the quick one. */
+export function runs(full: number, quick: number): number {
+  return QUICK ? quick : full;
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Nearest-rank percentile (p in 0..1). */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
+export function fixed(value: number, digits = 0): string {
+  return value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** `median (min–max)`, values divided by `scale` first (e.g. 1024 for KiB → MiB). */
+export function spread(values: readonly number[], digits = 0, scale = 1): string {
+  const scaled = values.map((value) => value / scale);
+  if (scaled.length === 1) return fixed(scaled[0], digits);
+  return `${fixed(median(scaled), digits)} (${fixed(Math.min(...scaled), digits)}–${fixed(Math.max(...scaled), digits)})`;
+}
+
+/** A markdown table; `align` per column: "l" or "r" (default right, first column left). */
+export function table(headers: readonly string[], rows: readonly (readonly (string | number)[])[], align?: string): string {
+  const aligns = headers.map((_, i) => (align?.[i] ?? (i === 0 ? "l" : "r")) === "l" ? "---" : "---:");
+  const line = (cells: readonly (string | number)[]) => `| ${cells.join(" | ")} |`;
+  return [line(headers), line(aligns), ...rows.map(line)].join("\n");
+}
+
+/** o200k tokens of a text (the GPT-4o family's tokenizer: an approximation for other models' tokenizers). */
+export function tokens(text: string): number {
+  return encode(text).length;
+}
+
+/** A field of /proc/<pid>/status in KiB (`VmRSS`, `VmHWM`), or undefined when the process is gone. Linux only. */
+export function statusKiB(field: "VmRSS" | "VmHWM", pid: number | "self" = "self"): number | undefined {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status);
+  return match ? Number(match[1]) : undefined;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export interface Goal {
+  /** What is promised, e.g. "ToolSearch query p50 at 10k tools". */
+  goal: string;
+  /** The promise as text, e.g. "< 5 ms". */
+  target: string;
+  /** The figure, as text, e.g. "0.17 ms". */
+  measured: string;
+  met: boolean;
+  /** How far from the target when missed (or the margin when met), in words. */
+  margin?: string;
+}
+
+/** Prints the verdict in the section's output and records it for the suite's summary. */
+export function reportGoal(goal: Goal): void {
+  const verdict = goal.met ? "met" : "**missed**";
+  console.log(`- Goal: ${goal.goal} ${goal.target} — ${goal.measured}: ${verdict}${goal.margin ? ` (${goal.margin})` : ""}.`);
+  const file = process.env.BENCH_GOALS_FILE;
+  if (file) appendFileSync(file, `${JSON.stringify(goal)}\n`);
+}
