@@ -417,6 +417,8 @@ export class McpServerManager {
       if (resolved) ({ command, args } = resolved);
     }
     if (def.cwd) await assertDirectory(def.cwd);
+    // Closed while the command was being prepared: start no process only to end it.
+    signal.throwIfAborted();
     const transport = new StdioClientTransport({ command, args, env, cwd: def.cwd, stderr: "pipe" });
     transport.stderr?.on("data", (chunk: Buffer) => {
       stderr.append(chunk.toString("utf8"));
@@ -716,7 +718,11 @@ async function assertDirectory(cwd: string): Promise<void> {
 }
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // Its outcome no longer matters, but its rejection must not go unhandled (Node would end Pi for it).
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
