@@ -1,0 +1,287 @@
+/**
+ * Server faults through the whole extension in the real Pi: what the model receives, what the user is told, what
+ * `/mcp status` says and what is left in the process table, while the other servers keep working.
+ */
+import { writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { describe, expect, test, vi } from "vitest";
+import { MAX_TEXT_BYTES } from "../mcp-content.ts";
+import { currentHost } from "./helpers/hosts.ts";
+import {
+  cachedToolNames,
+  callLoaded,
+  faultHarness,
+  faulty,
+  notifications,
+  readEvents,
+  search,
+  startedPids,
+  stdioFixture,
+  waitForStatus,
+} from "./helpers/fault-setup.ts";
+import type { PiSession } from "./helpers/pi-session.ts";
+import { isRunning, waitFor } from "./server-manager-helpers.ts";
+
+const host = currentHost();
+const harness = faultHarness();
+const VALID_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+const sortedNotifications = (pi: PiSession) => notifications(pi).sort((a, b) => (a.message < b.message ? -1 : 1));
+const results = (pi: PiSession) => pi.toolResults.map((result) => [result.toolName, result.isError, result.text]);
+const proxied = (name: string) => (host.refreshesToolsEachTurn ? name : "McpCall");
+
+describe(`server faults on Pi ${host.version}`, () => {
+  test("a server that exits at startup and one that hangs in initialize are reported with their stderr; one writing garbage to stdout works", async () => {
+    const dirs = await harness.dirs({
+      good: faulty({ FAULT_GARBAGE: "1" }),
+      broken: stdioFixture({ FIXTURE_MODE: "exit-at-start" }, { lifecycle: "eager" }),
+      stuck: stdioFixture({ FIXTURE_MODE: "hang", FIXTURE_LOG: "stuck.log" }, { lifecycle: "eager", startupTimeoutMs: 1_000, cwd: "." }),
+    });
+    const stuckLog = join(dirs.cwd, "stuck.log");
+    const pi = await harness.session(dirs, [search("echo the text back"), callLoaded("good__echo", { text: "still here" }), "done"]);
+    await pi.prompt("echo something"); // ToolSearch waits for the startup connections
+
+    expect(results(pi)).toEqual([
+      ["ToolSearch", false, expect.stringContaining("- good__echo: Echoes the text back")],
+      [proxied("good__echo"), false, "still here"],
+    ]);
+    expect(sortedNotifications(pi)).toEqual([
+      {
+        level: "error",
+        message: expect.stringMatching(
+          /^MCP server "broken" failed to connect: the server process exited before it was ready\nLast stderr lines:\n(.*\n)*  Error: API_KEY is not set\n/,
+        ),
+      },
+      {
+        level: "error",
+        message: expect.stringMatching(/^MCP server "stuck" failed to connect: did not finish starting within 1 s \(start, initialize, list tools\)/),
+      },
+    ]);
+    const status = (await pi.command("/mcp status")).text;
+    expect(status).toMatch(/✓ good: connected · lazy · stdio · 6 tools \(live\) · pid \d+\n/);
+    expect(status).toMatch(/✗ broken: failed · eager · stdio · tools not known yet\n.*\n    last error: MCP server "broken" failed to connect: the server process exited before it was ready \(next attempt in \d+ s\)/);
+    expect(status).toMatch(/✗ stuck: failed · eager · stdio · tools not known yet\n.*\n    last error: MCP server "stuck" failed to connect: did not finish starting within 1 s/);
+    const [stuckPid] = startedPids(stuckLog);
+    expect(stuckPid).toBeDefined();
+    expect(isRunning(stuckPid!)).toBe(false);
+  });
+
+  test("a server that crashes during a call: the model is told why, the next call starts a new process; while it cannot start, ToolSearch answers from the cache", async () => {
+    const dirs = await harness.dirs({
+      flaky: faulty({ FAULT_LOG: "flaky.log", FAULT_EXIT_IF_EXISTS: "down" }, { cwd: "." }),
+      other: faulty(),
+    });
+    const log = join(dirs.cwd, "flaky.log");
+    const first = await harness.session(dirs, [
+      search("select:flaky__crash,flaky__echo"),
+      callLoaded("flaky__crash"),
+      callLoaded("flaky__echo", { text: "back again" }),
+      "done",
+    ]);
+    await first.prompt("crash it");
+    expect(results(first).slice(1)).toEqual([
+      [
+        proxied("flaky__crash"),
+        true,
+        'MCP tool "crash" on server "flaky": the server closed the connection during the call (MCP error -32000: Connection closed). ' +
+          "The next call starts it again.\nLast server output:\nfatal: out of cheese",
+      ],
+      [proxied("flaky__echo"), false, "back again"],
+    ]);
+    const pids = startedPids(log);
+    const calls = readEvents(log).filter((entry) => entry.event === "call");
+    // Learning its tools (started, then closed: it is lazy), the crash, the call after it.
+    expect(pids).toHaveLength(3);
+    expect(calls.map((entry) => [entry.name, pids.indexOf(entry.pid!)])).toEqual([
+      ["crash", 1],
+      ["echo", 2],
+    ]);
+    await first.dispose();
+
+    await writeFile(join(dirs.cwd, "down"), "");
+    const second = await harness.session(dirs, [
+      search("select:flaky__echo,other__echo"),
+      callLoaded("flaky__echo", { text: "anyone?" }),
+      callLoaded("other__echo", { text: "still working" }),
+      "done",
+    ]);
+    await second.prompt("try again");
+    expect(results(second)).toEqual([
+      ["ToolSearch", false, expect.stringMatching(/- flaky__echo: Echoes the text back\n(.*\n)*- other__echo: Echoes the text back/)],
+      [
+        proxied("flaky__echo"),
+        true,
+        expect.stringMatching(/^MCP server "flaky" failed to connect: the server process exited before it was ready\nLast stderr lines:\n  cannot reach the backend/),
+      ],
+      [proxied("other__echo"), false, "still working"],
+    ]);
+    expect((await second.command("/mcp status")).text).toMatch(/✗ flaky: failed · lazy · stdio · 6 tools \(cached 0 min ago\)/);
+  });
+
+  test("a call that hangs: Pi's abort cancels it, the server gets notifications/cancelled, the model reads that it was cancelled", async () => {
+    const dirs = await harness.dirs({ slow: faulty({ FAULT_LOG: "slow.log" }, { cwd: "." }) });
+    const log = join(dirs.cwd, "slow.log");
+    const pi = await harness.session(dirs, [search("select:slow__hang"), callLoaded("slow__hang"), "unreachable"]);
+    const running = pi.prompt("wait forever");
+    await waitFor(() => readEvents(log).some((entry) => entry.event === "call"));
+    // What Escape does in Pi's UI (both hosts' AgentSession have it; the harness's interface does not list it).
+    await (pi.session as unknown as { abort(): Promise<void> }).abort();
+    await expect(running).rejects.toThrow(/aborted/);
+
+    await waitFor(() => readEvents(log).some((entry) => entry.event === "cancelled"));
+    expect(readEvents(log).filter((entry) => entry.event === "cancelled")).toEqual([{ event: "cancelled", requestId: expect.any(Number) }]);
+    expect(results(pi).at(-1)).toEqual([proxied("slow__hang"), true, 'MCP tool "hang" on server "slow" was cancelled.']);
+    // The server itself is fine: cancelling a call does not end it.
+    expect((await pi.command("/mcp status")).text).toMatch(/✓ slow: connected/);
+  });
+
+  test("a 20 MB result reaches the model cut to Pi's output limit, with a note saying so", async () => {
+    const dirs = await harness.dirs({ big: faulty() });
+    const pi = await harness.session(dirs, [search("select:big__huge"), callLoaded("big__huge"), "done"]);
+    await pi.prompt("get everything");
+
+    const result = pi.toolResults.at(-1)!;
+    expect(result.isError).toBe(false);
+    expect(Buffer.byteLength(result.text)).toBeLessThan(MAX_TEXT_BYTES + 300);
+    expect(result.text).toMatch(/^(y{99}\n)+/);
+    expect(result.text).toMatch(/\n\[Output truncated: showing \d+ of 209716 lines \(\d+\.\dKB of 20\.0MB\)\. Ask the tool for less .*\]$/);
+    expect(result.details).toMatchObject({ server: "big", tool: "huge", truncated: true });
+    expect((await pi.command("/mcp status")).text).toMatch(/✓ big: connected/);
+  });
+
+  test("tools with invalid, 200-character and duplicate names, recursive $ref schemas or no schema; a tool list that changes mid-session", async () => {
+    const dirs = await harness.dirs({ odd: faulty({ FAULT_ODD_TOOLS: "1" }, { lifecycle: "keep-alive" }) });
+    const pi = await harness.session(dirs, [
+      search("select:dots.and/slashes here,odd__tree,odd__no_schema,twice,odd__change_tools"),
+      callLoaded("odd__dots_and_slashes_here"),
+      callLoaded("odd__change_tools"),
+      "first done",
+    ]);
+    await pi.prompt("load the odd tools");
+
+    const odd = pi.session.getAllTools().filter((tool) => tool.name.startsWith("odd__"));
+    expect(odd.every((tool) => VALID_TOOL_NAME.test(tool.name))).toBe(true);
+    expect(odd.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining(["odd__dots_and_slashes_here", "odd__twice", "odd__no_schema", "odd__tree", expect.stringMatching(/^odd__long_x+_[0-9a-f]{8}$/)]),
+    );
+    expect(odd.filter((tool) => tool.name === "odd__twice")).toHaveLength(1);
+    expect(pi.toolResults[0]!.details).toMatchObject({
+      loaded: ["odd__dots_and_slashes_here", "odd__tree", "odd__no_schema", "odd__twice", "odd__change_tools"],
+    });
+    expect(results(pi)).toEqual([
+      ["ToolSearch", false, expect.stringContaining("- odd__twice: First of two tools named twice")],
+      [proxied("odd__dots_and_slashes_here"), false, "dots.and/slashes here called"],
+      [proxied("odd__change_tools"), false, "tools changed"],
+    ]);
+
+    // list_changed: the new tool is registered, inactive until searched, and in the cache.
+    await waitFor(() => pi.session.getAllTools().some((tool) => tool.name === "odd__late_tool"));
+    expect(pi.activeToolNames()).not.toContain("odd__late_tool");
+    await waitFor(() => cachedToolNames(dirs.agentDir, "odd").includes("late_tool"));
+    pi.script([search("appeared mid-session"), "second done"]);
+    await pi.prompt("find the new tool");
+    expect(pi.toolResults.at(-1)!.details).toMatchObject({ loaded: ["odd__late_tool"] });
+
+    // What the model is offered: provider-safe schemas only.
+    const offered = new Map(pi.requests.at(-1)!.tools.map((tool) => [tool.name, tool.parameters]));
+    expect(offered.get("odd__no_schema")).toEqual({ type: "object", properties: {} });
+    const tree = JSON.stringify(offered.get("odd__tree"));
+    expect(tree).not.toMatch(/"\$ref"|"\$defs"/);
+    expect(tree).toContain("Recursive structure");
+    const status = (await pi.command("/mcp status")).text;
+    expect(status).toMatch(/✓ odd: connected · keep-alive · stdio · 12 tools \(live\)/);
+    expect(status).toContain('    tools/list names "twice" twice; kept the first');
+  });
+
+  test("a keep-alive server killed again and again is revived each time, after a growing delay", async () => {
+    const dirs = await harness.dirs({ phoenix: faulty({ FAULT_LOG: "phoenix.log" }, { lifecycle: "keep-alive", cwd: "." }) });
+    const log = join(dirs.cwd, "phoenix.log");
+    const pi = await harness.session(dirs, [search("echo"), ...Array.from({ length: 8 }, (_, i) => `turn ${i}`)]);
+    await pi.prompt("start"); // ToolSearch waits for the startup connection
+    // Revivals happen at the end of each turn (and on the 30 s health check); the clock decides when they are due.
+    vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true });
+    harness.onCleanup(() => void vi.useRealTimers());
+    const killAndTurn = async () => {
+      process.kill(startedPids(log).at(-1)!, "SIGKILL");
+      await pi.prompt("a turn");
+    };
+
+    await killAndTurn(); // first revival: at once
+    await waitForStatus(pi, /✓ phoenix: connected/);
+    expect(startedPids(log)).toHaveLength(2);
+
+    await killAndTurn(); // second: not before 5 s
+    expect((await pi.command("/mcp status")).text).toMatch(/○ phoenix: stopped .*\n.*\n    last error: Connection lost: the server process exited/);
+    vi.setSystemTime(Date.now() + 5_000);
+    await pi.prompt("a turn 5 s later");
+    await waitForStatus(pi, /✓ phoenix: connected/);
+    expect(startedPids(log)).toHaveLength(3);
+
+    await killAndTurn(); // third: not before 10 s
+    vi.setSystemTime(Date.now() + 5_000);
+    await pi.prompt("a turn 5 s later");
+    expect(startedPids(log)).toHaveLength(3);
+    vi.setSystemTime(Date.now() + 5_000);
+    await pi.prompt("a turn 10 s later");
+    await waitForStatus(pi, /✓ phoenix: connected/);
+
+    const pids = startedPids(log);
+    expect(pids).toHaveLength(4);
+    expect(pids.filter(isRunning)).toEqual([pids.at(-1)]);
+    // Nothing to tell the user: the revivals worked.
+    expect(notifications(pi).filter((notice) => notice.level !== "info")).toEqual([]);
+  });
+
+  test("HTTP servers answering 401, 404, 500 or an HTML page are reported by name; the others keep working", async () => {
+    const http = await startStatusServer();
+    harness.onCleanup(() => new Promise<void>((resolve) => http.server.close(() => resolve())));
+    const dirs = await harness.dirs({
+      good: faulty(),
+      locked: { url: http.url("/401"), lifecycle: "eager" },
+      missing: { url: http.url("/404"), lifecycle: "eager" },
+      failing: { url: http.url("/500"), lifecycle: "eager" },
+      webpage: { url: http.url("/login"), lifecycle: "eager" },
+    });
+    const pi = await harness.session(dirs, [search("echo the text back"), callLoaded("good__echo", { text: "unaffected" }), "done"]);
+    await pi.prompt("echo");
+
+    expect(results(pi).at(-1)).toEqual([proxied("good__echo"), false, "unaffected"]);
+    const base = http.url("");
+    expect(sortedNotifications(pi)).toEqual([
+      { level: "error", message: `MCP server "failing" failed to connect: ${base}/500 answered HTTP 500: Streamable HTTP error: Error POSTing to endpoint: boom` },
+      {
+        level: "warning",
+        message:
+          `MCP server "locked" needs authentication: ${base}/401 answered 401 Unauthorized. ` +
+          `Set "bearerToken" or "bearerTokenEnv" (or an "Authorization" header) in its config. Run /mcp-auth locked for what to configure.`,
+      },
+      {
+        level: "error",
+        message: 'MCP server "missing" failed to connect: Streamable HTTP was refused (HTTP 404) and the legacy SSE transport failed too: SSE error: Non-200 status code (404)',
+      },
+      {
+        level: "error",
+        message: `MCP server "webpage" failed to connect: ${base}/login did not answer as an MCP server (Streamable HTTP error: Unexpected content type: text/html); check the URL`,
+      },
+    ]);
+    const status = (await pi.command("/mcp status")).text;
+    expect(status).toMatch(/✗ locked: needs-auth · eager · tools not known yet/);
+    for (const name of ["missing", "failing", "webpage"]) expect(status).toMatch(new RegExp(`✗ ${name}: failed · eager · tools not known yet`));
+  });
+});
+
+/** A plain HTTP server on loopback: /401, /404 (anything unknown), /500, /login (an HTML page with status 200). */
+async function startStatusServer(): Promise<{ server: Server; url: (path: string) => string }> {
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+    if (path === "/401") return res.writeHead(401, { "www-authenticate": 'Bearer realm="faults"' }).end("unauthorized");
+    if (path === "/500") return res.writeHead(500).end("boom");
+    if (path === "/login") return res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Please sign in</body></html>");
+    res.writeHead(404).end("not found");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: (path) => `http://127.0.0.1:${port}${path}` };
+}
