@@ -319,7 +319,8 @@ function reportConfigProblems(state: McpExtensionState): void {
 function reportConnectFailure(state: McpExtensionState, name: string, error: Error): void {
   const status = state.manager.getState(name).status;
   const hint = status === "needs-auth" ? ` Run /mcp-auth ${name} for what to configure.` : "";
-  state.ui.notify(`MCP server "${name}" could not connect: ${error.message}${hint}`, status === "needs-auth" ? "warning" : "error");
+  // The manager's connect errors already start with `MCP server "<name>"`.
+  state.ui.notify(`${error.message}${hint}`, status === "needs-auth" ? "warning" : "error");
   updateStatus(state);
 }
 
