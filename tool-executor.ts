@@ -59,7 +59,7 @@ async function callTool(
           options,
         );
   } catch (error) {
-    throw callFailure(state, tool, error);
+    throw callFailure(state, tool, error, signal);
   }
   if (result.isError) throw new McpToolError(result);
   const details = { server: tool.serverName, tool: tool.originalName, truncated: !!result.details.truncation, toonEncoded: result.details.toonEncoded };
@@ -114,17 +114,17 @@ function progressUpdate(tool: ToolMetadata, progress: Progress): AgentToolResult
 }
 
 /** An error the model can act on: argument problems come with the expected parameters. */
-function callFailure(state: McpExtensionState, tool: ToolMetadata, error: unknown): Error {
+function callFailure(state: McpExtensionState, tool: ToolMetadata, error: unknown, signal: AbortSignal | undefined): Error {
   const label = `MCP tool "${tool.originalName}" on server "${tool.serverName}"`;
+  // The SDK turns an abort into a RequestTimeout error: only the signal tells a cancel from a timeout.
+  if (signal?.aborted) return new Error(`${label} was cancelled.`);
   if (error instanceof McpError) {
     if (error.code === ErrorCode.InvalidParams) return new Error(`${label}: ${error.message}\n${formatParameters(tool.inputSchema)}`);
     if (error.code === ErrorCode.RequestTimeout) return new Error(`${label} timed out: ${error.message}`);
     if (error.code === ErrorCode.ConnectionClosed) return connectionLost(state, tool, label, error);
     return new Error(`${label} failed: ${error.message}`);
   }
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof Error && error.name === "AbortError") return new Error(`${label} was cancelled.`);
-  return new Error(`${label} failed: ${message}`);
+  return new Error(`${label} failed: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 /** The server died mid-call (or its connection dropped): its last stderr lines usually say why. */
