@@ -156,7 +156,9 @@ function resolveName(state: McpExtensionState, name: string): ToolMetadata[] {
   if (slash > 0) {
     const server = name.slice(0, slash);
     const original = name.slice(slash + 1);
-    return all.filter((tool) => tool.serverName === server && tool.originalName === original);
+    const qualified = all.filter((tool) => tool.serverName === server && tool.originalName === original);
+    // MCP names may contain "/" themselves.
+    if (qualified.length > 0) return qualified;
   }
   return all.filter((tool) => tool.originalName === name);
 }
