@@ -67,6 +67,8 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
     live.pid ? `pid ${live.pid}` : undefined,
   ].filter(Boolean);
   const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${source}`];
+  // What its tools/list or resources/list answer had that could not be used (dropped entries, endless pages).
+  for (const problem of state.manager.getConnection(server.name)?.problems ?? []) lines.push(`    ${problem}`);
   const calls = state.stats ? callSummary([...state.stats.sessionStats(server.name).values()]) : undefined;
   if (calls) lines.push(`    ${calls}`);
   const retryIn = state.lifecycle.backoffRemainingMs(server.name);
