@@ -38,6 +38,13 @@ export const DEFAULT_CONNECT_CONCURRENCY = 10;
 /** Answers to a Streamable HTTP POST that mean "this endpoint does not speak it" (try legacy SSE). */
 const STREAMABLE_HTTP_REJECTED = new Set([400, 404, 405, 406, 415]);
 const SESSION_DELETE_WAIT_MS = 1_000;
+/**
+ * The largest message read from a stdio server; the SDK's default (10 MiB) drops the connection on a bigger result.
+ * Room for a 20 MB query result (then cut to Pi's output limit), yet a runaway server cannot cost much: the SDK
+ * copies its read buffer on every chunk, so reading grows with the square of the size (measured: 20 MB 2.7 s,
+ * 40 MB 10 s, 64 MB 25 s of CPU).
+ */
+export const MAX_STDIO_MESSAGE_BYTES = 32 * 1024 * 1024;
 
 export type ServerStatus = "idle" | "connecting" | "connected" | "closed" | "failed" | "needs-auth";
 
@@ -419,7 +426,7 @@ export class McpServerManager {
     if (def.cwd) await assertDirectory(def.cwd);
     // Closed while the command was being prepared: start no process only to end it.
     signal.throwIfAborted();
-    const transport = new StdioClientTransport({ command, args, env, cwd: def.cwd, stderr: "pipe" });
+    const transport = new StdioClientTransport({ command, args, env, cwd: def.cwd, stderr: "pipe", maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
     transport.stderr?.on("data", (chunk: Buffer) => {
       stderr.append(chunk.toString("utf8"));
       if (def.debug) process.stderr.write(chunk);
