@@ -664,6 +664,10 @@ function failureReason(def: ServerDefinition, error: unknown): string {
   if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && def.command) {
     return "the server process exited before it was ready";
   }
+  // The SDK's code -1: a success status with a body that is not MCP (a login page, a proxy's error page).
+  if (error instanceof StreamableHTTPError && error.code === -1) {
+    return `${safeUrl(def.url)} did not answer as an MCP server (${error.message}); check the URL`;
+  }
   if (error instanceof StreamableHTTPError || error instanceof SseError) {
     return `${safeUrl(def.url)} answered HTTP ${error.code ?? "?"}: ${error.message}`;
   }
