@@ -67,8 +67,8 @@ export function faultHarness() {
       onCleanup(dirs.cleanup);
       return dirs;
     },
-    async session(dirs: McpDirs, script: ScriptStep[] = []): Promise<PiSession> {
-      const pi = await startSession({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, script });
+    async session(dirs: McpDirs, script: ScriptStep[] = [], extraExtensions: string[] = []): Promise<PiSession> {
+      const pi = await startSession({ extensions: [ENTRY, ...extraExtensions], agentDir: dirs.agentDir, cwd: dirs.cwd, script });
       onCleanup(() => pi.dispose());
       return pi;
     },
