@@ -8,7 +8,7 @@
  * environment makes a child do: with NODE_EXTRA_CA_CERTS set, every node server parses the CA bundle at start
  * (≈45 ms here). Run with `env -u NODE_EXTRA_CA_CERTS` to compare the code paths alone.
  *
- *   node node_modules/jiti/lib/jiti-cli.mjs bench/connect-latency.ts [runs]
+ *   node node_modules/jiti/lib/jiti-cli.mjs bench/connect-latency.ts [runs] [--quick]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,8 +19,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpServerManager } from "../server-manager.ts";
 import type { ServerDefinition } from "../types.ts";
+import { fixed, median, runs, spread, table } from "./measure.ts";
 
-const RUNS = Number(process.argv[2] ?? 15);
+const RUNS = Number(process.argv.slice(2).find((arg) => /^\d+$/.test(arg)) ?? runs(15, 4));
 const EVERYTHING = join(dirname(fileURLToPath(import.meta.url)), "..", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 const agentDir = mkdtempSync(join(tmpdir(), "pi-mcp-bench-"));
 
@@ -50,12 +51,6 @@ async function timeManager(run: number): Promise<number> {
   return elapsed;
 }
 
-function summary(values: number[]): { median: number; text: string } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)]!;
-  return { median, text: `${median.toFixed(0)} ms (${sorted[0]!.toFixed(0)}–${sorted.at(-1)!.toFixed(0)})` };
-}
-
 try {
   await timeBaseline(); // warm the file cache; not counted
   const baseline: number[] = [];
@@ -64,13 +59,16 @@ try {
     baseline.push(await timeBaseline());
     manager.push(await timeManager(run));
   }
-  const base = summary(baseline);
-  const ours = summary(manager);
-  console.log(`server-everything over stdio, connect → tools/list and resources/list answered, ${RUNS} runs each; median (min–max)\n`);
-  console.log("| client | latency | ratio |");
-  console.log("|---|---:|---:|");
-  console.log(`| bare SDK (baseline) | ${base.text} | 1.00 |`);
-  console.log(`| McpServerManager | ${ours.text} | ${(ours.median / base.median).toFixed(2)} |`);
+  console.log(`server-everything over stdio, connect → tools/list and resources/list answered, ${RUNS} alternating runs each; median (min–max)\n`);
+  console.log(
+    table(
+      ["client", "latency, ms", "ratio"],
+      [
+        ["bare SDK (baseline)", spread(baseline), "1.00"],
+        ["McpServerManager", spread(manager), fixed(median(manager) / median(baseline), 2)],
+      ],
+    ),
+  );
 } finally {
   rmSync(agentDir, { recursive: true, force: true });
 }

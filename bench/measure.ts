@@ -1,12 +1,13 @@
 /**
  * What every bench shares: summaries of repeated measurements (median with min–max, percentiles, ratios), markdown
- * tables, token counts, this process's memory, and goal verdicts.
+ * tables, token counts and goal verdicts (process-tree memory readings are in proc-tree.ts).
  *
  * Machines are noisy, so a figure is a median over runs with its range, and a claim is a ratio or a difference to a
  * baseline measured in the same run. A bench states each goal through `reportGoal`: the verdict is printed with its
- * section and, when the suite runs (`bench/run.ts` sets `BENCH_GOALS_FILE`), collected for the summary.
+ * section and, when the suite runs (`bench/run.ts` sets `BENCH_SUMMARY_FILE`), collected for the summary;
+ * `reportFinding` does the same for a notable figure that is not a goal.
  */
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 
 /** `--quick` (or `BENCH_QUICK=1`, set by the suite): fewer runs, for a look rather than a record. */
@@ -54,18 +55,6 @@ export function tokens(text: string): number {
   return encode(text).length;
 }
 
-/** A field of /proc/<pid>/status in KiB (`VmRSS`, `VmHWM`), or undefined when the process is gone. Linux only. */
-export function statusKiB(field: "VmRSS" | "VmHWM", pid: number | "self" = "self"): number | undefined {
-  let status: string;
-  try {
-    status = readFileSync(`/proc/${pid}/status`, "utf8");
-  } catch {
-    return undefined;
-  }
-  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status);
-  return match ? Number(match[1]) : undefined;
-}
-
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -85,7 +74,20 @@ export interface Goal {
 /** Prints the verdict in the section's output and records it for the suite's summary. */
 export function reportGoal(goal: Goal): void {
   const verdict = goal.met ? "met" : "**missed**";
-  console.log(`- Goal: ${goal.goal} ${goal.target} — ${goal.measured}: ${verdict}${goal.margin ? ` (${goal.margin})` : ""}.`);
-  const file = process.env.BENCH_GOALS_FILE;
-  if (file) appendFileSync(file, `${JSON.stringify(goal)}\n`);
+  console.log(`- Goal: ${goal.goal} (target ${goal.target}): ${goal.measured} — ${verdict}${goal.margin ? `, ${goal.margin}` : ""}.`);
+  record({ goal });
+}
+
+/** A figure worth a line in the summary without being a goal (e.g. what npx resolution saves). */
+export function reportFinding(text: string): void {
+  console.log(`- ${text}`);
+  record({ finding: text });
+}
+
+/** One line of the suite's summary file (`BENCH_SUMMARY_FILE`, set by bench/run.ts). */
+export type SummaryLine = { goal: Goal } | { finding: string };
+
+function record(line: SummaryLine): void {
+  const file = process.env.BENCH_SUMMARY_FILE;
+  if (file) appendFileSync(file, `${JSON.stringify(line)}\n`);
 }

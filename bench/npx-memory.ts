@@ -1,26 +1,41 @@
 /**
- * What npx resolution saves for a typical npx-configured server (`npx -y @modelcontextprotocol/server-memory`):
- * peak RSS of the whole process tree (sum of VmHWM over npm exec + sh + node, sampled from /proc) and the time from
- * spawn to an answered `tools/list`, plain npx against the resolved command, N alternating runs in one process,
- * median and min–max. Both use one warm temp npm cache; npx still asks the registry on each start, as it does in
- * real use. Linux only. Prints a markdown table.
+ * 5. What npx resolution saves for five real npx-configured servers from npm: peak RSS of each server's whole
+ * process tree (sum of VmHWM over npm exec + sh + node, sampled from /proc) and the time from spawn to an answered
+ * `tools/list`, plain `npx -y <package>` against the command the resolver finds (`node <bin>`). Each package is
+ * installed once into a temp npm cache first (a warm cache, as after a user's first launch); npx still asks the
+ * registry on every start, as it does in real use. Runs alternate between the two; median (min–max). Linux only.
  *
- *   node node_modules/jiti/lib/jiti-cli.mjs bench/npx-memory.ts [runs=8]
+ *   node node_modules/jiti/lib/jiti-cli.mjs bench/npx-memory.ts [--quick]
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { type ResolvedCommand, resolveNpxCommand } from "../npx-resolver.ts";
-import { descendantPids, peakRssKiB } from "./proc-tree.ts";
+import { fixed, median, reportFinding, runs, sleep, spread, table } from "./measure.ts";
+import { descendantPids, statusKiB } from "./proc-tree.ts";
 
-const SERVER = ["-y", "@modelcontextprotocol/server-memory"];
-const RUNS = Number(process.argv[2] ?? 8);
+const RUNS = runs(3, 1);
 const SAMPLE_INTERVAL_MS = 20;
 /** Keeps sampling a little after tools/list, so the peak of the startup work is in. */
 const SETTLE_MS = 500;
 const ANSWER_TIMEOUT_MS = 120_000;
+
+interface BenchServer {
+  label: string;
+  packageName: string;
+  /** What follows `npx -y <package>`. */
+  args: (root: string) => string[];
+}
+
+const SERVERS: BenchServer[] = [
+  { label: "memory", packageName: "@modelcontextprotocol/server-memory", args: () => [] },
+  { label: "everything", packageName: "@modelcontextprotocol/server-everything", args: () => ["stdio"] },
+  { label: "filesystem", packageName: "@modelcontextprotocol/server-filesystem", args: (root) => [join(root, "project")] },
+  { label: "sequential-thinking", packageName: "@modelcontextprotocol/server-sequential-thinking", args: () => [] },
+  { label: "context7", packageName: "@upstash/context7-mcp", args: () => [] },
+];
 
 interface Measurement {
   peakTreeKiB: number;
@@ -28,57 +43,68 @@ interface Measurement {
 }
 
 const root = await mkdtemp(join(tmpdir(), "npx-memory-bench-"));
+const project = join(root, "project");
+const agentDir = join(root, "agent");
 const env: NodeJS.ProcessEnv = {
   ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name))),
   npm_config_cache: join(root, "npm-cache"),
+  npm_config_userconfig: join(root, "npmrc"),
   npm_config_update_notifier: "false",
   MEMORY_FILE_PATH: join(root, "memory.jsonl"),
 };
+const npxCommand = (server: BenchServer): ResolvedCommand => ({ command: "npx", args: ["-y", server.packageName, ...server.args(root)] });
 
 try {
-  const project = join(root, "project");
   await mkdir(project);
   await writeFile(join(root, "npmrc"), "");
-  env.npm_config_userconfig = join(root, "npmrc");
-
-  // Warm-up: npx installs into the temp cache; the first resolution (fresh agent dir) is timed separately.
-  await measure({ command: "npx", args: SERVER }, project);
-  const agentDir = join(root, "agent");
+  // Warm-up: npx installs each package into the temp cache (not measured).
+  for (const server of SERVERS) await measure(npxCommand(server));
   const coldStart = performance.now();
-  const resolved = await resolveNpxCommand("npx", SERVER, { agentDir, env, cwd: project });
+  const resolved = await Promise.all(SERVERS.map((server) => resolve(server)));
   const coldResolveMs = performance.now() - coldStart;
-  if (!resolved) throw new Error("the server did not resolve");
 
-  const npx: Measurement[] = [];
-  const direct: Measurement[] = [];
+  const npx = SERVERS.map((): Measurement[] => []);
+  const direct = SERVERS.map((): Measurement[] => []);
   const resolveMs: number[] = [];
   for (let run = 0; run < RUNS; run++) {
     // Alternate which goes first, so drift on a shared machine hits both alike.
-    const order = run % 2 === 0 ? ["npx", "direct"] : ["direct", "npx"];
-    for (const variant of order) {
-      if (variant === "npx") {
-        npx.push(await measure({ command: "npx", args: SERVER }, project));
-        continue;
+    for (const variant of run % 2 === 0 ? ["npx", "direct"] : ["direct", "npx"]) {
+      for (const [i, server] of SERVERS.entries()) {
+        if (variant === "npx") {
+          npx[i].push(await measure(npxCommand(server)));
+          continue;
+        }
+        const start = performance.now();
+        const command = await resolve(server);
+        resolveMs.push(performance.now() - start);
+        direct[i].push(await measure(command));
       }
-      const start = performance.now();
-      const command = await resolveNpxCommand("npx", SERVER, { agentDir, env, cwd: project });
-      resolveMs.push(performance.now() - start);
-      direct.push(await measure(command ?? resolved, project));
     }
   }
-  printTable(npx, direct, resolveMs, coldResolveMs, resolved);
+  printTables(npx, direct, resolved);
+  console.log(
+    `\nResolution: ${fixed(coldResolveMs)} ms for the five at once with a fresh agent dir (asks npm for its config), ` +
+      `then ${spread(resolveMs, 1)} ms per server from mcp-npx-cache.json.`,
+  );
 } finally {
   await rm(root, { recursive: true, force: true });
 }
 
+async function resolve(server: BenchServer): Promise<ResolvedCommand> {
+  const { args } = npxCommand(server);
+  const command = await resolveNpxCommand("npx", args, { agentDir, env, cwd: project });
+  if (!command) throw new Error(`${server.packageName} did not resolve`);
+  return command;
+}
+
 /** Starts the server, answers initialize + tools/list over stdio, and samples the tree's memory meanwhile. */
-async function measure({ command, args }: ResolvedCommand, cwd: string): Promise<Measurement> {
+async function measure({ command, args }: ResolvedCommand): Promise<Measurement> {
   const start = performance.now();
-  const child = spawn(command, args, { cwd, env, detached: true, stdio: ["pipe", "pipe", "ignore"] });
+  const child = spawn(command, args, { cwd: project, env, detached: true, stdio: ["pipe", "pipe", "ignore"] });
   const peaks = new Map<number, number>();
   const sample = () => {
     for (const pid of [child.pid!, ...descendantPids(child.pid!)]) {
-      const peak = peakRssKiB(pid);
+      const peak = statusKiB("VmHWM", pid);
       if (peak !== undefined) peaks.set(pid, Math.max(peak, peaks.get(pid) ?? 0));
     }
   };
@@ -86,7 +112,7 @@ async function measure({ command, args }: ResolvedCommand, cwd: string): Promise
   try {
     await toolsListAnswered(child);
     const readyMs = performance.now() - start;
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    await sleep(SETTLE_MS);
     sample();
     return { peakTreeKiB: [...peaks.values()].reduce((sum, kib) => sum + kib, 0), readyMs };
   } finally {
@@ -105,7 +131,12 @@ function toolsListAnswered(child: ReturnType<typeof spawn>): Promise<void> {
       const lines = buffered.split("\n");
       buffered = lines.pop()!;
       for (const line of lines) {
-        const message = JSON.parse(line);
+        let message: { id?: unknown };
+        try {
+          message = JSON.parse(line);
+        } catch {
+          continue; // a server's stray log line on stdout
+        }
         if (message.id === 1) {
           send({ jsonrpc: "2.0", method: "notifications/initialized" });
           send({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} });
@@ -134,28 +165,53 @@ async function stopGroup(child: ReturnType<typeof spawn>): Promise<void> {
   clearTimeout(timer);
 }
 
-function printTable(npx: Measurement[], direct: Measurement[], resolveMs: number[], coldResolveMs: number, resolved: ResolvedCommand) {
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = sorted.length >> 1;
-    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  };
-  const spread = (values: number[], scale: number, digits: number) => {
-    const fmt = (value: number) => (value / scale).toFixed(digits);
-    return `${fmt(median(values))} (${fmt(Math.min(...values))}–${fmt(Math.max(...values))})`;
-  };
+/** The installed version, read next to the resolved entry point (`…/node_modules/<package>/…`). */
+function installedVersion(server: BenchServer, command: ResolvedCommand): string {
+  const entry = [command.command, ...command.args].find((part) => part.includes(`node_modules/${server.packageName}/`));
+  if (!entry) return "?";
+  const packageDir = entry.slice(0, entry.indexOf(`node_modules/${server.packageName}/`)) + `node_modules/${server.packageName}`;
+  try {
+    return (JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { version: string }).version;
+  } catch {
+    return "?";
+  }
+}
+
+function printTables(npx: Measurement[][], direct: Measurement[][], resolved: ResolvedCommand[]): void {
   const memory = (runs: Measurement[]) => runs.map((run) => run.peakTreeKiB);
   const ready = (runs: Measurement[]) => runs.map((run) => run.readyMs);
-  const directTotal = direct.map((run, i) => run.readyMs + resolveMs[i]);
-
-  console.log(`npx -y @modelcontextprotocol/server-memory, ${RUNS} alternating runs each; resolved to: ${resolved.command} ${resolved.args.join(" ")}\n`);
-  console.log("| variant | peak tree RSS, MB (median, min–max) | spawn → tools/list, ms | resolve + spawn → tools/list, ms |");
-  console.log("|---|---|---|---|");
-  console.log(`| plain npx | ${spread(memory(npx), 1024, 1)} | ${spread(ready(npx), 1, 0)} | — |`);
-  console.log(`| resolved (node <bin>) | ${spread(memory(direct), 1024, 1)} | ${spread(ready(direct), 1, 0)} | ${spread(directTotal, 1, 0)} |`);
+  // Per run, the five servers together (as one Pi session with all five would hold them).
+  const totals = (perServer: Measurement[][], pick: (runs: Measurement[]) => number[]) =>
+    perServer[0].map((_, run) => perServer.reduce((sum, runs) => sum + pick(runs)[run], 0));
+  const rows = SERVERS.map((server, i) => [
+    `${server.packageName}@${installedVersion(server, resolved[i])}`,
+    spread(memory(npx[i]), 1, 1024),
+    spread(memory(direct[i]), 1, 1024),
+    fixed(median(memory(direct[i])) / median(memory(npx[i])), 2),
+    spread(ready(npx[i])),
+    spread(ready(direct[i])),
+  ]);
+  const npxMemory = totals(npx, memory);
+  const directMemory = totals(direct, memory);
+  rows.push([
+    "**all five**",
+    spread(npxMemory, 1, 1024),
+    spread(directMemory, 1, 1024),
+    fixed(median(directMemory) / median(npxMemory), 2),
+    spread(totals(npx, ready)),
+    spread(totals(direct, ready)),
+  ]);
+  console.log(`Five npx-configured servers, ${RUNS} alternating run${RUNS === 1 ? "" : "s"} of each; median (min–max).\n`);
   console.log(
-    `| resolved / npx (medians) | ${(median(memory(direct)) / median(memory(npx))).toFixed(2)} | ` +
-      `${(median(ready(direct)) / median(ready(npx))).toFixed(2)} | ${(median(directTotal) / median(ready(npx))).toFixed(2)} |`,
+    table(
+      ["server (npx -y …)", "peak tree RSS, npx, MB", "resolved, MB", "resolved ÷ npx", "spawn → tools/list, npx, ms", "resolved, ms"],
+      rows,
+    ),
   );
-  console.log(`\nresolution: first ${coldResolveMs.toFixed(0)} ms (fresh agent dir, asks npm for its config), then ${spread(resolveMs, 1, 1)} ms from mcp-npx-cache.json`);
+  const saved = (median(npxMemory) - median(directMemory)) / 1024;
+  console.log();
+  reportFinding(
+    `npx resolution: five real npx-configured servers peak at ${fixed(median(directMemory) / 1024, 0)} MB instead of ${fixed(median(npxMemory) / 1024, 0)} MB ` +
+      `(${fixed(saved, 0)} MB saved) and answer tools/list in ${fixed(median(totals(direct, ready)) / 1000, 1)} s instead of ${fixed(median(totals(npx, ready)) / 1000, 1)} s (sums over the five).`,
+  );
 }

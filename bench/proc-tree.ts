@@ -29,9 +29,9 @@ export function commandLine(pid: number): string[] | undefined {
   return raw === undefined ? undefined : raw.split("\0").filter((part) => part !== "");
 }
 
-/** Peak resident set size (VmHWM) in KiB, or undefined once the process is gone. */
-export function peakRssKiB(pid: number): number | undefined {
-  const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readProc(pid, "status") ?? "");
+/** Resident set size now (`VmRSS`) or at its peak (`VmHWM`), in KiB; undefined once the process is gone. */
+export function statusKiB(field: "VmRSS" | "VmHWM", pid: number | "self" = "self"): number | undefined {
+  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(readProc(pid, "status") ?? "");
   return match ? Number(match[1]) : undefined;
 }
 
@@ -42,7 +42,7 @@ function parentPid(pid: number): number | undefined {
   return fields ? Number(fields[1]) : undefined;
 }
 
-function readProc(pid: number, file: string): string | undefined {
+function readProc(pid: number | "self", file: string): string | undefined {
   try {
     return readFileSync(`/proc/${pid}/${file}`, "utf8");
   } catch {

@@ -1,5 +1,5 @@
 /**
- * Search quality over the real 1,052-tool catalog: recall@1, recall@5 and MRR (first expected tool in the top 10)
+ * 6. Search quality over the real 1,052-tool catalog: recall@1, recall@5 and MRR (first expected tool in the top 10)
  * on the dev and held-out requests of `test/fixtures/search-eval/`, for our index, a plain BM25 reference and
  * MiniSearch (the library our hand-written index was measured against). Prints a markdown table.
  *
@@ -12,6 +12,7 @@ import { buildSearchIndex } from "../search-index.ts";
 import { splitWords, termOf } from "../search-text.ts";
 import type { ToolMetadata } from "../types.ts";
 import { evalKey, loadCorpusTools, loadEvalSet, type EvalRequest } from "../test/fixtures/search-eval/corpus-tools.ts";
+import { fixed, reportGoal } from "./measure.ts";
 
 type Ranker = (query: string, limit: number) => ToolMetadata[];
 
@@ -132,6 +133,20 @@ console.log(`| ranker | dev R@1 | dev R@5 | dev MRR |${devOnly ? "" : " held-out
 console.log(`|---|---:|---:|---:|${devOnly ? "" : "---:|---:|---:|"}`);
 for (const [name, rank] of rankers) {
   console.log(`| ${name} | ${cells(evaluate(rank, dev))} |${devOnly ? "" : ` ${cells(evaluate(rank, heldout))} |`}`);
+}
+if (!devOnly) {
+  // Held-out only: the dev part is what the ranking was tuned on.
+  const ourScores = evaluate(rankers[0][1], heldout);
+  const reference = evaluate(rankers[1][1], heldout);
+  const points = (value: number) => `${value >= 0 ? "+" : ""}${fixed(value * 100, 1)} points`;
+  console.log();
+  reportGoal({
+    goal: "search quality on the held-out requests, ours against plain BM25 in the same run",
+    target: "better recall@5 and MRR",
+    measured: `R@5 ${percent(ourScores.recallAt5)} vs ${percent(reference.recallAt5)}, MRR ${ourScores.mrr.toFixed(3)} vs ${reference.mrr.toFixed(3)}`,
+    met: ourScores.recallAt5 > reference.recallAt5 && ourScores.mrr > reference.mrr,
+    margin: `R@5 ${points(ourScores.recallAt5 - reference.recallAt5)}, R@1 ${points(ourScores.recallAt1 - reference.recallAt1)}`,
+  });
 }
 if (process.argv.includes("--misses")) {
   console.log("\nDev misses (ours, top 5):");

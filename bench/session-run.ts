@@ -20,7 +20,8 @@ import type { ScriptStep } from "../test/helpers/faux-script.ts";
 import { HOSTS, type HostVersion, type PiHost, REPO_ROOT } from "../test/helpers/hosts.ts";
 import { startSession } from "../test/helpers/pi-session.ts";
 import { CORPUS_SERVER_SCRIPT, firstCorpusServers, prepareCorpusAgent } from "./corpus.ts";
-import { sleep, statusKiB, tokens } from "./measure.ts";
+import { sleep, tokens } from "./measure.ts";
+import { statusKiB } from "./proc-tree.ts";
 import { probeClock } from "./probes/clock.ts";
 
 export interface CorpusToolCall {
@@ -34,6 +35,8 @@ export interface SessionRunOptions {
   servers: number;
   /** Load the adapter (false: Pi alone, with the probes). */
   extension: boolean;
+  /** Instead of the adapter, Pi alone registering the corpus tools at this point (bench/probes/corpus-tools.ts). */
+  registerCorpusTools?: "factory" | "session_start";
   /** MCP_DIRECT_TOOLS for this run. */
   directTools?: string;
   /** The model's first act: call this tool (its server is lazy: the call starts it). Needs it to be direct. */
@@ -69,11 +72,13 @@ const execFileAsync = promisify(execFile);
 
 export async function sessionRun(options: SessionRunOptions): Promise<SessionRunResult> {
   if (options.directTools !== undefined) process.env.MCP_DIRECT_TOOLS = options.directTools;
+  if (options.registerCorpusTools) process.env.BENCH_PROBE_TOOLS = options.registerCorpusTools;
   const agent = await prepareCorpusAgent(firstCorpusServers(options.servers));
   try {
     const call = options.firstCall;
     const script: ScriptStep[] = call ? [{ toolCalls: [{ name: piName(call), arguments: call.arguments }] }, "done"] : ["ok"];
-    const extensions = [`${PROBES}/load-started.ts`, ...(options.extension ? [ADAPTER_ENTRY] : []), `${PROBES}/session-started.ts`];
+    const measured = [...(options.extension ? [ADAPTER_ENTRY] : []), ...(options.registerCorpusTools ? [`${PROBES}/corpus-tools.ts`] : [])];
+    const extensions = [`${PROBES}/load-started.ts`, ...measured, `${PROBES}/session-started.ts`];
     const pi = await startSession({ extensions, agentDir: agent.agentDir, cwd: agent.cwd, script });
     try {
       const { loadStartedAt, sessionStartedAt } = probeClock();
