@@ -1,0 +1,78 @@
+/**
+ * Concurrency through the whole extension: many calls at once to one server, and sessions replaced while their
+ * servers are still connecting. (Many processes writing the cache at once: metadata-cache-concurrency.test.ts.)
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { currentHost } from "./helpers/hosts.ts";
+import { FAULTY_SERVER, faultHarness, faulty, notifications, search, startedPids } from "./helpers/fault-setup.ts";
+import { descendantProcesses } from "./helpers/processes.ts";
+import { isRunning } from "./server-manager-helpers.ts";
+
+const host = currentHost();
+const harness = faultHarness();
+const CALLS = 50;
+
+describe(`load on Pi ${host.version}`, () => {
+  test(`${CALLS} calls at once to a server that is not running: all answered, by one process`, async () => {
+    const dirs = await harness.dirs({ busy: faulty({ FAULT_LOG: "busy.log" }, { cwd: "." }) });
+    const log = join(dirs.cwd, "busy.log");
+    const pi = await harness.session(dirs, [search("select:busy__echo"), "loaded"]);
+    await pi.prompt("load echo"); // learns the tools: the lazy server is started once and ended again
+    expect(startedPids(log)).toHaveLength(1);
+    expect(isRunning(startedPids(log)[0]!)).toBe(false);
+
+    // Pi runs the tool calls of one message in parallel.
+    const calls = Array.from({ length: CALLS }, (_, i) => ({ name: "busy__echo", arguments: { text: `call ${i}` } }));
+    pi.script([{ toolCalls: calls }, "all done"]);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    harness.onCleanup(() => void process.off("warning", onWarning));
+    await pi.prompt("call it fifty times");
+
+    const results = pi.toolResults.filter((result) => result.toolName === "busy__echo");
+    expect(results.filter((result) => result.isError)).toEqual([]);
+    expect(results.map((result) => result.text).sort()).toEqual(calls.map((call) => call.arguments.text).sort());
+    const pids = startedPids(log);
+    expect(pids).toHaveLength(2);
+    expect(isRunning(pids[1]!)).toBe(true);
+    expect((await pi.command("/mcp status")).text).toMatch(new RegExp(`✓ busy: connected · lazy · stdio · 6 tools \\(live\\) · pid ${pids[1]}`));
+    // All calls of a run share Pi's abort signal: listeners left on it would make Node warn of a leak on stderr.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings).toEqual([]);
+  });
+
+  test("/reload twice while the servers are still connecting: the newest config wins, no process is left behind, nothing is registered twice", async () => {
+    // Each start takes 1.5 s before it answers: every reload lands while the previous session is connecting.
+    const slow = (name: string) => faulty({ FAULT_LOG: `${name}.log`, FAULT_START_DELAY_MS: "1500" }, { lifecycle: "eager", cwd: "." });
+    const dirs = await harness.dirs({ alpha: slow("alpha"), beta: slow("beta") });
+    const pi = await harness.session(dirs, [search("echo"), "found"]);
+    await pi.reload();
+    await writeFile(join(dirs.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { beta: slow("beta"), gamma: slow("gamma") } }));
+    await pi.reload();
+    await pi.prompt("find echo"); // waits for the last session's startup connections
+
+    // A session replaced before its connects reached the spawn starts no process: alpha and beta ran once or twice
+    // before the last session, beta and gamma once in it.
+    const started = (name: string) => startedPids(join(dirs.cwd, `${name}.log`));
+    expect(started("alpha").length).toBeGreaterThanOrEqual(1);
+    expect(started("beta").length).toBeGreaterThanOrEqual(2);
+    expect(started("gamma")).toHaveLength(1);
+    const alive = (await descendantProcesses(FAULTY_SERVER)).map((info) => info.pid).sort();
+    expect(alive).toEqual([started("beta").at(-1)!, started("gamma")[0]!].sort());
+    for (const pid of [...started("alpha"), ...started("beta").slice(0, -1)]) expect(isRunning(pid)).toBe(false);
+
+    const status = (await pi.command("/mcp status")).text;
+    expect(status).toMatch(new RegExp(`^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · 6 tools \\(live\\) · pid ${started("beta").at(-1)}\\n`));
+    expect(status).toMatch(new RegExp(`✓ gamma: connected · eager · stdio · 6 tools \\(live\\) · pid ${started("gamma")[0]}\\n`));
+    const names = pi.session.getAllTools().map((tool) => tool.name);
+    expect(names.filter((name, index) => names.indexOf(name) !== index)).toEqual([]);
+    expect(names.filter((name) => name === "ToolSearch")).toHaveLength(1);
+    expect(pi.toolResults.at(-1)!.text).toMatch(/beta__echo[\s\S]*gamma__echo|gamma__echo[\s\S]*beta__echo/);
+    // Connections cancelled by a reload are not failures.
+    expect(notifications(pi).filter((notice) => notice.level !== "info")).toEqual([]);
+    expect(pi.errors).toEqual([]);
+  });
+});
