@@ -261,16 +261,20 @@ export class McpServerManager {
 
   async callTool(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     return this.track(name, (connection) =>
-      connection.client.request(
-        { method: "tools/call", params: { name: toolName, arguments: args } },
-        CallToolResultSchema,
-        this.requestOptions(options),
+      withOwnSignal(options.signal, (signal) =>
+        connection.client.request(
+          { method: "tools/call", params: { name: toolName, arguments: args } },
+          CallToolResultSchema,
+          this.requestOptions({ ...options, signal }),
+        ),
       ),
     );
   }
 
   async readResource(name: string, uri: string, options: Pick<CallOptions, "signal" | "timeoutMs"> = {}): Promise<ReadResourceResult> {
-    return this.track(name, (connection) => connection.client.readResource({ uri }, this.requestOptions(options)));
+    return this.track(name, (connection) =>
+      withOwnSignal(options.signal, (signal) => connection.client.readResource({ uri }, this.requestOptions({ ...options, signal }))),
+    );
   }
 
   touch(name: string): void {
@@ -726,6 +730,49 @@ export function mergeEnv(
 async function assertDirectory(cwd: string): Promise<void> {
   const info = await stat(cwd).catch(() => undefined);
   if (!info?.isDirectory()) throw new Error(`the working directory "cwd" (${cwd}) does not exist`);
+}
+
+/**
+ * Runs a request with a signal of its own that follows `signal` while the request runs. The SDK adds an abort
+ * listener to a request's signal and never removes it, and Pi gives every tool call of a run the same signal: its
+ * listeners piled up until the run ended, and from the eleventh Node printed a leak warning. Here a caller's signal
+ * gets one listener however many requests follow it, removed with the last of them.
+ */
+async function withOwnSignal<T>(signal: AbortSignal | undefined, request: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  if (!signal) return request(undefined);
+  const own = new AbortController();
+  if (signal.aborted) own.abort(signal.reason);
+  else follow(signal, own);
+  try {
+    return await request(own.signal);
+  } finally {
+    unfollow(signal, own);
+  }
+}
+
+const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+
+function follow(signal: AbortSignal, own: AbortController): void {
+  let requests = followers.get(signal);
+  if (!requests) {
+    requests = new Set();
+    followers.set(signal, requests);
+    signal.addEventListener("abort", abortFollowers, { once: true });
+  }
+  requests.add(own);
+}
+
+function unfollow(signal: AbortSignal, own: AbortController): void {
+  const requests = followers.get(signal);
+  if (!requests?.delete(own) || requests.size > 0) return;
+  followers.delete(signal);
+  signal.removeEventListener("abort", abortFollowers);
+}
+
+function abortFollowers(event: Event): void {
+  const signal = event.target as AbortSignal;
+  for (const own of followers.get(signal) ?? []) own.abort(signal.reason);
+  followers.delete(signal);
 }
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
