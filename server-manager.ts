@@ -610,11 +610,17 @@ function transportFamily(def: ServerDefinition): "stdio" | "http" {
 }
 
 function parseUrl(def: ServerDefinition): URL {
+  let url: URL;
   try {
-    return new URL(def.url!);
+    url = new URL(def.url!);
   } catch {
     throw new Error(`"url" is not a valid URL`);
   }
+  // fetch refuses such a URL, with an error that repeats the password.
+  if (url.username || url.password) {
+    throw new Error(`"url" contains a user name or password (user:password@host), which HTTP clients refuse; send credentials with "headers" or "bearerToken"`);
+  }
+  return url;
 }
 
 /** Configured headers plus the bearer token; `bearerToken`/`bearerTokenEnv` win over an `Authorization` header. */
