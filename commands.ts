@@ -3,6 +3,7 @@
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { updateStatus } from "./init.ts";
+import { safeUrl } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";
 import type { ToolCallStats } from "./stats.ts";
 import type { ServerDefinition } from "./types.ts";
@@ -126,7 +127,8 @@ async function reconnect(ctx: ExtensionCommandContext, state: McpExtensionState,
 
 function authHelp(state: McpExtensionState, server: ServerDefinition): string {
   const live = state.manager.getState(server.name);
-  const lines = [`MCP server "${server.name}" (${server.url ?? server.command ?? "?"}): ${describeStatus(live.status)}`];
+  const where = server.url ? safeUrl(server.url) : (server.command ?? "?");
+  const lines = [`MCP server "${server.name}" (${where}): ${describeStatus(live.status)}`];
   if (!server.url) {
     lines.push("It runs as a local process: give it credentials through `env` in its config entry.");
   } else {

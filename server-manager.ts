@@ -704,7 +704,7 @@ function isConnectionLost(error: unknown): boolean {
 }
 
 /** Scheme, host and path: no user info, no query (either may carry a secret). */
-function safeUrl(url: string | undefined): string {
+export function safeUrl(url: string | undefined): string {
   try {
     const parsed = new URL(url ?? "");
     return `${parsed.origin}${parsed.pathname}`;
