@@ -204,7 +204,9 @@ describe(`server faults on Pi ${host.version}`, () => {
     vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true });
     harness.onCleanup(() => void vi.useRealTimers());
     const killAndTurn = async () => {
-      process.kill(startedPids(log).at(-1)!, "SIGKILL");
+      const pid = startedPids(log).at(-1)!;
+      process.kill(pid, "SIGKILL");
+      await waitFor(() => !isRunning(pid));
       await pi.prompt("a turn");
     };
 

@@ -13,7 +13,6 @@ import { type PiSession, startSession } from "./pi-session.ts";
 export const ENTRY = "pi-mcp-adapter.ts";
 export const FAULTY_SERVER = join(REPO_ROOT, "test/fixtures/servers/faulty-server.mjs");
 export const STDIO_SERVER = join(REPO_ROOT, "test/fixtures/servers/stdio-server.mjs");
-export const CONTENT_SERVER = join(REPO_ROOT, "test/fixtures/content-server.mjs");
 
 /** faulty-server.mjs as a config entry; `env` chooses how it misbehaves (see its header). */
 export function faulty(env: Record<string, string> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -49,8 +48,8 @@ export function startedPids(logFile: string): number[] {
   return readEvents(logFile).flatMap((entry) => (entry.event === "start" && entry.pid !== undefined ? [entry.pid] : []));
 }
 
-/** Registers cleanups run after each test, newest first. Call once at the top of a test file. */
-export function useCleanups(): (cleanup: () => Promise<void> | void) => void {
+/** Registers cleanups run after each test, newest first. */
+function useCleanups(): (cleanup: () => Promise<void> | void) => void {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -58,6 +57,7 @@ export function useCleanups(): (cleanup: () => Promise<void> | void) => void {
   return (cleanup) => cleanups.push(cleanup);
 }
 
+/** Call once at the top of a test file: dirs, sessions and env changes that are undone after each test. */
 export function faultHarness() {
   const onCleanup = useCleanups();
   return {
@@ -90,7 +90,6 @@ export function notifications(pi: PiSession): { message: string; level: string }
 }
 
 export const search = (query: string): ScriptStep => ({ toolCalls: [{ name: "ToolSearch", arguments: { query } }] });
-export const call = (name: string, args: Record<string, unknown> = {}): ScriptStep => ({ toolCalls: [{ name, arguments: args }] });
 
 /** Pi 0.73.1 offers a tool loaded during a prompt only from the next one: call it through McpCall until then. */
 export function callLoaded(name: string, args: Record<string, unknown> = {}): ScriptStep {
