@@ -109,7 +109,10 @@ function searchAndLoad(pi: ExtensionAPI, state: McpExtensionState, query: string
   const { tools, notes } = trimmed.toLowerCase().startsWith(SELECT_PREFIX)
     ? selectByName(state, trimmed.slice(SELECT_PREFIX.length))
     : { tools: search(state, trimmed), notes: [] };
-  if (tools.length === 0) return answer(query, [], [...notes, ...usage(state, `No MCP tool matches "${shorten(trimmed)}".`)]);
+  if (tools.length === 0) {
+    const reason = notes.length > 0 ? "Nothing was loaded." : `No MCP tool matches "${shorten(trimmed)}".`;
+    return answer(query, [], [...notes, ...usage(state, reason)]);
+  }
   const before = new Set(pi.getActiveTools());
   const loaded = tools.filter((tool) => !before.has(tool.name)).map((tool) => tool.name);
   activate(pi, loaded);

@@ -134,7 +134,7 @@ describe(`bad input on Pi ${host.version}`, () => {
       ["ToolSearch", false, usage("The query was empty.")],
       ["ToolSearch", false, usage(`No MCP tool matches "${"nothing like it ".repeat(4)}nothing like it…".`)],
       ["ToolSearch", false, usage('No MCP tool matches "(.*+?[\\^$|{}".')],
-      ["ToolSearch", false, `No MCP tool is named "nope".\nNo MCP tool is named "good/nope" (closest: good__change_tools).\n${usage('No MCP tool matches "select:nope,,good/nope".')}`],
+      ["ToolSearch", false, `No MCP tool is named "nope".\nNo MCP tool is named "good/nope" (closest: good__change_tools).\n${usage("Nothing was loaded.")}`],
       ["ToolSearch", true, validation("ToolSearch", "query: must have required properties query")],
       ["ToolSearch", true, validation("ToolSearch", "query: must be string")],
       ["ToolSearch", false, expect.stringContaining("- good__echo: Echoes the text back")],
