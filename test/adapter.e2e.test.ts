@@ -10,7 +10,7 @@ import { offeredToolNames, type ScriptStep } from "./helpers/faux-script.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
-import { runPrint } from "./helpers/pi-print.ts";
+import { runPrint, runRpc } from "./helpers/pi-print.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
 
 const ENTRY = "pi-mcp-adapter.ts";
@@ -203,5 +203,28 @@ describe(`adapter across /reload on Pi ${host.version}`, () => {
     const after = await descendantProcesses(EVERYTHING_MARKER);
     expect(after).toHaveLength(1);
     expect(after[0]!.pid).not.toBe(before!.pid);
+  });
+});
+
+describe(`adapter in RPC mode on Pi ${host.version}`, () => {
+  test("the real pi CLI in --mode rpc: search and call within one prompt; notifications and status reach the client", async () => {
+    const dirs = await dirsWith({ everything: REAL_SERVERS.everything });
+    const result = await runRpc({
+      extensions: [ENTRY],
+      script: "test/fixtures/faux-scripts/mcp-echo.ts",
+      prompts: ["echo something", "/mcp status"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+    });
+    expect(result.exitCode).toBe(0);
+    expect(result.toolResults.map((record) => [record.toolName, record.isError])).toEqual([
+      ["ToolSearch", false],
+      [host.refreshesToolsEachTurn ? ECHO_TOOL : "McpCall", false],
+    ]);
+    expect(result.toolResults[1]!.text).toBe(`Echo: ${ECHO_MESSAGE}`);
+    const uiRequests = (result.rpcLines ?? []).filter((line) => line.type === "extension_ui_request");
+    expect(uiRequests).toContainEqual(expect.objectContaining({ method: "setStatus", statusKey: "mcp", statusText: expect.stringMatching(/^MCP \d\/1 up · \d+ tools$/) }));
+    expect(uiRequests).toContainEqual(expect.objectContaining({ method: "notify", message: expect.stringMatching(/✓ everything: connected · lazy · stdio · \d+ tools/) }));
+    expect(await descendantProcesses(EVERYTHING_MARKER)).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 /**
- * The real `pi` CLI in print mode, on the host of this vitest run and its Node binary:
+ * The real `pi` CLI in print mode (or RPC mode), on the host of this vitest run and its Node binary:
  *
  *   PI_CODING_AGENT_DIR=<agentDir> <node> <host cli.js> --offline --no-session -e <ext>… -e <script>
- *     --model faux/faux-1 -p "q1" "q2" …
+ *     --model faux/faux-1 -p "q1" "q2" …          (runPrint)
+ *     --model faux/faux-1 --mode rpc               (runRpc: each prompt a `prompt` command on stdin, in turn)
  *
  * The model is a faux script extension (faux-provider-extension.ts); what it was shown and every tool result
  * come back through a record file.
@@ -35,6 +36,8 @@ export interface PrintOptions {
 
 export interface PrintResult {
   host: PiHost;
+  /** RPC mode: every JSON line the CLI wrote to stdout. */
+  rpcLines?: Record<string, unknown>[];
   exitCode: number | null;
   stdout: string;
   stderr: string;
@@ -47,7 +50,16 @@ const JSON_SCRIPT_EXTENSION = join(REPO_ROOT, "test/helpers/faux-json-script.ts"
 /** Retries and cache warming would send the model requests the script does not expect. */
 const DETERMINISTIC_SETTINGS = { retry: { enabled: false }, cacheWarming: "off" };
 
-export async function runPrint(options: PrintOptions): Promise<PrintResult> {
+export function runPrint(options: PrintOptions): Promise<PrintResult> {
+  return runCli(options, "print");
+}
+
+/** RPC mode: a prompt is sent when the previous one is done (its `agent_end`, or its response for a command). */
+export function runRpc(options: PrintOptions): Promise<PrintResult> {
+  return runCli(options, "rpc");
+}
+
+async function runCli(options: PrintOptions, mode: "print" | "rpc"): Promise<PrintResult> {
   const host = currentHost();
   const workDir = await mkdtemp(join(tmpdir(), "pi-print-"));
   try {
@@ -78,15 +90,16 @@ export async function runPrint(options: PrintOptions): Promise<PrintResult> {
       "--model",
       FAUX_MODEL,
       ...(options.args ?? []),
-      "-p",
-      ...options.prompts,
+      ...(mode === "print" ? ["-p", ...options.prompts] : ["--mode", "rpc"]),
     ];
     const timeoutMs = options.timeoutMs ?? 60_000;
-    const { exitCode, stdout, stderr } = await run(host.nodeBinary, args, { cwd, env, timeoutMs });
+    const prompts = mode === "rpc" ? options.prompts : undefined;
+    const { exitCode, stdout, stderr } = await run(host.nodeBinary, args, { cwd, env, timeoutMs, prompts });
     const lines = existsSync(recordFile) ? (await readFile(recordFile, "utf8")).split("\n").filter(Boolean) : [];
     const records = lines.map((line) => JSON.parse(line) as FauxRecordLine);
     return {
       host,
+      rpcLines: mode === "rpc" ? jsonLines(stdout) : undefined,
       exitCode,
       stdout,
       stderr,
@@ -98,29 +111,69 @@ export async function runPrint(options: PrintOptions): Promise<PrintResult> {
   }
 }
 
+/**
+ * Sends the prompts one by one: the next when the previous is done (`agent_end` for a prompt the model answers,
+ * the command's response for an extension command), then closes stdin, which ends the CLI.
+ */
+function rpcDriver(prompts: readonly string[], stdin: NodeJS.WritableStream): (stdout: string) => void {
+  let sent = 0;
+  let waitingFrom = 0;
+  const sendNext = () => {
+    if (sent === prompts.length) return stdin.end();
+    const message = prompts[sent]!;
+    sent++;
+    stdin.write(`${JSON.stringify({ id: `prompt-${sent}`, type: "prompt", message })}\n`);
+  };
+  sendNext();
+  return (stdout) => {
+    const lines = jsonLines(stdout.slice(waitingFrom));
+    const isCommand = prompts[sent - 1]!.startsWith("/");
+    const done = lines.some((line) =>
+      isCommand ? line.type === "response" && line.id === `prompt-${sent}` : line.type === "agent_end",
+    );
+    if (!done) return;
+    waitingFrom = stdout.lastIndexOf("\n") + 1;
+    sendNext();
+  };
+}
+
 async function makeDir(parent: string, name: string): Promise<string> {
   const dir = join(parent, name);
   await mkdir(dir);
   return dir;
 }
 
+function jsonLines(text: string): Record<string, unknown>[] {
+  return text.split("\n").flatMap((line) => {
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
+
 function run(
   command: string,
   args: string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs: number },
+  options: { cwd: string; env: Record<string, string>; timeoutMs: number; prompts?: readonly string[] },
 ): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
     // Its own process group, so a timeout also ends the servers the extensions under test started.
     const child = spawn(command, args, {
       cwd: options.cwd,
       env: options.env,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.prompts ? "pipe" : "ignore", "pipe", "pipe"],
       detached: true,
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const rpc = options.prompts && child.stdin ? rpcDriver(options.prompts, child.stdin) : undefined;
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+      rpc?.(stdout);
+    });
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     const timer = setTimeout(() => {
       if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
       stderr += `\n[runPrint] killed after ${options.timeoutMs} ms`;
