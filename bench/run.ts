@@ -200,9 +200,9 @@ function updateReadme(summary: SummaryLine[]): void {
     "",
     "## Performance",
     "",
-    `Measured by \`npm run bench\` (a few minutes on 2 cores) on ${started.toISOString().slice(0, 10)}; the tables, the machine ` +
-      "and what each figure means are in [bench/RESULTS.md](bench/RESULTS.md). Figures are medians, or ratios to a baseline " +
-      "measured in the same run.",
+    `Measured by \`npm run bench\` (a few minutes on 2 cores; \`npm run bench -- --quick\` for a look) on ` +
+      `${started.toISOString().slice(0, 10)}. The tables, the machine, and why a goal is missed are in ` +
+      "[bench/RESULTS.md](bench/RESULTS.md). Figures are medians, or ratios to a baseline measured in the same run.",
     "",
     goalsTable(goals),
     "",
