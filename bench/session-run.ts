@@ -170,6 +170,6 @@ export async function spawnSessionRun(host: PiHost, options: SessionRunOptions):
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2]) {
   const result = await sessionRun(JSON.parse(process.argv[2]) as SessionRunOptions);
   console.log(`${RESULT_PREFIX}${JSON.stringify(result)}`);
-  // Pi's session may leave timers behind (e.g. the adapter's idle checks are stopped, Pi's own are not ours).
+  // The result is out; a handle Pi's runtime keeps open after dispose must not hold the run (and the suite) up.
   process.exit(0);
 }
