@@ -42,6 +42,9 @@ export function fauxProviderExtension(steps: readonly ScriptStep[]) {
     const [model] = faux.models;
     pi.registerProvider("faux", {
       api: faux.api,
+      // Interactive mode refreshes the model registry, which drops API providers registered outside it: handing
+      // Pi the stream function lets it register the faux API again.
+      streamSimple: piAi.getApiProvider(faux.api)?.streamSimple,
       baseUrl: model.baseUrl,
       apiKey: "faux-key",
       models: [
