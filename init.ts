@@ -1,11 +1,15 @@
 /**
  * The adapter's life in a Pi session.
  *
- * - Module scope (`registerEarly`): config + metadata cache → the direct tools are registered before any server
- *   starts, so they are active at the first request.
- * - `session_start` (`start`): the previous state is shut down; every cached MCP tool is registered (inactive),
- *   with ToolSearch (and McpCall on hosts that need it); the active set is narrowed. Nothing here waits for a
- *   server: eager/keep-alive servers connect, and servers missing from the cache are listed, in the background.
+ * - Module scope (`registerEarly`): config + metadata cache → every cached MCP tool is registered, with ToolSearch
+ *   (and McpCall on hosts that need it), before any server starts. Pi takes registrations made while extensions
+ *   load in one go; once the session is bound, each one rebuilds its whole tool registry (a thousand tools there
+ *   cost seconds).
+ * - `session_start` (`start`): the previous state is shut down; the tools known at module scope are reused when
+ *   the config and the cache did not change meanwhile (else registered again where they differ); the active set
+ *   is narrowed to builtins + ToolSearch/McpCall + direct tools + tools the model had loaded before a reload.
+ *   Nothing here waits for a server: eager/keep-alive servers connect, and servers missing from the cache are
+ *   listed, in the background.
  * - Each (re)connect or `list_changed` refreshes that server's tools, the cache, the registrations and the catalog.
  * - `session_shutdown` (`shutdown`): timers stopped, every server and its processes ended, cache writes flushed.
  *
@@ -13,21 +17,22 @@
  * that runs later checks `state.shutDown` first.
  */
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
+import { statSync } from "node:fs";
 import semver from "semver";
 import { loadConfig } from "./config.ts";
-import { type DirectToolRules, DIRECT_TOOLS_ENV, parseDirectToolsEnv, selectDirectTools, wantsDirectTools } from "./direct-tools.ts";
+import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./elicitation.ts";
 import { McpLifecycleManager } from "./lifecycle.ts";
-import { createCacheEntry, getValidEntry, loadMetadataCache, type MetadataCacheSnapshot, writeServerEntries } from "./metadata-cache.ts";
+import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache, writeServerEntries } from "./metadata-cache.ts";
 import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./stats.ts";
-import type { HostCapabilities, McpExtensionState, McpUi, ServerCatalogEntry } from "./state.ts";
+import type { HostCapabilities, McpExtensionState, McpUi, ToolView } from "./state.ts";
 import { executeMcpTool } from "./tool-executor.ts";
-import { createUi } from "./ui.ts";
-import { buildToolMetadata } from "./tool-metadata.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, type ToolSearchDetails, toolSearchDefinition } from "./tool-search.ts";
+import { buildToolView, directRules, updateServerCatalog } from "./tool-view.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
+import { createUi } from "./ui.ts";
 
 export const CONFIG_FLAG = "mcp-config";
 /** Pi 0.80.3 was the first to offer tools activated during a run from the run's next turn (its CHANGELOG). */
@@ -39,6 +44,13 @@ export function detectHost(version: string): HostCapabilities {
   return { version, refreshesToolsEachTurn: semver.valid(version) !== null && semver.gte(version, FIRST_HOST_REFRESHING_TOOLS) };
 }
 
+/** The view built at module scope, and what it was built from (to tell whether the session may reuse it). */
+interface EarlyView {
+  view: ToolView;
+  cacheStamp: string;
+  cacheProblems: string[];
+}
+
 export class McpAdapter {
   private readonly pi: ExtensionAPI;
   private readonly registrar: ToolRegistrar;
@@ -47,6 +59,7 @@ export class McpAdapter {
   private readonly run: McpToolRunner = (name, params, signal, onUpdate) =>
     executeMcpTool(this.requireState(), name, params, signal, onUpdate);
   private state: McpExtensionState | undefined;
+  private early: EarlyView | undefined;
   private generation = 0;
 
   constructor(pi: ExtensionAPI) {
@@ -63,16 +76,17 @@ export class McpAdapter {
     return this.state;
   }
 
-  /** Module scope: direct tools from config + cache, with no server started. Never throws. */
+  /** Module scope: every cached tool, with no server started. Never throws. */
   registerEarly(): void {
     try {
-      const config = loadConfig({ agentDir: this.agentDir, cwd: process.cwd() });
-      const catalogs = cachedCatalogs(config, loadMetadataCache(this.agentDir));
-      const tools = buildToolMetadata([...catalogs.values()], config.settings);
-      const direct = selectDirectTools(tools.byName.values(), directRules(config));
-      this.registrar.register(direct.map((tool) => mcpToolDefinition(tool, this.run)));
+      const configPath = configFlagFromArgv(process.argv);
+      const config = loadConfig({ agentDir: this.agentDir, cwd: process.cwd(), configPath });
+      const cache = loadMetadataCache(this.agentDir);
+      const view = buildToolView(config, cache);
+      this.registrar.register(this.definitions(view));
+      this.early = { view, cacheStamp: fileStamp(cache.path), cacheProblems: cache.problems };
     } catch (error) {
-      console.error(`[mcp] could not register direct tools at startup: ${messageOf(error)}`);
+      console.error(`[mcp] could not register MCP tools at startup: ${messageOf(error)}`);
     }
   }
 
@@ -90,7 +104,7 @@ export class McpAdapter {
     }
     this.state = state;
     reportConfigProblems(state);
-    this.registerAll(state, { restore: loadedInSession(ctx) });
+    this.narrowActiveTools(state, loadedInSession(ctx));
     state.startup = this.runStartup(state);
     state.lifecycle.startHealthChecks();
     updateStatus(state);
@@ -113,14 +127,31 @@ export class McpAdapter {
     if (state && !state.shutDown) void state.lifecycle.reviveDropped().catch(() => {});
   }
 
-  private createState(ctx: ExtensionContext, ui: McpUi): McpExtensionState {
-    const cwd = ctx.cwd;
+  /**
+   * The session's tools: the module-scope view when the config and the cache file are what it was built from (it
+   * is registered already), else a new view, registered where it differs.
+   */
+  private sessionView(cwd: string, ui: McpUi): ToolView {
     const configPath = this.pi.getFlag(CONFIG_FLAG);
     const config = loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
+    const early = this.early;
+    this.early = undefined; // the session takes it over (and changes it as servers connect)
+    const reportCache = (problems: readonly string[]) => problems.forEach((problem) => ui.notify(`MCP cache: ${problem}`, "warning"));
+    if (early && sameConfig(early.view.config, config) && fileStamp(getCachePath(this.agentDir)) === early.cacheStamp) {
+      reportCache(early.cacheProblems);
+      return early.view;
+    }
     const cache = loadMetadataCache(this.agentDir);
-    for (const problem of cache.problems) ui.notify(`MCP cache: ${problem}`, "warning");
-    const catalogs = cachedCatalogs(config, cache);
-    const servers = new Map(config.servers.map((server) => [server.name, server]));
+    reportCache(cache.problems);
+    const view = buildToolView(config, cache);
+    this.registrar.register(this.definitions(view));
+    return view;
+  }
+
+  private createState(ctx: ExtensionContext, ui: McpUi): McpExtensionState {
+    const cwd = ctx.cwd;
+    const view = this.sessionView(cwd, ui);
+    const { config } = view;
     let state: McpExtensionState | undefined;
     // Callbacks can fire after this state was replaced or shut down: then they must not touch Pi.
     const whileLive =
@@ -142,19 +173,15 @@ export class McpAdapter {
     });
     lifecycle.registerServers(config.servers, config.settings);
     state = {
+      ...view,
       agentDir: this.agentDir,
       cwd,
-      config,
-      servers,
       manager,
       lifecycle,
       host: this.host,
       ui,
       stats: createCallStats(config.settings, this.agentDir),
-      catalogs,
-      tools: buildToolMetadata([...catalogs.values()], config.settings),
       searchIndex: undefined,
-      directToolNames: new Set(),
       offeredThisRun: new Set(),
       startup: Promise.resolve(),
       pendingWrites: new Set(),
@@ -164,22 +191,21 @@ export class McpAdapter {
   }
 
   /**
-   * Registers every known MCP tool and the adapter's own tools, then sets the active set: what was active minus
-   * the deferred MCP tools, plus ToolSearch, McpCall (where needed), the direct tools and `restore` (tools the
-   * model had loaded before a reload or resume).
+   * The active set at session start: what was active, minus the deferred MCP tools (Pi activates a tool when it is
+   * first registered, and again after a reload), plus ToolSearch, McpCall (where needed), the direct tools and
+   * `restore` (tools the model had loaded before a reload or resume).
    */
-  private registerAll(state: McpExtensionState, options: { restore: ReadonlySet<string> }): void {
-    this.syncRegistrations(state);
+  private narrowActiveTools(state: McpExtensionState, restore: ReadonlySet<string>): void {
     const ours = new Set([...state.tools.byName.keys(), ...this.registrar.registeredNames()]);
     const wanted = new Set([...this.adapterToolNames(state), ...state.directToolNames]);
-    for (const name of options.restore) if (state.tools.byName.has(name)) wanted.add(name);
+    for (const name of restore) if (state.tools.byName.has(name)) wanted.add(name);
     const kept = this.pi.getActiveTools().filter((name) => !ours.has(name) || wanted.has(name));
     this.pi.setActiveTools([...new Set([...kept, ...wanted])]);
   }
 
   /** After a server's tools changed: register what is new, and switch on only what should be on. */
   private refreshRegistrations(state: McpExtensionState): void {
-    const added = this.syncRegistrations(state);
+    const added = this.registrar.register(this.definitions(state));
     if (added.length === 0) return;
     const wanted = new Set([...this.adapterToolNames(state), ...state.directToolNames]);
     const unwanted = new Set(added.filter((name) => !wanted.has(name)));
@@ -188,39 +214,42 @@ export class McpAdapter {
     this.pi.setActiveTools([...new Set([...active.filter((name) => !unwanted.has(name)), ...wanted])]);
   }
 
-  /** Registers tools whose definition is new or changed; returns the names Pi saw for the first time. */
-  private syncRegistrations(state: McpExtensionState): string[] {
-    state.directToolNames = new Set(selectDirectTools(state.tools.byName.values(), directRules(state.config)).map((tool) => tool.name));
-    const definitions = [...state.tools.byName.values()].map((tool) => mcpToolDefinition(tool, this.run));
+  /** Every MCP tool of the view, and the adapter's own tools it needs. */
+  private definitions(view: ToolView) {
+    const definitions = [...view.tools.byName.values()].map((tool) => mcpToolDefinition(tool, this.run));
     const access = () => this.requireState();
-    if (this.needsToolSearch(state)) definitions.push(toolSearchDefinition(this.pi, access, currentToolSearchDescription(state)));
-    if (this.needsMcpCall(state)) definitions.push(mcpCallDefinition(this.pi, access, this.run));
-    return this.registrar.register(definitions);
+    if (this.needsToolSearch(view)) definitions.push(toolSearchDefinition(this.pi, access, currentToolSearchDescription(view)));
+    if (this.needsMcpCall(view)) definitions.push(mcpCallDefinition(this.pi, access, this.run));
+    return definitions;
   }
 
-  private adapterToolNames(state: McpExtensionState): string[] {
-    return [...(this.needsToolSearch(state) ? [TOOL_SEARCH_NAME] : []), ...(this.needsMcpCall(state) ? [MCP_CALL_NAME] : [])];
+  private adapterToolNames(view: ToolView): string[] {
+    return [...(this.needsToolSearch(view) ? [TOOL_SEARCH_NAME] : []), ...(this.needsMcpCall(view) ? [MCP_CALL_NAME] : [])];
   }
 
   /** Only when some server is enabled: with no MCP server, the adapter costs the model nothing. */
-  private needsToolSearch(state: McpExtensionState): boolean {
-    return [...state.servers.values()].some((server) => server.enabled !== false) || this.registrar.isRegistered(TOOL_SEARCH_NAME);
+  private needsToolSearch(view: ToolView): boolean {
+    return [...view.servers.values()].some((server) => server.enabled !== false) || this.registrar.isRegistered(TOOL_SEARCH_NAME);
   }
 
-  private needsMcpCall(state: McpExtensionState): boolean {
-    return !state.host.refreshesToolsEachTurn && this.needsToolSearch(state);
+  private needsMcpCall(view: ToolView): boolean {
+    return !this.host.refreshesToolsEachTurn && this.needsToolSearch(view);
   }
 
-  /** A server (re)connected or changed its lists: its live tools replace what was known. */
+  /**
+   * A server (re)connected or changed its lists: its live tools replace what was known. Usually they are what the
+   * cache said, and then nothing is rebuilt (a first call must not wait for a thousand tools to be re-described).
+   */
   private applyLiveMetadata(state: McpExtensionState, name: string): void {
     const connection = state.manager.getConnection(name);
     const definition = state.servers.get(name);
     if (!connection || !definition) return;
-    state.catalogs.set(name, { definition, tools: connection.tools, resources: connection.resources, origin: "live", listedAt: Date.now() });
-    state.tools = buildToolMetadata([...state.catalogs.values()], state.config.settings);
-    state.searchIndex = undefined;
-    this.refreshRegistrations(state);
-    persist(state, definition, connection.tools, connection.resources);
+    const entry = createCacheEntry(definition, connection.tools, connection.resources);
+    if (updateServerCatalog(state, name, entry)) {
+      state.searchIndex = undefined;
+      this.refreshRegistrations(state);
+    }
+    persist(state, name, entry);
     updateStatus(state);
   }
 
@@ -249,22 +278,28 @@ export class McpAdapter {
   }
 }
 
-function directRules(config: LoadedConfig): DirectToolRules {
-  return {
-    servers: new Map(config.servers.map((server) => [server.name, server])),
-    settings: config.settings,
-    override: parseDirectToolsEnv(process.env[DIRECT_TOOLS_ENV]),
-  };
+/** Pi parses `--mcp-config` only for the session; at module scope its value is read from the command line. */
+function configFlagFromArgv(argv: readonly string[]): string | undefined {
+  const flag = `--${CONFIG_FLAG}`;
+  for (let index = 0; index < argv.length; index++) {
+    if (argv[index] === flag) return argv[index + 1];
+    if (argv[index]!.startsWith(`${flag}=`)) return argv[index]!.slice(flag.length + 1);
+  }
+  return undefined;
 }
 
-function cachedCatalogs(config: LoadedConfig, cache: MetadataCacheSnapshot): Map<string, ServerCatalogEntry> {
-  const catalogs = new Map<string, ServerCatalogEntry>();
-  for (const definition of config.servers) {
-    if (definition.enabled === false) continue;
-    const entry = getValidEntry(cache, definition);
-    if (entry) catalogs.set(definition.name, { definition, tools: entry.tools, resources: entry.resources, origin: "cache", listedAt: entry.cachedAt });
+/** Changes whenever the file is rewritten (or appears, or goes away). */
+function fileStamp(path: string): string {
+  try {
+    const stats = statSync(path);
+    return `${stats.mtimeMs}:${stats.size}`;
+  } catch {
+    return "absent";
   }
-  return catalogs;
+}
+
+function sameConfig(a: LoadedConfig, b: LoadedConfig): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /**
@@ -285,8 +320,8 @@ async function bootstrap(state: McpExtensionState, servers: readonly ServerDefin
   await Promise.all(Array.from({ length: Math.min(BOOTSTRAP_CONCURRENCY, queue.length) }, worker));
 }
 
-function persist(state: McpExtensionState, definition: ServerDefinition, tools: ServerCatalogEntry["tools"], resources: ServerCatalogEntry["resources"]): void {
-  const write = writeServerEntries(state.agentDir, { [definition.name]: createCacheEntry(definition, tools, resources) }).then((result) => {
+function persist(state: McpExtensionState, name: string, entry: CachedServerEntry): void {
+  const write = writeServerEntries(state.agentDir, { [name]: entry }).then((result) => {
     if (!result.written) state.ui.notify(`MCP cache not updated: ${result.reason}`, "warning");
   });
   state.pendingWrites.add(write);

@@ -30,26 +30,30 @@ export interface McpUi {
   show(text: string): void;
 }
 
-export interface McpExtensionState {
-  readonly agentDir: string;
-  readonly cwd: string;
+/** The tools known from the configuration and the servers' metadata (cached or live): what gets registered. */
+export interface ToolView {
   readonly config: LoadedConfig;
   /** Every configured server by name, disabled ones included. */
   readonly servers: ReadonlyMap<string, ServerDefinition>;
+  /** Servers whose tools are known (live or cached), by name. */
+  readonly catalogs: Map<string, ServerCatalogEntry>;
+  /** The tools built from `catalogs`, with their Pi names. */
+  tools: ToolMetadataIndex;
+  /** Tools active from the first request (MCP_DIRECT_TOOLS / directTools). */
+  directToolNames: ReadonlySet<string>;
+}
+
+export interface McpExtensionState extends ToolView {
+  readonly agentDir: string;
+  readonly cwd: string;
   readonly manager: McpServerManager;
   readonly lifecycle: McpLifecycleManager;
   readonly host: HostCapabilities;
   readonly ui: McpUi;
   /** Set when `settings.captureStats` is on. */
   readonly stats: CallStats | undefined;
-  /** Servers whose tools are known (live or cached), by name. */
-  readonly catalogs: Map<string, ServerCatalogEntry>;
-  /** The tools built from `catalogs`, with their Pi names. */
-  tools: ToolMetadataIndex;
   /** Built on the first search after `tools` changed. */
   searchIndex: ToolSearchIndex | undefined;
-  /** Tools active from the first request (MCP_DIRECT_TOOLS / directTools). */
-  directToolNames: ReadonlySet<string>;
   /** The tools the model is offered in the current run (read at agent_start). */
   offeredThisRun: ReadonlySet<string>;
   /** Connecting eager/keep-alive servers and learning the tools of servers not in the cache. */

@@ -7,11 +7,19 @@
  * what went wrong and what the model can do about it: for argument errors, the parameters the tool expects.
  */
 import type { AgentToolResult, AgentToolUpdateCallback } from "@mariozechner/pi-coding-agent";
-import { ErrorCode, McpError, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { formatParameters } from "./json-schema.ts";
 import { McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./mcp-content.ts";
 import type { McpExtensionState } from "./state.ts";
 import { getServerPrefix, PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
+
+/**
+ * The SDK's error codes (its `ErrorCode`) that change what the model is told. Not imported: the SDK is loaded only
+ * once a server connects, and this module is loaded with the extension.
+ */
+const INVALID_PARAMS = -32602;
+const REQUEST_TIMEOUT = -32001;
+const CONNECTION_CLOSED = -32000;
 
 export interface McpToolDetails {
   server: string;
@@ -118,18 +126,17 @@ function callFailure(state: McpExtensionState, tool: ToolMetadata, error: unknow
   const label = `MCP tool "${tool.originalName}" on server "${tool.serverName}"`;
   // The SDK turns an abort into a RequestTimeout error: only the signal tells a cancel from a timeout.
   if (signal?.aborted) return new Error(`${label} was cancelled.`);
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.InvalidParams) return new Error(`${label}: ${error.message}\n${formatParameters(tool.inputSchema)}`);
-    if (error.code === ErrorCode.RequestTimeout) return new Error(`${label} timed out: ${error.message}`);
-    if (error.code === ErrorCode.ConnectionClosed) return connectionLost(state, tool, label, error);
-    return new Error(`${label} failed: ${error.message}`);
-  }
-  return new Error(`${label} failed: ${error instanceof Error ? error.message : String(error)}`);
+  const message = error instanceof Error ? error.message : String(error);
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  if (code === INVALID_PARAMS) return new Error(`${label}: ${message}\n${formatParameters(tool.inputSchema)}`);
+  if (code === REQUEST_TIMEOUT) return new Error(`${label} timed out: ${message}`);
+  if (code === CONNECTION_CLOSED) return connectionLost(state, tool, label, message);
+  return new Error(`${label} failed: ${message}`);
 }
 
 /** The server died mid-call (or its connection dropped): its last stderr lines usually say why. */
-function connectionLost(state: McpExtensionState, tool: ToolMetadata, label: string, error: McpError): Error {
+function connectionLost(state: McpExtensionState, tool: ToolMetadata, label: string, message: string): Error {
   const stderr = state.manager.getState(tool.serverName).stderrTail;
   const tail = stderr.length > 0 ? `\nLast server output:\n${stderr.join("\n")}` : "";
-  return new Error(`${label}: the server closed the connection during the call (${error.message}). The next call starts it again.${tail}`);
+  return new Error(`${label}: the server closed the connection during the call (${message}). The next call starts it again.${tail}`);
 }

@@ -9,7 +9,7 @@
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { buildSearchIndex } from "./search-index.ts";
-import type { McpExtensionState } from "./state.ts";
+import type { McpExtensionState, ToolView } from "./state.ts";
 import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
 import { MCP_CALL_NAME, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
@@ -52,11 +52,11 @@ export function toolSearchDefinition(pi: ExtensionAPI, access: StateAccess, desc
 }
 
 /** The catalog as the model reads it: the deferred tools, plus servers whose tools are not known yet. */
-export function currentToolSearchDescription(state: McpExtensionState): string {
-  const deferred = [...state.tools.byName.values()].filter((tool) => !state.directToolNames.has(tool.name));
-  const servers: CatalogServerInfo[] = [...state.servers.values()]
+export function currentToolSearchDescription(view: ToolView): string {
+  const deferred = [...view.tools.byName.values()].filter((tool) => !view.directToolNames.has(tool.name));
+  const servers: CatalogServerInfo[] = [...view.servers.values()]
     .filter((server) => server.enabled !== false)
-    .map((server) => ({ name: server.name, toolsKnown: state.catalogs.has(server.name) }));
+    .map((server) => ({ name: server.name, toolsKnown: view.catalogs.has(server.name) }));
   return buildToolSearchDescription({ tools: deferred, servers });
 }
 

@@ -1,0 +1,57 @@
+/**
+ * The tools the adapter knows, from the configuration and each server's metadata (the cache at first, the live
+ * server once it connects), with their Pi names and which of them are direct. Built once at module scope and
+ * handed to the session when nothing changed in between: building it for a thousand tools is not free.
+ */
+import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDirectTools } from "./direct-tools.ts";
+import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
+import type { ServerCatalogEntry, ToolView } from "./state.ts";
+import { buildToolMetadata } from "./tool-metadata.ts";
+import type { LoadedConfig } from "./types.ts";
+
+export function buildToolView(config: LoadedConfig, cache: MetadataCacheSnapshot): ToolView {
+  const catalogs = cachedCatalogs(config, cache);
+  return { config, servers: new Map(config.servers.map((server) => [server.name, server])), catalogs, ...toolsOf(catalogs, config) };
+}
+
+/**
+ * A server's live (or refreshed) metadata, in the form the cache keeps. Returns false when it is what the view had
+ * already: then nothing is rebuilt.
+ */
+export function updateServerCatalog(view: ToolView, name: string, entry: CachedServerEntry): boolean {
+  const definition = view.servers.get(name);
+  if (!definition) return false;
+  const previous = view.catalogs.get(name);
+  view.catalogs.set(name, { definition, tools: entry.tools, resources: entry.resources, origin: "live", listedAt: entry.cachedAt });
+  if (previous && sameLists(previous, entry)) return false;
+  Object.assign(view, toolsOf(view.catalogs, view.config));
+  return true;
+}
+
+export function directRules(config: LoadedConfig): DirectToolRules {
+  return {
+    servers: new Map(config.servers.map((server) => [server.name, server])),
+    settings: config.settings,
+    override: parseDirectToolsEnv(process.env[DIRECT_TOOLS_ENV]),
+  };
+}
+
+function toolsOf(catalogs: ReadonlyMap<string, ServerCatalogEntry>, config: LoadedConfig): Pick<ToolView, "tools" | "directToolNames"> {
+  const tools = buildToolMetadata([...catalogs.values()], config.settings);
+  const direct = selectDirectTools(tools.byName.values(), directRules(config));
+  return { tools, directToolNames: new Set(direct.map((tool) => tool.name)) };
+}
+
+function cachedCatalogs(config: LoadedConfig, cache: MetadataCacheSnapshot): Map<string, ServerCatalogEntry> {
+  const catalogs = new Map<string, ServerCatalogEntry>();
+  for (const definition of config.servers) {
+    if (definition.enabled === false) continue;
+    const entry = getValidEntry(cache, definition);
+    if (entry) catalogs.set(definition.name, { definition, tools: entry.tools, resources: entry.resources, origin: "cache", listedAt: entry.cachedAt });
+  }
+  return catalogs;
+}
+
+function sameLists(a: Pick<ServerCatalogEntry, "tools" | "resources">, b: Pick<ServerCatalogEntry, "tools" | "resources">): boolean {
+  return JSON.stringify([a.tools, a.resources]) === JSON.stringify([b.tools, b.resources]);
+}
