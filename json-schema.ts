@@ -6,7 +6,8 @@
  * `$defs` is dropped and every `$ref` into it dangles; OpenAI and Google reject `$ref`s they cannot follow; and an
  * MCP server may send no schema, a non-object one, or garbage. The rules (`toProviderSafeSchema`):
  *
- * 1. Anything that is not a JSON object (or cannot be serialised) becomes `{type: "object", properties: {}}`.
+ * 1. Anything that is not a JSON object becomes `{type: "object", properties: {}}`. The input is parsed JSON (a
+ *    server's answer, the cache); a cyclic object (only a bug could make one) gives that empty schema too.
  * 2. Local `$ref`s (any JSON pointer: `#/$defs/x`, `#/definitions/x`, `#/properties/a`, `#`) are inlined; sibling
  *    keywords next to a `$ref` win over the target's. A reference met again inside its own expansion (recursion),
  *    nested deeper than `MAX_REF_DEPTH`, beyond `MAX_REF_EXPANSIONS` per schema, or that cannot be resolved
@@ -63,11 +64,10 @@ function isObject(value: unknown): value is JsonObject {
 export function toProviderSafeSchema(input: unknown): JsonObject {
   try {
     if (!isObject(input)) return emptyObjectSchema();
-    // A JSON round trip gives a private deep copy free of cycles, functions and undefined.
-    const document: unknown = JSON.parse(JSON.stringify(input));
-    if (!isObject(document)) return emptyObjectSchema();
-    const inliner = new RefInliner(document);
-    const expanded = inliner.expand(document, ["#"]);
+    // The input is parsed JSON (a server's answer or the cache), so it needs no defensive copy: expanding builds
+    // new schema objects and never changes the input (data such as enums is shared, and never changed either).
+    const inliner = new RefInliner(input);
+    const expanded = inliner.expand(input, ["#"]);
     return toObjectRoot(isObject(expanded) ? expanded : {});
   } catch {
     // Only reachable on pathological input (e.g. nesting deep enough to exhaust the stack).
@@ -139,7 +139,8 @@ class RefInliner {
 
 /** Assignment that also works for a key named `__proto__` (a property name a server may well use). */
 function define(target: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 function isRefKeyword(key: string): boolean {

