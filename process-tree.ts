@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 
 const IS_WINDOWS = process.platform === "win32";
 const POLL_INTERVAL_MS = 50;
@@ -63,13 +63,60 @@ export async function listProcessTree(rootPid: number): Promise<number[]> {
 
 /** Alive and not a zombie: a zombie has exited and only waits for its parent to reap it. */
 export function isProcessAlive(pid: number): boolean {
-  if (process.platform === "linux") {
+  if (process.platform !== "linux") return processExists(pid);
+  try {
+    return !/^[ZX]$/.test(procStatFields(readFileSync(`/proc/${pid}/stat`, "utf8")).state);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether one process is alive, asked often (before every call to a server), so at the cost of a syscall or two.
+ * On Linux its `/proc/<pid>/statm` is opened once and re-read in place: a process that has exited has no memory, so
+ * it reads all zeros while it is a zombie (dead, but not reaped until Node next polls its events) and fails once it
+ * is reaped. Unlike a pid, the open file cannot come to mean another process when the pid is reused. Elsewhere the
+ * pid is asked, which does not see zombies. `close()` when done with it.
+ */
+export class ProcessProbe {
+  readonly pid: number;
+  private fd: number | undefined;
+
+  constructor(pid: number) {
+    this.pid = pid;
+    if (process.platform !== "linux") return;
     try {
-      return !/^[ZX]$/.test(procStatFields(readFileSync(`/proc/${pid}/stat`, "utf8")).state);
+      this.fd = openSync(`/proc/${pid}/statm`, "r");
     } catch {
-      return false;
+      // Already gone, or no /proc to read: the pid is asked instead.
+      this.fd = undefined;
     }
   }
+
+  isAlive(): boolean {
+    if (this.fd === undefined) return processExists(this.pid);
+    try {
+      // The first field is the size in pages: "0 " only for a process without memory.
+      const length = readSync(this.fd, statmStart, 0, statmStart.length, 0);
+      return !(length === 2 && statmStart[0] === ZERO && statmStart[1] === SPACE);
+    } catch {
+      return false; // ESRCH: reaped.
+    }
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+const statmStart = Buffer.alloc(2);
+const ZERO = 0x30;
+const SPACE = 0x20;
+
+/** The pid is in the process table, perhaps as a zombie. */
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
