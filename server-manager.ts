@@ -1,50 +1,26 @@
 /**
- * Connections to MCP servers: opening them (stdio, Streamable HTTP, legacy SSE), sharing one connection (and one
- * process) per server, reading their tools and resources, calling them, and ending them together with every process
- * they started. What a server is doing right now is kept for `/mcp status`.
+ * Connections to MCP servers: sharing one connection (and one process) per server, what each is doing for
+ * `/mcp status`, the requests in flight (for idle shutdown), and ending them together with every process they started.
+ *
+ * Everything that needs the MCP SDK (opening a session, its requests and notifications, what its errors mean) is in
+ * mcp-connection.ts, loaded on the first connect: the SDK is most of the extension's load time, and with lazy servers
+ * nothing connects at startup. Only types come from it here.
  */
-import { readFileSync } from "node:fs";
-import { stat } from "node:fs/promises";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  CallToolResultSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  McpError,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
-  type CallToolResult,
-  type ElicitRequestFormParams,
-  type ElicitResult,
-  type Progress,
-  type ReadResourceResult,
-} from "@modelcontextprotocol/sdk/types.js";
-import { resolveNpxCommand } from "./npx-resolver.ts";
+import type { CallToolResult, ElicitRequestFormParams, ElicitResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { abortable, errorMessage, NeedsAuthError, transportFamily } from "./connection-common.ts";
+import type { McpSession } from "./mcp-connection.ts";
 import { OutputTail } from "./output-tail.ts";
-import { isProcessAlive, stopProcessTree } from "./process-tree.ts";
-import { listResources, listTools } from "./server-listing.ts";
+import { ProcessProbe } from "./process-tree.ts";
 import type { McpResource, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+
+export { mergeEnv, NeedsAuthError, safeUrl } from "./connection-common.ts";
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
-/** Answers to a Streamable HTTP POST that mean "this endpoint does not speak it" (try legacy SSE). */
-const STREAMABLE_HTTP_REJECTED = new Set([400, 404, 405, 406, 415]);
-const SESSION_DELETE_WAIT_MS = 1_000;
-/**
- * The largest message read from a stdio server; the SDK's default (10 MiB) drops the connection on a bigger result.
- * Room for a 20 MB query result (then cut to Pi's output limit), yet a runaway server cannot cost much: the SDK
- * copies its read buffer on every chunk, so reading grows with the square of the size (measured: 20 MB 2.7 s,
- * 40 MB 10 s, 64 MB 25 s of CPU).
- */
-export const MAX_STDIO_MESSAGE_BYTES = 32 * 1024 * 1024;
 
 export type ServerStatus = "idle" | "connecting" | "connected" | "closed" | "failed" | "needs-auth";
 
@@ -71,16 +47,6 @@ export interface ServerConnection {
   readonly problems: string[];
   readonly pid?: number;
   readonly connectedAt: number;
-}
-
-/** The server refuses us until credentials are configured (HTTP 401, or a bearer token variable that is not set). */
-export class NeedsAuthError extends Error {
-  readonly serverName: string;
-  constructor(serverName: string, message: string) {
-    super(message);
-    this.name = "NeedsAuthError";
-    this.serverName = serverName;
-  }
 }
 
 /**
@@ -112,40 +78,48 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
-/** A server that is up: what `connect()` hands out, plus how to end it. */
+/** A server that is up: what `connect()` hands out, plus its session and how its lists are kept current. */
 class LiveConnection implements ServerConnection {
   readonly name: string;
+  readonly session: McpSession;
   readonly client: Client;
   readonly transport: TransportKind;
   readonly pid?: number;
   readonly connectedAt = Date.now();
-  readonly shutdown: () => Promise<void>;
   tools: McpTool[] = [];
   resources: McpResource[] = [];
   toolProblems: string[] = [];
   resourceProblems: string[] = [];
   /** list_changed refreshes run one after another, so an older answer never overwrites a newer one. */
   refreshQueue: Promise<void> = Promise.resolve();
+  private probe?: ProcessProbe;
 
-  constructor(name: string, session: Session) {
+  constructor(name: string, session: McpSession) {
     this.name = name;
+    this.session = session;
     this.client = session.client;
     this.transport = session.transport;
     this.pid = session.pid;
-    this.shutdown = session.shutdown;
   }
 
   get problems(): string[] {
     return [...this.toolProblems, ...this.resourceProblems];
   }
-}
 
-/** An initialised MCP session, before its tools are read. */
-interface Session {
-  client: Client;
-  transport: TransportKind;
-  pid?: number;
-  shutdown: () => Promise<void>;
+  /** From when the connection is handed out: a stdio server's process is checked before every call. */
+  startProbing(): void {
+    if (this.pid !== undefined) this.probe = new ProcessProbe(this.pid);
+  }
+
+  isAlive(): boolean {
+    return this.probe?.isAlive() ?? true;
+  }
+
+  end(): Promise<void> {
+    this.probe?.close();
+    this.probe = undefined;
+    return this.session.shutdown();
+  }
 }
 
 interface PendingConnect {
@@ -226,12 +200,13 @@ export class McpServerManager {
 
   /**
    * Only a connection that is up. A stdio server that died is noticed here even before its pipes report it (a
-   * killed process can sit unnoticed for a moment), so no call is ever sent to a dead process.
+   * killed process can sit unnoticed until Node next polls its events, or a process it started may hold the pipes
+   * open), so no call is sent to a dead process.
    */
   getConnection(name: string): ServerConnection | undefined {
     const record = this.records.get(name);
     const connection = record?.connection;
-    if (record && connection?.pid !== undefined && !isProcessAlive(connection.pid)) {
+    if (record && connection && !connection.isAlive()) {
       this.drop(record, connection, "the server process exited");
       return undefined;
     }
@@ -259,22 +234,12 @@ export class McpServerManager {
     return connection;
   }
 
-  async callTool(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
-    return this.track(name, (connection) =>
-      withOwnSignal(options.signal, (signal) =>
-        connection.client.request(
-          { method: "tools/call", params: { name: toolName, arguments: args } },
-          CallToolResultSchema,
-          this.requestOptions({ ...options, signal }),
-        ),
-      ),
-    );
+  callTool(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
+    return this.track(name, options.signal, (session, signal) => session.callTool(toolName, args, this.requestOptions(options, signal)));
   }
 
-  async readResource(name: string, uri: string, options: Pick<CallOptions, "signal" | "timeoutMs"> = {}): Promise<ReadResourceResult> {
-    return this.track(name, (connection) =>
-      withOwnSignal(options.signal, (signal) => connection.client.readResource({ uri }, this.requestOptions({ ...options, signal }))),
-    );
+  readResource(name: string, uri: string, options: Pick<CallOptions, "signal" | "timeoutMs"> = {}): Promise<ReadResourceResult> {
+    return this.track(name, options.signal, (session, signal) => session.readResource(uri, this.requestOptions(options, signal)));
   }
 
   touch(name: string): void {
@@ -336,18 +301,19 @@ export class McpServerManager {
     if (!connection) return;
     record.connection = undefined;
     record.status = "closed";
-    await connection.shutdown();
+    await connection.end();
   }
 
   private adopt(record: ServerRecord, connection: LiveConnection, cancelled: AbortSignal): Promise<ServerConnection> | ServerConnection {
     record.pending = undefined;
     if (cancelled.aborted) {
       record.status = "closed";
-      return connection.shutdown().then(() => Promise.reject(cancelled.reason));
+      return connection.end().then(() => Promise.reject(cancelled.reason));
     }
     record.connection = connection;
     record.status = "connected";
     record.lastUsedAt = Date.now();
+    connection.startProbing();
     this.watchConnection(record, connection);
     return connection;
   }
@@ -363,94 +329,57 @@ export class McpServerManager {
     // The attempt itself (a child process, a socket) keeps Pi alive while it matters; the deadline alone must not.
     timer.unref();
     const signal = AbortSignal.any([cancelled, timeout.signal]);
-    let session: Session | undefined;
+    let mcp: ConnectionModule | undefined;
+    let session: McpSession | undefined;
     try {
-      const kind = transportFamily(def);
-      record.transport = kind === "stdio" ? "stdio" : undefined;
-      if (kind === "stdio") {
-        record.stderr = new OutputTail();
-        session = await this.openStdio(def, record.stderr, signal, timeoutMs);
-      } else {
-        session = await openHttp(def, () => this.createClient(def.name), signal, timeoutMs);
-      }
+      mcp = await abortable(loadConnectionModule(), signal);
+      const stdio = transportFamily(def) === "stdio";
+      record.transport = stdio ? "stdio" : undefined;
+      if (stdio) record.stderr = new OutputTail();
+      session = await mcp.openSession(def, {
+        agentDir: this.agentDir,
+        resolveNpx: this.resolveNpx,
+        elicitation: this.elicitation,
+        stderr: record.stderr,
+        signal,
+        timeoutMs,
+      });
       record.transport = session.transport;
       return await this.readMetadata(def.name, session, { signal, timeout: timeoutMs });
     } catch (error) {
       await session?.shutdown();
       // Output written just before the exit arrives after the exit itself.
       await new Promise((resolve) => setImmediate(resolve));
-      throw describeConnectFailure(def, error, record.stderr.lines());
+      // Without the SDK half (it failed to load) there is no SDK error to read.
+      if (!mcp) throw new Error(`MCP server "${def.name}" failed to connect: ${errorMessage(error)}`, { cause: error });
+      throw mcp.describeConnectFailure(def, error, record.stderr.lines());
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private async readMetadata(name: string, session: Session, options: RequestOptions): Promise<LiveConnection> {
+  private async readMetadata(name: string, session: McpSession, options: RequestOptions): Promise<LiveConnection> {
     const connection = new LiveConnection(name, session);
-    const tools = await listTools(session.client, options);
+    const tools = await session.listTools(options);
     connection.tools = tools.items;
     connection.toolProblems = tools.problems;
-    // A server without the resources capability has none; a failing resources/list must not cost us its tools.
-    if (session.client.getServerCapabilities()?.resources) {
-      const resources = await listResources(session.client, options).catch((error: unknown) => {
-        options.signal?.throwIfAborted();
-        return { items: [], problems: [`resources/list failed: ${errorMessage(error)}`] };
-      });
-      connection.resources = resources.items;
-      connection.resourceProblems = resources.problems;
-    }
+    // A failing resources/list must not cost us the server's tools.
+    const resources = await session.listResources(options).catch((error: unknown) => {
+      options.signal?.throwIfAborted();
+      return { items: [], problems: [`resources/list failed: ${errorMessage(error)}`] };
+    });
+    connection.resources = resources.items;
+    connection.resourceProblems = resources.problems;
     options.signal?.throwIfAborted();
     return connection;
   }
 
-  /** A client for one server; it offers elicitation only when someone answers it. */
-  private createClient(serverName: string): Client {
-    const answer = this.elicitation;
-    if (!answer) return new Client(CLIENT_INFO, { capabilities: {} });
-    const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: { applyDefaults: true } } } });
-    // Only form mode is offered, so the SDK refuses URL-mode requests before they get here.
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
-      answer(serverName, request.params as ElicitRequestFormParams, extra.signal),
-    );
-    return client;
-  }
-
-  private async openStdio(def: ServerDefinition, stderr: OutputTail, signal: AbortSignal, timeoutMs: number): Promise<Session> {
-    const env = mergeEnv(process.env, def.env);
-    let command = def.command!;
-    let args = def.args ?? [];
-    if (this.resolveNpx) {
-      // A resolver failure only costs the optimisation: the original command still works.
-      const resolved = await abortable(
-        resolveNpxCommand(command, args, { agentDir: this.agentDir, env, cwd: def.cwd }).catch(() => undefined),
-        signal,
-      );
-      if (resolved) ({ command, args } = resolved);
-    }
-    if (def.cwd) await assertDirectory(def.cwd);
-    // Closed while the command was being prepared: start no process only to end it.
-    signal.throwIfAborted();
-    const transport = new StdioClientTransport({ command, args, env, cwd: def.cwd, stderr: "pipe", maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
-    transport.stderr?.on("data", (chunk: Buffer) => {
-      stderr.append(chunk.toString("utf8"));
-      if (def.debug) process.stderr.write(chunk);
-    });
-    const client = this.createClient(def.name);
-    const shutdown = () => stopStdioServer(client, transport);
-    await connectClient(client, transport, shutdown, signal, timeoutMs);
-    return { client, transport: "stdio", pid: transport.pid ?? undefined, shutdown };
-  }
-
   /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */
   private watchConnection(record: ServerRecord, connection: LiveConnection): void {
-    const { client } = connection;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.followListChanged(connection, "tools"));
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.followListChanged(connection, "resources"));
-    client.onclose = () => this.drop(record, connection, connection.transport === "stdio" ? "the server process exited" : "the connection was closed");
-    // A legacy SSE stream cannot be resumed: once it breaks, the session is gone.
-    client.onerror = (error) => {
-      if (error instanceof SseError) this.drop(record, connection, `the SSE stream broke (${error.message})`);
-    };
+    connection.session.watch({
+      listChanged: (list) => void this.followListChanged(connection, list),
+      lost: (reason) => this.drop(record, connection, reason),
+    });
   }
 
   /** Forget a connection that ended without us, so the next call reconnects. */
@@ -459,7 +388,7 @@ export class McpServerManager {
     record.connection = undefined;
     record.status = "closed";
     record.lastError = `Connection lost: ${reason}`;
-    void connection.shutdown().catch(() => {});
+    void connection.end().catch(() => {});
   }
 
   private async followListChanged(connection: LiveConnection, list: "tools" | "resources"): Promise<void> {
@@ -480,11 +409,11 @@ export class McpServerManager {
     const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
     const refresh = async (): Promise<void> => {
       if (list === "tools") {
-        const tools = await listTools(connection.client, options);
+        const tools = await connection.session.listTools(options);
         connection.tools = tools.items;
         connection.toolProblems = tools.problems;
-      } else if (connection.client.getServerCapabilities()?.resources) {
-        const resources = await listResources(connection.client, options);
+      } else {
+        const resources = await connection.session.listResources(options);
         connection.resources = resources.items;
         connection.resourceProblems = resources.problems;
       }
@@ -494,249 +423,54 @@ export class McpServerManager {
     return result;
   }
 
-  /** In-flight tracking and `touch` around one request; a request that shows the connection is gone drops it. */
-  private async track<T>(name: string, request: (connection: LiveConnection) => Promise<T>): Promise<T> {
+  /**
+   * One request on a connected server, counted in flight (idle shutdown waits for it) and as use, with a signal of its
+   * own (see `withOwnSignal`). A request that shows the session is gone drops it: the session reports that itself.
+   */
+  private async track<T>(
+    name: string,
+    signal: AbortSignal | undefined,
+    request: (session: McpSession, signal: AbortSignal | undefined) => Promise<T>,
+  ): Promise<T> {
     const connection = this.requireConnection(name);
-    const record = this.record(name);
     this.incrementInFlight(name);
     this.touch(name);
     try {
-      return await request(connection);
-    } catch (error) {
-      if (isConnectionLost(error)) this.drop(record, connection, errorMessage(error));
-      throw error;
+      return await (signal ? withOwnSignal(signal, (own) => request(connection.session, own)) : request(connection.session, undefined));
     } finally {
       this.decrementInFlight(name);
       this.touch(name);
     }
   }
 
-  private requestOptions(options: CallOptions): RequestOptions {
+  private requestOptions(options: CallOptions, signal: AbortSignal | undefined): RequestOptions {
     return {
-      signal: options.signal,
+      signal,
       timeout: options.timeoutMs ?? this.requestTimeoutMs,
       resetTimeoutOnProgress: true,
       // Always ask for progress: it is what keeps a long call from timing out.
-      onprogress: (progress) => options.onProgress?.(progress),
+      onprogress: options.onProgress ?? ignoreProgress,
     };
   }
 }
 
-const CLIENT_INFO = { name: "pi-mcp-adapter", version: readOwnVersion() };
+type ConnectionModule = typeof import("./mcp-connection.ts");
 
-function readOwnVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string }).version;
-  } catch {
-    return "0.0.0";
-  }
-}
-
-/** `client.connect` (initialize) under the startup deadline; on failure the half-started transport is ended. */
-async function connectClient(
-  client: Client,
-  transport: Transport,
-  shutdown: () => Promise<void>,
-  signal: AbortSignal,
-  timeoutMs: number,
-): Promise<void> {
-  try {
-    // `abortable` too: opening an SSE stream does not listen to the signal.
-    await abortable(client.connect(transport, { signal, timeout: timeoutMs }), signal);
-  } catch (error) {
-    await shutdown();
-    throw error;
-  }
-}
-
-/** Record the process tree, close stdin, then SIGTERM and SIGKILL whatever is left (see process-tree.ts). */
-async function stopStdioServer(client: Client, transport: StdioClientTransport): Promise<void> {
-  const pid = transport.pid;
-  let closed: Promise<void> | undefined;
-  const closeClient = () => {
-    closed = client.close().catch(() => {});
-  };
-  if (pid !== null) await stopProcessTree(pid, { requestExit: closeClient });
-  if (!closed) closeClient();
-  await closed;
-}
-
-async function openHttp(def: ServerDefinition, createClient: () => Client, signal: AbortSignal, timeoutMs: number): Promise<Session> {
-  const url = parseUrl(def);
-  const requestInit: RequestInit = { headers: httpHeaders(def) };
-  if (def.transport === "sse") return openSse(url, requestInit, createClient(), signal, timeoutMs);
-  try {
-    return await openStreamableHttp(url, requestInit, createClient(), signal, timeoutMs);
-  } catch (error) {
-    if (def.transport === "http" || !(error instanceof StreamableHTTPError && STREAMABLE_HTTP_REJECTED.has(error.code ?? 0))) {
-      throw error;
-    }
-    try {
-      return await openSse(url, requestInit, createClient(), signal, timeoutMs);
-    } catch (sseError) {
-      if (isUnauthorized(sseError) || signal.aborted) throw sseError;
-      throw new Error(
-        `Streamable HTTP was refused (HTTP ${error.code}) and the legacy SSE transport failed too: ${errorMessage(sseError)}`,
-      );
-    }
-  }
-}
-
-async function openStreamableHttp(url: URL, requestInit: RequestInit, client: Client, signal: AbortSignal, timeoutMs: number): Promise<Session> {
-  const transport = new StreamableHTTPClientTransport(url, { requestInit });
-  const shutdown = async () => {
-    // Tell the server the session is over (spec: SHOULD), without letting a slow server hold up shutdown.
-    if (transport.sessionId) await Promise.race([transport.terminateSession().catch(() => {}), delay(SESSION_DELETE_WAIT_MS)]);
-    await client.close().catch(() => {});
-  };
-  await connectClient(client, transport, shutdown, signal, timeoutMs);
-  return { client, transport: "http", shutdown };
-}
-
-async function openSse(url: URL, requestInit: RequestInit, client: Client, signal: AbortSignal, timeoutMs: number): Promise<Session> {
-  // The SDK adds `requestInit.headers` to the EventSource GET as well as to the POSTs.
-  const transport = new SSEClientTransport(url, { requestInit });
-  const shutdown = () => client.close().catch(() => {});
-  await connectClient(client, transport, shutdown, signal, timeoutMs);
-  return { client, transport: "sse", shutdown };
-}
-
-function transportFamily(def: ServerDefinition): "stdio" | "http" {
-  const family = def.transport ? (def.transport === "stdio" ? "stdio" : "http") : def.command ? "stdio" : def.url ? "http" : undefined;
-  if (!family) throw new Error(`it has neither "command" nor "url"`);
-  if (family === "stdio" && !def.command) throw new Error(`"transport" is "stdio" but "command" is missing`);
-  if (family === "http" && !def.url) throw new Error(`"transport" is "${def.transport}" but "url" is missing`);
-  return family;
-}
-
-function parseUrl(def: ServerDefinition): URL {
-  let url: URL;
-  try {
-    url = new URL(def.url!);
-  } catch {
-    throw new Error(`"url" is not a valid URL`);
-  }
-  // fetch refuses such a URL, with an error that repeats the password.
-  if (url.username || url.password) {
-    throw new Error(`"url" contains a user name or password (user:password@host), which HTTP clients refuse; send credentials with "headers" or "bearerToken"`);
-  }
-  return url;
-}
-
-/** Configured headers plus the bearer token; `bearerToken`/`bearerTokenEnv` win over an `Authorization` header. */
-function httpHeaders(def: ServerDefinition): Record<string, string> {
-  const headers: Record<string, string> = { ...def.headers };
-  let token = def.bearerToken;
-  if (token === undefined && def.bearerTokenEnv) {
-    token = process.env[def.bearerTokenEnv];
-    if (!token) {
-      throw new NeedsAuthError(
-        def.name,
-        `MCP server "${def.name}" needs a bearer token: "bearerTokenEnv" names the environment variable ${def.bearerTokenEnv}, which is not set`,
-      );
-    }
-  }
-  if (token !== undefined) {
-    for (const key of Object.keys(headers)) if (key.toLowerCase() === "authorization") delete headers[key];
-    headers.Authorization = `Bearer ${token}`;
-  }
-  return headers;
-}
-
-/** The error a failed connect rejects with: names the server, says why, never repeats a token. */
-function describeConnectFailure(def: ServerDefinition, error: unknown, stderrTail: string[]): Error {
-  if (error instanceof NeedsAuthError) return error;
-  if (isUnauthorized(error)) return new NeedsAuthError(def.name, needsAuthMessage(def));
-  let message = `MCP server "${def.name}" failed to connect: ${failureReason(def, error)}`;
-  if (stderrTail.length > 0) message += `\nLast stderr lines:\n${stderrTail.map((line) => `  ${line}`).join("\n")}`;
-  return new Error(message, { cause: error });
-}
-
-function needsAuthMessage(def: ServerDefinition): string {
-  const where = `${safeUrl(def.url)} answered 401 Unauthorized`;
-  if (def.auth === "oauth") {
-    return `MCP server "${def.name}" needs authentication: ${where}. It is configured for OAuth, which pi-mcp-adapter does not support yet; configure a token with "bearerToken" or "bearerTokenEnv" instead.`;
-  }
-  const source = def.bearerToken !== undefined ? `"bearerToken"` : def.bearerTokenEnv ? `the variable ${def.bearerTokenEnv} ("bearerTokenEnv")` : hasAuthorizationHeader(def) ? `the "Authorization" header` : undefined;
-  if (source) return `MCP server "${def.name}" needs authentication: ${where} to the token from ${source}. Check that it is valid.`;
-  return `MCP server "${def.name}" needs authentication: ${where}. Set "bearerToken" or "bearerTokenEnv" (or an "Authorization" header) in its config.`;
-}
-
-function hasAuthorizationHeader(def: ServerDefinition): boolean {
-  return Object.keys(def.headers ?? {}).some((key) => key.toLowerCase() === "authorization");
-}
-
-function failureReason(def: ServerDefinition, error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === "ENOENT" && (error as { syscall?: string }).syscall?.startsWith("spawn")) {
-    return `command not found: ${def.command}`;
-  }
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && def.command) {
-    return "the server process exited before it was ready";
-  }
-  // The SDK's code -1: a success status with a body that is not MCP (a login page, a proxy's error page).
-  if (error instanceof StreamableHTTPError && error.code === -1) {
-    return `${safeUrl(def.url)} did not answer as an MCP server (${error.message}); check the URL`;
-  }
-  if (error instanceof StreamableHTTPError || error instanceof SseError) {
-    return `${safeUrl(def.url)} answered HTTP ${error.code ?? "?"}: ${error.message}`;
-  }
-  if (error instanceof TypeError && error.message === "fetch failed") {
-    const cause = (error.cause as NodeJS.ErrnoException | undefined)?.code;
-    return `cannot reach ${safeUrl(def.url)}${cause ? ` (${cause})` : ""}`;
-  }
-  return errorMessage(error);
-}
-
-function isUnauthorized(error: unknown): boolean {
-  return (
-    error instanceof UnauthorizedError ||
-    ((error instanceof StreamableHTTPError || error instanceof SseError) && error.code === 401)
-  );
-}
-
-/** Errors that mean the session itself is gone (not just this request): the next call must reconnect. */
-function isConnectionLost(error: unknown): boolean {
-  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed;
-  // Streamable HTTP: 404 means the server no longer knows our session (spec: start a new one).
-  if (error instanceof StreamableHTTPError) return error.code === 404;
-  return error instanceof TypeError && error.message === "fetch failed";
-}
-
-/** Scheme, host and path: no user info, no query (either may carry a secret). */
-export function safeUrl(url: string | undefined): string {
-  try {
-    const parsed = new URL(url ?? "");
-    return `${parsed.origin}${parsed.pathname}`;
-  } catch {
-    return "the server URL";
-  }
-}
+let connectionModule: Promise<ConnectionModule> | undefined;
 
 /**
- * The parent environment with the server's `env` on top. Windows names are case-insensitive: an override must
- * replace `Path` when it sets `PATH`, or the child would get both.
+ * The SDK half, loaded once per load of this module (Pi loads extensions without a module cache, so a fresh dynamic
+ * import each time would evaluate it again). A failed load is not kept: the next connect tries again.
  */
-export function mergeEnv(
-  parent: NodeJS.ProcessEnv,
-  overrides: Record<string, string> | undefined,
-  platform: NodeJS.Platform = process.platform,
-): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(parent)) if (value !== undefined) env[key] = value;
-  for (const [key, value] of Object.entries(overrides ?? {})) {
-    if (platform === "win32") {
-      for (const existing of Object.keys(env)) if (existing.toLowerCase() === key.toLowerCase()) delete env[existing];
-    }
-    env[key] = value;
-  }
-  return env;
+function loadConnectionModule(): Promise<ConnectionModule> {
+  connectionModule ??= import("./mcp-connection.ts").catch((error: unknown) => {
+    connectionModule = undefined;
+    throw error;
+  });
+  return connectionModule;
 }
 
-async function assertDirectory(cwd: string): Promise<void> {
-  const info = await stat(cwd).catch(() => undefined);
-  if (!info?.isDirectory()) throw new Error(`the working directory "cwd" (${cwd}) does not exist`);
-}
+function ignoreProgress(): void {}
 
 /**
  * Runs a request with a signal of its own that follows `signal` while the request runs. The SDK adds an abort
@@ -744,8 +478,7 @@ async function assertDirectory(cwd: string): Promise<void> {
  * listeners piled up until the run ended, and from the eleventh Node printed a leak warning. Here a caller's signal
  * gets one listener however many requests follow it, removed with the last of them.
  */
-async function withOwnSignal<T>(signal: AbortSignal | undefined, request: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
-  if (!signal) return request(undefined);
+async function withOwnSignal<T>(signal: AbortSignal, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const own = new AbortController();
   if (signal.aborted) own.abort(signal.reason);
   else follow(signal, own);
@@ -781,38 +514,8 @@ function abortFollowers(event: Event): void {
   followers.delete(signal);
 }
 
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    // Its outcome no longer matters, but its rejection must not go unhandled (Node would end Pi for it).
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
 function formatSeconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function toError(error: unknown): Error {

@@ -1,0 +1,352 @@
+/**
+ * The MCP SDK half of the connection code: opening a session with a server (stdio, Streamable HTTP, legacy SSE with
+ * the fallback between them), its requests, its notifications, and what its failures mean.
+ *
+ * server-manager.ts loads this module on the first connect (a dynamic import): the SDK, its zod schemas and the npx
+ * resolver are most of the extension's load time, and with lazy servers nothing connects at startup.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type ElicitRequestFormParams,
+  type ReadResourceResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import { readFileSync } from "node:fs";
+import { stat } from "node:fs/promises";
+import { abortable, errorMessage, mergeEnv, NeedsAuthError, safeUrl, transportFamily } from "./connection-common.ts";
+import type { OutputTail } from "./output-tail.ts";
+import { stopProcessTree } from "./process-tree.ts";
+import type { ElicitationHandler } from "./server-manager.ts";
+import { type Listing, listResources, listTools } from "./server-listing.ts";
+import type { McpResource, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+
+/**
+ * The largest message read from a stdio server; the SDK's default (10 MiB) drops the connection on a bigger result.
+ * Room for a 20 MB query result (then cut to Pi's output limit), yet a runaway server cannot cost much: the SDK
+ * copies its read buffer on every chunk, so reading grows with the square of the size (measured: 20 MB 2.7 s,
+ * 40 MB 10 s, 64 MB 25 s of CPU).
+ */
+const MAX_STDIO_MESSAGE_BYTES = 32 * 1024 * 1024;
+/** Answers to a Streamable HTTP POST that mean "this endpoint does not speak it" (try legacy SSE). */
+const STREAMABLE_HTTP_REJECTED = new Set([400, 404, 405, 406, 415]);
+const SESSION_DELETE_WAIT_MS = 1_000;
+
+export interface OpenOptions {
+  /** Pi's agent directory (npx resolution keeps its cache there). */
+  agentDir: string;
+  /** Run `npx pkg` servers straight from npm's cache, without the npm parent process. */
+  resolveNpx: boolean;
+  /** Without it, the server is told the client cannot elicit. */
+  elicitation?: ElicitationHandler;
+  /** Collects a stdio server's stderr. */
+  stderr: OutputTail;
+  /** Cancels the attempt (a close, or the startup deadline); what was started is ended. */
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+/** How a session tells its owner what happens to it once it is up. */
+export interface SessionEvents {
+  /** The server's tools or resources changed (it sent a `list_changed` notification). */
+  listChanged(list: "tools" | "resources"): void;
+  /** The session is gone (the process exited, the connection closed or broke); its requests fail from now on. */
+  lost(reason: string): void;
+}
+
+/** An initialised MCP session with one server. */
+export class McpSession {
+  readonly client: Client;
+  readonly transport: TransportKind;
+  /** stdio: the server's process id. */
+  readonly pid?: number;
+  /** Ends the session, and for stdio every process the server started. */
+  readonly shutdown: () => Promise<void>;
+  private events?: SessionEvents;
+
+  constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, pid?: number) {
+    this.client = client;
+    this.transport = transport;
+    this.shutdown = shutdown;
+    this.pid = pid;
+  }
+
+  /** Starts reporting list changes and the end of the session. */
+  watch(events: SessionEvents): void {
+    this.events = events;
+    const { client } = this;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.listChanged("tools"));
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.listChanged("resources"));
+    client.onclose = () => events.lost(this.transport === "stdio" ? "the server process exited" : "the connection was closed");
+    // A legacy SSE stream cannot be resumed: once it breaks, the session is gone.
+    client.onerror = (error) => {
+      if (error instanceof SseError) events.lost(`the SSE stream broke (${error.message})`);
+    };
+  }
+
+  /** `tools/call`, read as the SDK's `callTool` reads it, without its output-schema check (that needs tools/list). */
+  callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
+    return this.reportLoss(this.client.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, options));
+  }
+
+  readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult> {
+    return this.reportLoss(this.client.readResource({ uri }, options));
+  }
+
+  listTools(options: RequestOptions): Promise<Listing<McpTool>> {
+    return listTools(this.client, options);
+  }
+
+  /** A server without the resources capability has none (and must not be asked). */
+  async listResources(options: RequestOptions): Promise<Listing<McpResource>> {
+    if (!this.client.getServerCapabilities()?.resources) return { items: [], problems: [] };
+    return listResources(this.client, options);
+  }
+
+  /** A request that shows the session is gone ends it for its owner, so the next call reconnects. */
+  private reportLoss<T>(request: Promise<T>): Promise<T> {
+    return request.catch((error: unknown) => {
+      if (isConnectionLost(error)) this.events?.lost(errorMessage(error));
+      throw error;
+    });
+  }
+}
+
+/** Spawns or reaches the server and initialises the session, under `options.signal`. */
+export function openSession(def: ServerDefinition, options: OpenOptions): Promise<McpSession> {
+  const createClient = () => newClient(def.name, options.elicitation);
+  return transportFamily(def) === "stdio" ? openStdio(def, createClient, options) : openHttp(def, createClient, options);
+}
+
+/** The error a failed connect rejects with: names the server, says why, never repeats a token. */
+export function describeConnectFailure(def: ServerDefinition, error: unknown, stderrTail: string[]): Error {
+  if (error instanceof NeedsAuthError) return error;
+  if (isUnauthorized(error)) return new NeedsAuthError(def.name, needsAuthMessage(def));
+  let message = `MCP server "${def.name}" failed to connect: ${failureReason(def, error)}`;
+  if (stderrTail.length > 0) message += `\nLast stderr lines:\n${stderrTail.map((line) => `  ${line}`).join("\n")}`;
+  return new Error(message, { cause: error });
+}
+
+const CLIENT_INFO = { name: "pi-mcp-adapter", version: readOwnVersion() };
+
+function readOwnVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string }).version;
+  } catch {
+    return "0.0.0";
+  }
+}
+
+/** A client for one server; it offers elicitation only when someone answers it. */
+function newClient(serverName: string, answer: ElicitationHandler | undefined): Client {
+  if (!answer) return new Client(CLIENT_INFO, { capabilities: {} });
+  const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: { applyDefaults: true } } } });
+  // Only form mode is offered, so the SDK refuses URL-mode requests before they get here.
+  client.setRequestHandler(ElicitRequestSchema, (request, extra) => answer(serverName, request.params as ElicitRequestFormParams, extra.signal));
+  return client;
+}
+
+let npxResolver: Promise<typeof import("./npx-resolver.ts")> | undefined;
+
+/** The resolver's answer for an `npx` command, or nothing: a failure only costs the optimisation. */
+async function resolveNpx(command: string, args: string[], env: Record<string, string>, def: ServerDefinition, agentDir: string) {
+  try {
+    // Loaded on first use: only stdio servers need it (npm-package-arg and semver come with it).
+    const { resolveNpxCommand } = await (npxResolver ??= import("./npx-resolver.ts"));
+    return await resolveNpxCommand(command, args, { agentDir, env, cwd: def.cwd });
+  } catch {
+    return undefined;
+  }
+}
+
+async function openStdio(def: ServerDefinition, createClient: () => Client, options: OpenOptions): Promise<McpSession> {
+  const { signal } = options;
+  const env = mergeEnv(process.env, def.env);
+  let command = def.command!;
+  let args = def.args ?? [];
+  if (options.resolveNpx) {
+    const resolved = await abortable(resolveNpx(command, args, env, def, options.agentDir), signal);
+    if (resolved) ({ command, args } = resolved);
+  }
+  if (def.cwd) await assertDirectory(def.cwd);
+  // Closed while the command was being prepared: start no process only to end it.
+  signal.throwIfAborted();
+  const transport = new StdioClientTransport({ command, args, env, cwd: def.cwd, stderr: "pipe", maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    options.stderr.append(chunk.toString("utf8"));
+    if (def.debug) process.stderr.write(chunk);
+  });
+  const client = createClient();
+  const shutdown = () => stopStdioServer(client, transport);
+  await connectClient(client, transport, shutdown, options);
+  return new McpSession(client, "stdio", shutdown, transport.pid ?? undefined);
+}
+
+/** Record the process tree, close stdin, then SIGTERM and SIGKILL whatever is left (see process-tree.ts). */
+async function stopStdioServer(client: Client, transport: StdioClientTransport): Promise<void> {
+  const pid = transport.pid;
+  let closed: Promise<void> | undefined;
+  const closeClient = () => {
+    closed = client.close().catch(() => {});
+  };
+  if (pid !== null) await stopProcessTree(pid, { requestExit: closeClient });
+  if (!closed) closeClient();
+  await closed;
+}
+
+async function openHttp(def: ServerDefinition, createClient: () => Client, options: OpenOptions): Promise<McpSession> {
+  const url = parseUrl(def);
+  const requestInit: RequestInit = { headers: httpHeaders(def) };
+  if (def.transport === "sse") return openSse(url, requestInit, createClient(), options);
+  try {
+    return await openStreamableHttp(url, requestInit, createClient(), options);
+  } catch (error) {
+    if (def.transport === "http" || !(error instanceof StreamableHTTPError && STREAMABLE_HTTP_REJECTED.has(error.code ?? 0))) {
+      throw error;
+    }
+    try {
+      return await openSse(url, requestInit, createClient(), options);
+    } catch (sseError) {
+      if (isUnauthorized(sseError) || options.signal.aborted) throw sseError;
+      throw new Error(
+        `Streamable HTTP was refused (HTTP ${error.code}) and the legacy SSE transport failed too: ${errorMessage(sseError)}`,
+      );
+    }
+  }
+}
+
+async function openStreamableHttp(url: URL, requestInit: RequestInit, client: Client, options: OpenOptions): Promise<McpSession> {
+  const transport = new StreamableHTTPClientTransport(url, { requestInit });
+  const shutdown = async () => {
+    // Tell the server the session is over (spec: SHOULD), without letting a slow server hold up shutdown.
+    if (transport.sessionId) await Promise.race([transport.terminateSession().catch(() => {}), delay(SESSION_DELETE_WAIT_MS)]);
+    await client.close().catch(() => {});
+  };
+  await connectClient(client, transport, shutdown, options);
+  return new McpSession(client, "http", shutdown);
+}
+
+async function openSse(url: URL, requestInit: RequestInit, client: Client, options: OpenOptions): Promise<McpSession> {
+  // The SDK adds `requestInit.headers` to the EventSource GET as well as to the POSTs.
+  const transport = new SSEClientTransport(url, { requestInit });
+  const shutdown = () => client.close().catch(() => {});
+  await connectClient(client, transport, shutdown, options);
+  return new McpSession(client, "sse", shutdown);
+}
+
+/** `client.connect` (initialize) under the startup deadline; on failure the half-started transport is ended. */
+async function connectClient(client: Client, transport: Transport, shutdown: () => Promise<void>, options: OpenOptions): Promise<void> {
+  const { signal, timeoutMs } = options;
+  try {
+    // `abortable` too: opening an SSE stream does not listen to the signal.
+    await abortable(client.connect(transport, { signal, timeout: timeoutMs }), signal);
+  } catch (error) {
+    await shutdown();
+    throw error;
+  }
+}
+
+function parseUrl(def: ServerDefinition): URL {
+  let url: URL;
+  try {
+    url = new URL(def.url!);
+  } catch {
+    throw new Error(`"url" is not a valid URL`);
+  }
+  // fetch refuses such a URL, with an error that repeats the password.
+  if (url.username || url.password) {
+    throw new Error(`"url" contains a user name or password (user:password@host), which HTTP clients refuse; send credentials with "headers" or "bearerToken"`);
+  }
+  return url;
+}
+
+/** Configured headers plus the bearer token; `bearerToken`/`bearerTokenEnv` win over an `Authorization` header. */
+function httpHeaders(def: ServerDefinition): Record<string, string> {
+  const headers: Record<string, string> = { ...def.headers };
+  let token = def.bearerToken;
+  if (token === undefined && def.bearerTokenEnv) {
+    token = process.env[def.bearerTokenEnv];
+    if (!token) {
+      throw new NeedsAuthError(
+        def.name,
+        `MCP server "${def.name}" needs a bearer token: "bearerTokenEnv" names the environment variable ${def.bearerTokenEnv}, which is not set`,
+      );
+    }
+  }
+  if (token !== undefined) {
+    for (const key of Object.keys(headers)) if (key.toLowerCase() === "authorization") delete headers[key];
+    headers.Authorization = `Bearer ${token}`;
+  }
+  return headers;
+}
+
+function needsAuthMessage(def: ServerDefinition): string {
+  const where = `${safeUrl(def.url)} answered 401 Unauthorized`;
+  if (def.auth === "oauth") {
+    return `MCP server "${def.name}" needs authentication: ${where}. It is configured for OAuth, which pi-mcp-adapter does not support yet; configure a token with "bearerToken" or "bearerTokenEnv" instead.`;
+  }
+  const source = def.bearerToken !== undefined ? `"bearerToken"` : def.bearerTokenEnv ? `the variable ${def.bearerTokenEnv} ("bearerTokenEnv")` : hasAuthorizationHeader(def) ? `the "Authorization" header` : undefined;
+  if (source) return `MCP server "${def.name}" needs authentication: ${where} to the token from ${source}. Check that it is valid.`;
+  return `MCP server "${def.name}" needs authentication: ${where}. Set "bearerToken" or "bearerTokenEnv" (or an "Authorization" header) in its config.`;
+}
+
+function hasAuthorizationHeader(def: ServerDefinition): boolean {
+  return Object.keys(def.headers ?? {}).some((key) => key.toLowerCase() === "authorization");
+}
+
+function failureReason(def: ServerDefinition, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "ENOENT" && (error as { syscall?: string }).syscall?.startsWith("spawn")) {
+    return `command not found: ${def.command}`;
+  }
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && def.command) {
+    return "the server process exited before it was ready";
+  }
+  // The SDK's code -1: a success status with a body that is not MCP (a login page, a proxy's error page).
+  if (error instanceof StreamableHTTPError && error.code === -1) {
+    return `${safeUrl(def.url)} did not answer as an MCP server (${error.message}); check the URL`;
+  }
+  if (error instanceof StreamableHTTPError || error instanceof SseError) {
+    return `${safeUrl(def.url)} answered HTTP ${error.code ?? "?"}: ${error.message}`;
+  }
+  if (error instanceof TypeError && error.message === "fetch failed") {
+    const cause = (error.cause as NodeJS.ErrnoException | undefined)?.code;
+    return `cannot reach ${safeUrl(def.url)}${cause ? ` (${cause})` : ""}`;
+  }
+  return errorMessage(error);
+}
+
+function isUnauthorized(error: unknown): boolean {
+  return (
+    error instanceof UnauthorizedError ||
+    ((error instanceof StreamableHTTPError || error instanceof SseError) && error.code === 401)
+  );
+}
+
+/** Errors that mean the session itself is gone (not just this request): the next call must reconnect. */
+function isConnectionLost(error: unknown): boolean {
+  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed;
+  // Streamable HTTP: 404 means the server no longer knows our session (spec: start a new one).
+  if (error instanceof StreamableHTTPError) return error.code === 404;
+  return error instanceof TypeError && error.message === "fetch failed";
+}
+
+async function assertDirectory(cwd: string): Promise<void> {
+  const info = await stat(cwd).catch(() => undefined);
+  if (!info?.isDirectory()) throw new Error(`the working directory "cwd" (${cwd}) does not exist`);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

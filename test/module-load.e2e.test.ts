@@ -1,0 +1,28 @@
+/**
+ * Loading the extension the way Pi does (jiti without a module cache, in a fresh process) must not load the MCP SDK
+ * or the npx resolver: with lazy servers nothing connects at startup, and they are most of the load time. The SDK half
+ * of the connection code comes with the first connect.
+ */
+import { describe, expect, it } from "vitest";
+import { currentHost } from "./helpers/hosts.ts";
+import { importAsPi } from "./helpers/module-load.ts";
+
+const CONNECTION_ONLY = ["/@modelcontextprotocol/sdk/", "/node_modules/zod/", "/node_modules/npm-package-arg/"];
+
+function connectionOnlyFiles(module: string): string[] {
+  const { loaded = [] } = importAsPi(module, { trace: true });
+  return loaded.filter((url) => CONNECTION_ONLY.some((part) => url.includes(part)));
+}
+
+describe(`module loading on Pi ${currentHost().version}`, () => {
+  it("the extension and the server manager load no file of the MCP SDK, zod or the npx resolver", () => {
+    expect(connectionOnlyFiles("pi-mcp-adapter.ts")).toEqual([]);
+    expect(connectionOnlyFiles("server-manager.ts")).toEqual([]);
+  });
+
+  it("the SDK half of the connection code does load the SDK (the trace sees it)", () => {
+    expect(connectionOnlyFiles("mcp-connection.ts")).toEqual(
+      expect.arrayContaining([expect.stringContaining("/@modelcontextprotocol/sdk/dist/esm/client/index.js")]),
+    );
+  });
+});
