@@ -90,16 +90,25 @@ export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: Mc
   };
 }
 
+/** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
 async function waitForStartup(state: McpExtensionState, signal: AbortSignal | undefined): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, STARTUP_WAIT_MS);
-    signal?.addEventListener("abort", () => resolve(), { once: true });
+  const unknown = [...state.servers.values()].some((server) => server.enabled !== false && !state.catalogs.has(server.name));
+  if (!unknown) return;
+  let stop = () => {};
+  const givenUp = new Promise<void>((resolve) => {
+    const onAbort = () => resolve();
+    const timer = setTimeout(onAbort, STARTUP_WAIT_MS);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    // Pi hands every call of a run the same signal: a listener left behind would pile up with each search.
+    stop = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
   });
   try {
-    await Promise.race([state.startup, timeout]);
+    await Promise.race([state.startup, givenUp]);
   } finally {
-    clearTimeout(timer);
+    stop();
   }
 }
 
