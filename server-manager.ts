@@ -458,10 +458,7 @@ type ConnectionModule = typeof import("./mcp-connection.ts");
 
 let connectionModule: Promise<ConnectionModule> | undefined;
 
-/**
- * The SDK half, loaded once per load of this module (Pi loads extensions without a module cache, so a fresh dynamic
- * import each time would evaluate it again). A failed load is not kept: the next connect tries again.
- */
+/** The SDK half, loaded by the first connect and shared by the rest; a failed load is not kept: the next tries again. */
 function loadConnectionModule(): Promise<ConnectionModule> {
   connectionModule ??= import("./mcp-connection.ts").catch((error: unknown) => {
     connectionModule = undefined;
