@@ -54,7 +54,7 @@ describe(`lifecycle hygiene on Pi ${host.version}`, () => {
       [search("select:lazy__echo"), callLoaded("lazy__echo", { text: "used" }), "first", search("echo"), "second"],
       [NEW_SESSION_COMMAND],
     );
-    await pi.prompt("use the lazy server"); // ToolSearch waits for the eager and keep-alive servers
+    await pi.prompt("use the lazy server"); // ToolSearch waits for startup: the lazy server's tools are not cached yet
     expect(pi.toolResults.at(-1)).toMatchObject({ isError: false, text: "used" });
     const first = loggedPids(dirs.cwd);
     // sh, the server and its grandchild; the keep-alive server; the lazy one (learned, ended, started by the call).
@@ -63,10 +63,14 @@ describe(`lifecycle hygiene on Pi ${host.version}`, () => {
     expect((await ourProcesses()).sort()).toEqual(first.filter(isRunning).sort());
 
     await pi.reload();
-    await pi.prompt("after the reload"); // waits for the new session's startup servers
+    await pi.prompt("after the reload");
     expect(first.filter(isRunning)).toEqual([]);
-    const second = loggedPids(dirs.cwd).filter((pid) => !first.includes(pid));
-    expect(second.filter(isRunning)).toHaveLength(4); // sh, server, grandchild; keep-alive (lazy: from the cache)
+    // The new session starts its eager and keep-alive servers in the background (every tool is cached, so nothing
+    // waits for them): sh, server, grandchild; keep-alive (lazy: from the cache).
+    const started = () => loggedPids(dirs.cwd).filter((pid) => !first.includes(pid));
+    await waitForPids(() => started().filter(isRunning).length === 4);
+    const second = started();
+    expect(second.filter(isRunning)).toHaveLength(4);
 
     await pi.command("/test-new");
     await waitForPids(() => loggedPids(dirs.cwd).length === first.length + second.length + 4);
