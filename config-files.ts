@@ -3,8 +3,8 @@
  * a directory in its place, a syntax error) is a problem naming the file, with line and column when known.
  */
 import { readFileSync } from "node:fs";
-import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
-import { parse as parseToml, TomlError } from "smol-toml";
+import { createRequire } from "node:module";
+import type { ParseError } from "jsonc-parser";
 import { configProblem, isPlainObject } from "./config-problems.ts";
 import type { ConfigProblem } from "./types.ts";
 
@@ -37,6 +37,14 @@ export function readConfigFile(file: string, format: ConfigFormat): FileRead {
   return { status: "ok", data: parsed.value };
 }
 
+/**
+ * The JSONC and TOML parsers are loaded on first use: most configs are plain JSON and no Codex file is imported, and
+ * loading both would add ~20 ms to every Pi start. (`require`, because config loading is synchronous.)
+ */
+const requireModule = createRequire(import.meta.url);
+let jsoncParser: typeof import("jsonc-parser") | undefined;
+let tomlParser: typeof import("smol-toml") | undefined;
+
 function failure(file: string, text: string): FileRead {
   return { status: "error", problem: configProblem("error", { file }, text) };
 }
@@ -48,12 +56,13 @@ function parseJson(text: string): { value: unknown } | { error: string } {
   } catch {
     // Comments, trailing commas, or a real error: the JSONC parser accepts the first two and locates the third.
   }
+  jsoncParser ??= requireModule("jsonc-parser") as typeof import("jsonc-parser");
   const errors: ParseError[] = [];
-  const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
+  const value: unknown = jsoncParser.parse(text, errors, { allowTrailingComma: true });
   const first = errors[0];
   if (!first) return { value };
   const { line, column } = lineAndColumn(text, first.offset);
-  return { error: `invalid JSON at line ${line}, column ${column}: ${describeJsonError(printParseErrorCode(first.error))}` };
+  return { error: `invalid JSON at line ${line}, column ${column}: ${describeJsonError(jsoncParser.printParseErrorCode(first.error))}` };
 }
 
 /** `CommaExpected` → `comma expected`. */
@@ -68,10 +77,11 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
 }
 
 function parseTomlText(text: string): { value: unknown } | { error: string } {
+  tomlParser ??= requireModule("smol-toml") as typeof import("smol-toml");
   try {
-    return { value: parseToml(text) };
+    return { value: tomlParser.parse(text) };
   } catch (error) {
-    if (!(error instanceof TomlError)) throw error;
+    if (!(error instanceof tomlParser.TomlError)) throw error;
     // smol-toml appends a code excerpt after a blank line; the first line is the reason.
     const reason = error.message.split("\n")[0]!.replace(/^Invalid TOML document: /, "");
     return { error: `invalid TOML at line ${error.line}, column ${error.column}: ${reason}` };

@@ -5,7 +5,6 @@
  * Errors: an MCP result with `isError: true` comes back with `isError: true`; the caller must then throw
  * (`new McpToolError(result)`), because Pi only marks a tool result as an error when `execute` throws.
  */
-import { encode as encodeToon } from "@toon-format/toon";
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import type { McpSettings } from "./types.ts";
 
@@ -220,6 +219,26 @@ function isObject(value: unknown): value is Json {
 // TOON
 // ---------------------------------------------------------------------------------------------
 
+type ToonEncode = typeof import("@toon-format/toon").encode;
+let encodeToon: ToonEncode | undefined;
+let loadingToon: Promise<void> | undefined;
+
+/**
+ * Loads the TOON encoder. Callers that enable `toonEncode` await it before transforming (until then JSON stays
+ * JSON): it is loaded when a server needs it rather than at every Pi start.
+ */
+export function loadToonEncoder(): Promise<void> {
+  loadingToon ??= import("@toon-format/toon").then(
+    (toon) => {
+      encodeToon = toon.encode;
+    },
+    () => {
+      loadingToon = undefined; // the next call tries again; JSON stays JSON meanwhile
+    },
+  );
+  return loadingToon;
+}
+
 function isToonEnabled(options: TransformOptions): boolean {
   const setting = options.toonEncode;
   if (setting === true) return true;
@@ -229,7 +248,7 @@ function isToonEnabled(options: TransformOptions): boolean {
 /** JSON objects and arrays become TOON when that is shorter; any other text is returned unchanged. */
 function toToonIfShorter(value: string): string {
   const trimmed = value.trim();
-  if (!(trimmed.startsWith("{") || trimmed.startsWith("[")) || trimmed.length > MAX_TOON_INPUT_BYTES) return value;
+  if (!encodeToon || !(trimmed.startsWith("{") || trimmed.startsWith("[")) || trimmed.length > MAX_TOON_INPUT_BYTES) return value;
   try {
     const parsed: unknown = JSON.parse(trimmed);
     if (typeof parsed !== "object" || parsed === null) return value;

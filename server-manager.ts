@@ -199,6 +199,14 @@ export class McpServerManager {
   }
 
   /**
+   * Loads the connection code (the MCP SDK) ahead of a connect, e.g. while the model thinks about the tools
+   * ToolSearch just loaded, so the first call does not wait for it. Never fails (the connect retries the load).
+   */
+  preloadConnectionCode(): void {
+    loadConnectionModule().catch(() => {});
+  }
+
+  /**
    * Only a connection that is up. A stdio server that died is noticed here even before its pipes report it (a
    * killed process can sit unnoticed until Node next polls its events, or a process it started may hold the pipes
    * open), so no call is sent to a dead process.

@@ -9,7 +9,7 @@
 import type { AgentToolResult, AgentToolUpdateCallback } from "@mariozechner/pi-coding-agent";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { formatParameters } from "./json-schema.ts";
-import { McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./mcp-content.ts";
+import { loadToonEncoder, McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./mcp-content.ts";
 import type { McpExtensionState } from "./state.ts";
 import { getServerPrefix, PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
@@ -55,6 +55,7 @@ async function callTool(
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
 ): Promise<AgentToolResult<McpToolDetails>> {
   const options = { serverName: tool.serverName, toonEncode: state.config.settings.toonEncode };
+  if (options.toonEncode) await loadToonEncoder();
   let result: TransformedResult;
   try {
     result = tool.resourceUri

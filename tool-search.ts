@@ -125,6 +125,8 @@ function searchAndLoad(pi: ExtensionAPI, state: McpExtensionState, query: string
   const before = new Set(pi.getActiveTools());
   const loaded = tools.filter((tool) => !before.has(tool.name)).map((tool) => tool.name);
   activate(pi, loaded);
+  // A call is likely next: load the connection code once this answer is out, while the model reads it.
+  setImmediate(() => state.manager.preloadConnectionCode());
   return answer(query, loaded, [...notes, ...describeLoaded(state, tools)]);
 }
 

@@ -13,8 +13,6 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { listProcessTree } from "../process-tree.ts";
 import type { ScriptStep } from "../test/helpers/faux-script.ts";
 import { HOSTS, type HostVersion, type PiHost, REPO_ROOT } from "../test/helpers/hosts.ts";
@@ -129,6 +127,10 @@ function piName(call: CorpusToolCall): string {
 
 /** Spawn the corpus server, connect, call: the shortest way from nothing to a result with the SDK alone. */
 async function timeSdkCall(call: CorpusToolCall): Promise<number> {
+  // Imported here, not at the top: a measured start must not find the SDK already loaded (the adapter loads it only
+  // when a server connects).
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
   const start = performance.now();
   const client = new Client({ name: "bench", version: "0" });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [CORPUS_SERVER_SCRIPT, call.server], stderr: "ignore" }));

@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { callEcho, ECHO_MESSAGE, ECHO_TOOL, echoSteps } from "./fixtures/faux-scripts/mcp-echo-steps.ts";
-import { offeredToolNames, type ScriptStep } from "./helpers/faux-script.ts";
+import { type ModelRequest, offeredToolNames, type ScriptStep } from "./helpers/faux-script.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
@@ -226,5 +226,31 @@ describe(`adapter in RPC mode on Pi ${host.version}`, () => {
     expect(uiRequests).toContainEqual(expect.objectContaining({ method: "setStatus", statusKey: "mcp", statusText: expect.stringMatching(/^MCP \d\/1 up · \d+ tools$/) }));
     expect(uiRequests).toContainEqual(expect.objectContaining({ method: "notify", message: expect.stringMatching(/✓ everything: connected · lazy · stdio · \d+ tools/) }));
     expect(await descendantProcesses(EVERYTHING_MARKER)).toEqual([]);
+  });
+});
+
+describe(`adapter result shaping on Pi ${host.version}`, () => {
+  test("toonEncode: a listed server's JSON results reach the model as shorter TOON; others stay JSON", async () => {
+    const dirs = await dirsWith({ everything: REAL_SERVERS.everything, memory: REAL_SERVERS.memory }, { toonEncode: ["memory"] });
+    const graph = { entities: [{ name: "Ada", entityType: "person", observations: ["wrote the first program"] }] };
+    const callLoaded = (name: string, args: Record<string, unknown>) => (request: ModelRequest) =>
+      offeredToolNames(request).includes(name)
+        ? { toolCalls: [{ name, arguments: args }] }
+        : { toolCalls: [{ name: "McpCall", arguments: { tool: name, arguments: args } }] };
+    const pi = await session(dirs, [
+      search("select:memory__create_entities,memory__read_graph,everything__get-structured-content"),
+      callLoaded("memory__create_entities", graph),
+      callLoaded("memory__read_graph", {}),
+      callLoaded("everything__get-structured-content", { location: "New York" }),
+      "done",
+    ]);
+    await pi.prompt("remember and read back");
+
+    const [, created, read, structured] = pi.toolResults;
+    expect([created!.isError, read!.isError, structured!.isError]).toEqual([false, false, false]);
+    expect(read!.details).toMatchObject({ toonEncoded: true });
+    expect(read!.text).toContain("entities[1]");
+    expect(read!.text).not.toContain('"entities"');
+    expect(structured!.details).toMatchObject({ toonEncoded: false });
   });
 });

@@ -1,6 +1,7 @@
 import { decode as decodeToon } from "@toon-format/toon";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
+  loadToonEncoder,
   MAX_TEXT_BYTES,
   MAX_TEXT_LINES,
   McpToolError,
@@ -184,6 +185,7 @@ describe("transformMcpResult: size bound", () => {
 });
 
 describe("transformMcpResult: TOON", () => {
+  beforeAll(() => loadToonEncoder());
   const rows = Array.from({ length: 20 }, (_, i) => ({ id: i, name: `item ${i}`, active: i % 2 === 0 }));
   const json = JSON.stringify(rows, null, 2);
 

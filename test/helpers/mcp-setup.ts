@@ -11,7 +11,12 @@ const bin = (pkg: string, file: string) => join(REPO_ROOT, "node_modules", pkg, 
 /** Real servers as stdio commands run by this process's Node. */
 export const REAL_SERVERS = {
   everything: { command: process.execPath, args: [bin("@modelcontextprotocol/server-everything", "dist/index.js"), "stdio"] },
-  memory: { command: process.execPath, args: [bin("@modelcontextprotocol/server-memory", "dist/index.js")] },
+  // Its graph file in the test's project dir (removed with it), not in the package's own folder.
+  memory: {
+    command: process.execPath,
+    args: [bin("@modelcontextprotocol/server-memory", "dist/index.js")],
+    env: { MEMORY_FILE_PATH: "${workspaceFolder}/memory.jsonl" },
+  },
 } as const;
 
 export interface McpDirs {
