@@ -18,15 +18,15 @@
  */
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { statSync } from "node:fs";
-import semver from "semver";
 import { loadConfig } from "./config.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./elicitation.ts";
+import { detectHost } from "./host.ts";
 import { McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache, writeServerEntries } from "./metadata-cache.ts";
 import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./stats.ts";
-import type { HostCapabilities, McpExtensionState, McpUi, ToolView } from "./state.ts";
+import type { McpExtensionState, McpUi, ToolView } from "./state.ts";
 import { executeMcpTool } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, type ToolSearchDetails, toolSearchDefinition } from "./tool-search.ts";
@@ -35,14 +35,7 @@ import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NA
 import { createUi } from "./ui.ts";
 
 export const CONFIG_FLAG = "mcp-config";
-/** Pi 0.80.3 was the first to offer tools activated during a run from the run's next turn (its CHANGELOG). */
-const FIRST_HOST_REFRESHING_TOOLS = "0.80.3";
 const BOOTSTRAP_CONCURRENCY = 10;
-
-export function detectHost(version: string): HostCapabilities {
-  // An unreadable version gets the older behaviour: its workaround (McpCall) works on every host.
-  return { version, refreshesToolsEachTurn: semver.valid(version) !== null && semver.gte(version, FIRST_HOST_REFRESHING_TOOLS) };
-}
 
 /** The view built at module scope, and what it was built from (to tell whether the session may reuse it). */
 interface EarlyView {

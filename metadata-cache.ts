@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import lockfile from "proper-lockfile";
+import { createRequire } from "node:module";
 import { writeFileAtomic } from "./atomic-file.ts";
 import type { McpResource, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
 
@@ -178,6 +178,10 @@ async function readServersForMerge(path: string): Promise<ReadonlyMap<string, Ca
   }
 }
 
+/** Loaded by the first write, not with the extension (it costs ~18 ms, and most starts write nothing). */
+const requireModule = createRequire(import.meta.url);
+let lockfile: typeof import("proper-lockfile") | undefined;
+
 /** Returns the release function, or why the lock could not be had. */
 async function acquireLock(
   path: string,
@@ -188,6 +192,7 @@ async function acquireLock(
   for (;;) {
     try {
       // realpath: false lets the lock exist before the cache file does.
+      lockfile ??= requireModule("proper-lockfile") as typeof import("proper-lockfile");
       return await lockfile.lock(path, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised });
     } catch (error) {
       if (errorCode(error) !== "ELOCKED") return `cannot lock ${path}: ${errorMessage(error)}; write skipped`;

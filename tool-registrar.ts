@@ -33,8 +33,8 @@ export function mcpToolDefinition(tool: ToolMetadata, run: McpToolRunner): ToolD
 
 export class ToolRegistrar {
   private readonly pi: ExtensionAPI;
-  /** What each registered name was last registered with, as the model sees it. */
-  private readonly fingerprints = new Map<string, string>();
+  /** What each name was last registered with. */
+  private readonly registered = new Map<string, ToolDefinition>();
 
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
@@ -44,22 +44,22 @@ export class ToolRegistrar {
   register(definitions: Iterable<ToolDefinition>): string[] {
     const added: string[] = [];
     for (const definition of definitions) {
-      const fingerprint = fingerprintOf(definition);
-      const previous = this.fingerprints.get(definition.name);
-      if (previous === fingerprint) continue;
+      const previous = this.registered.get(definition.name);
+      // Compared only when a name comes again: a first registration of a thousand tools costs no serialising.
+      if (previous && fingerprintOf(previous) === fingerprintOf(definition)) continue;
       this.pi.registerTool(definition);
-      this.fingerprints.set(definition.name, fingerprint);
-      if (previous === undefined) added.push(definition.name);
+      this.registered.set(definition.name, definition);
+      if (!previous) added.push(definition.name);
     }
     return added;
   }
 
   isRegistered(name: string): boolean {
-    return this.fingerprints.has(name);
+    return this.registered.has(name);
   }
 
   registeredNames(): string[] {
-    return [...this.fingerprints.keys()];
+    return [...this.registered.keys()];
   }
 }
 

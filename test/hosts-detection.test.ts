@@ -1,9 +1,9 @@
 /**
- * The toy's host detection (the mechanism host-findings.md recommends): Pi 0.80.3 is the first release that
- * offers tools activated during a run from its next turn.
+ * Host detection (host.ts, used by the adapter and the toy extension): Pi 0.80.3 is the first release that offers
+ * tools activated during a run from its next turn.
  */
 import { expect, test } from "vitest";
-import { hostRefreshesToolsEachTurn } from "./fixtures/extensions/toy.ts";
+import { hostRefreshesToolsEachTurn } from "../host.ts";
 import { HOSTS } from "./helpers/hosts.ts";
 
 test.each([
@@ -16,6 +16,7 @@ test.each([
   ["0.87.1", true],
   ["1.0.0", true],
   ["0.100.0", true],
+  ["0.81.0-beta.1", false],
   ["", false],
   ["unknown", false],
 ])("Pi %j refreshes tools each turn: %s", (version, expected) => {

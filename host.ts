@@ -1,0 +1,26 @@
+/**
+ * What the running Pi can do with tools activated during a run. Pi 0.80.3 (its CHANGELOG, issue #6162) was the
+ * first to offer them from the run's next turn; older hosts only from the user's next prompt.
+ */
+import type { HostCapabilities } from "./state.ts";
+
+const FIRST_REFRESHING_RELEASE = [0, 80, 3] as const;
+
+export function detectHost(version: string): HostCapabilities {
+  return { version, refreshesToolsEachTurn: hostRefreshesToolsEachTurn(version) };
+}
+
+/**
+ * Compared by hand rather than with `semver`, which costs ~25 ms to load at every Pi start. Anything but a plain
+ * release (`1.2.3`) counts as an older host: its workaround (McpCall) works on every host, so a wrong "no" costs a
+ * few tokens where a wrong "yes" would break calling.
+ */
+export function hostRefreshesToolsEachTurn(version: string): boolean {
+  const match = /^(\d+)\.(\d+)\.(\d+)$/.exec(version.trim());
+  if (!match) return false;
+  const parts = match.slice(1).map(Number);
+  for (let index = 0; index < parts.length; index++) {
+    if (parts[index] !== FIRST_REFRESHING_RELEASE[index]) return parts[index]! > FIRST_REFRESHING_RELEASE[index]!;
+  }
+  return true;
+}
