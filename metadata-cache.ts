@@ -15,9 +15,11 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { writeFileAtomic } from "./atomic-file.ts";
+import { toProviderSafeSchema } from "./json-schema.ts";
 import type { McpResource, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
 
-export const CACHE_VERSION = 1;
+/** 2: tool schemas are stored provider-safe (json-schema.ts), so a start has nothing to convert. */
+export const CACHE_VERSION = 2;
 export const CACHE_FILE_NAME = "mcp-cache.json";
 export const CACHE_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 /** A lock not refreshed for this long belongs to a dead process and is taken over. */
@@ -87,14 +89,18 @@ export function getCachePath(agentDir: string): string {
   return join(agentDir, CACHE_FILE_NAME);
 }
 
-/** A fresh entry for a server just listed (keeps only what the adapter uses of each tool and resource). */
+/**
+ * A fresh entry for a server just listed: only what the adapter uses of each tool and resource, schemas made
+ * provider-safe once here rather than at every start.
+ */
 export function createCacheEntry(
   def: ServerEntry,
   tools: readonly McpTool[],
   resources: readonly McpResource[],
   now = Date.now(),
 ): CachedServerEntry {
-  return { configHash: computeServerHash(def), tools: tools.map(pickTool), resources: resources.map(pickResource), cachedAt: now };
+  const safeTools = tools.map((tool) => ({ ...pickTool(tool), inputSchema: toProviderSafeSchema(tool.inputSchema) }));
+  return { configHash: computeServerHash(def), tools: safeTools, resources: resources.map(pickResource), cachedAt: now };
 }
 
 /** Sync because the extension factory reads it at module scope. Never throws. */

@@ -93,9 +93,19 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(" "),
 );
 
+/** Stems already computed: catalogs repeat the same few thousand words over and over. Bounded. */
+const stems = new Map<string, string>();
+const MAX_REMEMBERED_STEMS = 50_000;
+
 /** Porter stem of a lower-case word; identifiers with digits (`r2`, `o200k`) are left as they are. */
 export function stem(word: string): string {
-  return word.length > 2 && /^[a-z]+$/.test(word) ? stemmer(word) : word;
+  let stemmed = stems.get(word);
+  if (stemmed === undefined) {
+    stemmed = word.length > 2 && /^[a-z]+$/.test(word) ? stemmer(word) : word;
+    if (stems.size >= MAX_REMEMBERED_STEMS) stems.clear();
+    stems.set(word, stemmed);
+  }
+  return stemmed;
 }
 
 /** A lower-case word's index term; none for a stop word. */

@@ -21,6 +21,8 @@ export interface ServerCatalog {
   definition: ServerDefinition;
   tools: readonly McpTool[];
   resources: readonly McpResource[];
+  /** The schemas went through `toProviderSafeSchema` already (cache entries do): not converted again. */
+  schemasProviderSafe?: boolean;
 }
 
 export interface ToolMetadataSettings {
@@ -115,7 +117,7 @@ function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Cand
       continue;
     }
     taken.add(name);
-    candidates.push(toolCandidate(catalog.definition, tool));
+    candidates.push(toolCandidate(catalog.definition, tool, catalog.schemasProviderSafe === true));
   }
   if (catalog.definition.exposeResources === false) return candidates;
   for (const resource of catalog.resources) {
@@ -136,7 +138,7 @@ function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Cand
   return candidates;
 }
 
-function toolCandidate(definition: ServerDefinition, tool: McpTool): Candidate {
+function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe: boolean): Candidate {
   const serverName = definition.name;
   return {
     serverName,
@@ -148,7 +150,7 @@ function toolCandidate(definition: ServerDefinition, tool: McpTool): Candidate {
       serverName,
       originalName: tool.name,
       description: textOr(tool.description, textOr(tool.title, "")),
-      inputSchema: toProviderSafeSchema(tool.inputSchema),
+      inputSchema: schemaIsSafe ? (tool.inputSchema as Record<string, unknown>) : toProviderSafeSchema(tool.inputSchema),
     }),
   };
 }

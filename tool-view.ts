@@ -7,7 +7,7 @@ import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDire
 import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
 import type { ServerCatalogEntry, ToolView } from "./state.ts";
 import { buildToolMetadata } from "./tool-metadata.ts";
-import type { LoadedConfig } from "./types.ts";
+import type { LoadedConfig, ServerDefinition } from "./types.ts";
 
 export function buildToolView(config: LoadedConfig, cache: MetadataCacheSnapshot): ToolView {
   const catalogs = cachedCatalogs(config, cache);
@@ -22,7 +22,7 @@ export function updateServerCatalog(view: ToolView, name: string, entry: CachedS
   const definition = view.servers.get(name);
   if (!definition) return false;
   const previous = view.catalogs.get(name);
-  view.catalogs.set(name, { definition, tools: entry.tools, resources: entry.resources, origin: "live", listedAt: entry.cachedAt });
+  view.catalogs.set(name, catalogEntry(definition, entry, "live"));
   if (previous && sameLists(previous, entry)) return false;
   Object.assign(view, toolsOf(view.catalogs, view.config));
   return true;
@@ -47,9 +47,14 @@ function cachedCatalogs(config: LoadedConfig, cache: MetadataCacheSnapshot): Map
   for (const definition of config.servers) {
     if (definition.enabled === false) continue;
     const entry = getValidEntry(cache, definition);
-    if (entry) catalogs.set(definition.name, { definition, tools: entry.tools, resources: entry.resources, origin: "cache", listedAt: entry.cachedAt });
+    if (entry) catalogs.set(definition.name, catalogEntry(definition, entry, "cache"));
   }
   return catalogs;
+}
+
+/** Cache entries (read back, or made from a live listing) hold provider-safe schemas already. */
+function catalogEntry(definition: ServerDefinition, entry: CachedServerEntry, origin: ServerCatalogEntry["origin"]): ServerCatalogEntry {
+  return { definition, tools: entry.tools, resources: entry.resources, schemasProviderSafe: true, origin, listedAt: entry.cachedAt };
 }
 
 function sameLists(a: Pick<ServerCatalogEntry, "tools" | "resources">, b: Pick<ServerCatalogEntry, "tools" | "resources">): boolean {

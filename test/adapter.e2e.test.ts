@@ -11,6 +11,7 @@ import { currentHost } from "./helpers/hosts.ts";
 import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
 import { runPrint, runRpc } from "./helpers/pi-print.ts";
+import { CACHE_VERSION } from "../metadata-cache.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
 
 const ENTRY = "pi-mcp-adapter.ts";
@@ -69,7 +70,7 @@ describe(`adapter on Pi ${host.version}`, () => {
 
     await pi.dispose();
     const cache = await readCache(dirs.agentDir);
-    expect(cache.version).toBe(1);
+    expect(cache.version).toBe(CACHE_VERSION);
     expect(cache.servers.everything!.tools.map((tool) => tool.name)).toContain("echo");
     expect(await descendantProcesses(EVERYTHING_MARKER)).toEqual([]);
   });

@@ -5,6 +5,7 @@
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { CACHE_VERSION } from "../metadata-cache.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { callLoaded, faultHarness, faulty, notifications, search } from "./helpers/fault-setup.ts";
 import type { ToolCallSpec } from "./helpers/faux-script.ts";
@@ -74,8 +75,12 @@ describe(`bad input on Pi ${host.version}`, () => {
   const damagedCaches: [string, (path: string) => Promise<void>, string][] = [
     ["truncated", (path) => writeFile(path, '{"version":1,"servers":{"good":{"configHash":"ab'), "not valid JSON (Unterminated string in JSON at position 48"],
     ["corrupt", (path) => writeFile(path, Buffer.from([0x00, 0xff, 0x7b, 0x13, 0x37])), "not valid JSON"],
-    ["of an older version", (path) => writeFile(path, JSON.stringify({ version: 0, servers: {} })), "cache version 0, expected 1"],
-    ["of a future version", (path) => writeFile(path, JSON.stringify({ version: 2, servers: { good: { tools: "elsewhere" } }, index: [] })), "cache version 2, expected 1"],
+    ["of an older version", (path) => writeFile(path, JSON.stringify({ version: CACHE_VERSION - 1, servers: {} })), `cache version ${CACHE_VERSION - 1}, expected ${CACHE_VERSION}`],
+    [
+      "of a future version",
+      (path) => writeFile(path, JSON.stringify({ version: CACHE_VERSION + 1, servers: { good: { tools: "elsewhere" } }, index: [] })),
+      `cache version ${CACHE_VERSION + 1}, expected ${CACHE_VERSION}`,
+    ],
     // Tests run as root, for whom no file mode is unreadable: a directory in its place cannot be read by anyone.
     ["unreadable", (path) => mkdir(path), "cannot be read (EISDIR: illegal operation on a directory, read)"],
   ];
@@ -98,7 +103,7 @@ describe(`bad input on Pi ${host.version}`, () => {
     }
     expect(warnings).toHaveLength(1);
     const rebuilt = JSON.parse(await readFile(cacheFile, "utf8"));
-    expect(rebuilt.version).toBe(1);
+    expect(rebuilt.version).toBe(CACHE_VERSION);
     expect(Object.keys(rebuilt.servers)).toEqual(["good"]);
     expect((await stat(cacheFile)).mode & 0o777).toBe(0o600);
   });

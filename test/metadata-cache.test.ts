@@ -86,7 +86,7 @@ describe("computeServerHash", () => {
 });
 
 describe("writeServerEntries and loadMetadataCache", () => {
-  it("round-trips entries with the original tool names, so a toolPrefix change cannot invalidate them", async () => {
+  it("round-trips entries with the original tool names (a toolPrefix change cannot invalidate them) and provider-safe schemas", async () => {
     const def = server("my-server");
     const entry = createCacheEntry(
       def,
@@ -101,7 +101,7 @@ describe("writeServerEntries and loadMetadataCache", () => {
     expect(snapshot.problems).toEqual([]);
     expect(snapshot.servers.get("my-server")).toEqual({
       configHash: computeServerHash(def),
-      tools: [{ name: "do.thing/x", title: "T", description: "D", inputSchema: { type: "object" } }],
+      tools: [{ name: "do.thing/x", title: "T", description: "D", inputSchema: { type: "object", properties: {} } }],
       resources: [{ uri: "r://1", name: "one", mimeType: "text/plain" }],
       cachedAt: 1000,
     });
@@ -126,7 +126,7 @@ describe("writeServerEntries and loadMetadataCache", () => {
   });
 
   it("writes the file with mode 0600 (even over a wider one) and leaves no temp or lock files", async () => {
-    writeFileSync(getCachePath(agentDir), JSON.stringify({ version: 1, servers: {} }), { mode: 0o644 });
+    writeFileSync(getCachePath(agentDir), JSON.stringify({ version: CACHE_VERSION, servers: {} }), { mode: 0o644 });
     await writeServerEntries(agentDir, { a: entryFor(server("a")) });
     await writeServerEntries(agentDir, { b: entryFor(server("b")) });
     expect(statSync(getCachePath(agentDir)).mode & 0o777).toBe(0o600);
@@ -172,16 +172,20 @@ describe("writeServerEntries and loadMetadataCache", () => {
 });
 
 describe("a damaged cache file is ignored, then rebuilt", () => {
-  const valid = () => JSON.stringify({ version: 1, servers: { old: entryFor(server("old")) } });
+  const valid = () => JSON.stringify({ version: CACHE_VERSION, servers: { old: entryFor(server("old")) } });
   const cases: Array<[string, () => string, RegExp]> = [
     ["truncated", () => valid().slice(0, 40), /not valid JSON/],
     ["garbage", () => "\u0000\u00ff binary \ud800 garbage", /not valid JSON/],
     ["empty", () => "", /not valid JSON/],
     ["foreign-shaped (array)", () => "[1,2,3]", /not a metadata cache/],
-    ["foreign-shaped (servers is a list)", () => JSON.stringify({ version: 1, servers: [] }), /not a metadata cache/],
-    ["wrong version", () => JSON.stringify({ version: 0, servers: {} }), /cache version 0, expected 1/],
-    ["future version", () => JSON.stringify({ version: 2, servers: { old: entryFor(server("old")) } }), /cache version 2, expected 1/],
-    ["versionless", () => JSON.stringify({ servers: {} }), /cache version none, expected 1/],
+    ["foreign-shaped (servers is a list)", () => JSON.stringify({ version: CACHE_VERSION, servers: [] }), /not a metadata cache/],
+    ["wrong version", () => JSON.stringify({ version: 1, servers: {} }), new RegExp(`cache version 1, expected ${CACHE_VERSION}`)],
+    [
+      "future version",
+      () => JSON.stringify({ version: CACHE_VERSION + 1, servers: { old: entryFor(server("old")) } }),
+      new RegExp(`cache version ${CACHE_VERSION + 1}, expected ${CACHE_VERSION}`),
+    ],
+    ["versionless", () => JSON.stringify({ servers: {} }), new RegExp(`cache version none, expected ${CACHE_VERSION}`)],
   ];
 
   it.each(cases)("%s", async (_label, content, problem) => {
@@ -204,7 +208,7 @@ describe("a damaged cache file is ignored, then rebuilt", () => {
     writeFileSync(
       getCachePath(agentDir),
       JSON.stringify({
-        version: 1,
+        version: CACHE_VERSION,
         servers: {
           good,
           noHash: { ...good, configHash: 5 },
@@ -227,7 +231,7 @@ describe("a damaged cache file is ignored, then rebuilt", () => {
 
   it("accepts an entry written without resources", () => {
     const { resources: _none, ...withoutResources } = entryFor(server("a"));
-    writeFileSync(getCachePath(agentDir), JSON.stringify({ version: 1, servers: { a: withoutResources } }));
+    writeFileSync(getCachePath(agentDir), JSON.stringify({ version: CACHE_VERSION, servers: { a: withoutResources } }));
     expect(loadMetadataCache(agentDir).servers.get("a")?.resources).toEqual([]);
   });
 
