@@ -17,6 +17,8 @@ import type { McpResource, McpTool, ServerDefinition, TransportKind } from "./ty
 
 export { mergeEnv, NeedsAuthError, safeUrl } from "./connection-common.ts";
 
+/** How long a stdio server found alive is taken to be alive without another probe (see `LiveConnection.isAlive`). */
+const RECHECK_ALIVE_AFTER_MS = 5;
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
@@ -93,6 +95,7 @@ class LiveConnection implements ServerConnection {
   /** list_changed refreshes run one after another, so an older answer never overwrites a newer one. */
   refreshQueue: Promise<void> = Promise.resolve();
   private probe?: ProcessProbe;
+  private aliveAt = Number.NEGATIVE_INFINITY;
 
   constructor(name: string, session: McpSession) {
     this.name = name;
@@ -111,8 +114,17 @@ class LiveConnection implements ServerConnection {
     if (this.pid !== undefined) this.probe = new ProcessProbe(this.pid);
   }
 
+  /**
+   * A process found alive moments ago (`RECHECK_ALIVE_AFTER_MS`) is not probed again: back-to-back calls would each
+   * pay for the probe, while a server killed between two calls a user or model makes is always noticed.
+   */
   isAlive(): boolean {
-    return this.probe?.isAlive() ?? true;
+    if (!this.probe) return true;
+    const now = performance.now();
+    if (now - this.aliveAt < RECHECK_ALIVE_AFTER_MS) return true;
+    const alive = this.probe.isAlive();
+    if (alive) this.aliveAt = now;
+    return alive;
   }
 
   end(): Promise<void> {
