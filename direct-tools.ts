@@ -41,7 +41,7 @@ export interface DirectToolRules {
   override: DirectToolsOverride | undefined;
 }
 
-export function isDirectTool(tool: ToolMetadata, rules: DirectToolRules): boolean {
+function isDirectTool(tool: ToolMetadata, rules: DirectToolRules): boolean {
   const { override } = rules;
   if (override) {
     if (override.all || override.servers.has(tool.serverName)) return true;

@@ -197,7 +197,7 @@ function sizeOfBase64(data: unknown): string {
 }
 
 /** As Pi formats sizes in its truncation notes. */
-export function formatSize(bytes: number): string {
+function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes}B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;

@@ -127,7 +127,7 @@ export function processExists(pid: number): boolean {
 }
 
 /** Resolves with the pids still alive after `timeoutMs`. */
-export async function waitForExit(pids: readonly number[], timeoutMs: number): Promise<number[]> {
+async function waitForExit(pids: readonly number[], timeoutMs: number): Promise<number[]> {
   // A monotonic clock: wall-clock jumps (or a test's fake Date) must not stretch or cut the wait.
   const deadline = performance.now() + timeoutMs;
   let alive = pids.filter(isProcessAlive);
