@@ -7,6 +7,7 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ElicitationHandler } from "./server-manager.ts";
+import { isJsonObject } from "./guards.ts";
 
 type Field = Record<string, unknown>;
 type Value = string | number | boolean | string[];
@@ -47,7 +48,7 @@ async function fillForm(ctx: ExtensionContext, request: ElicitRequestFormParams,
 
 /** The value; `undefined` for a field left empty (its default then applies); `null` when the user dismissed it. */
 async function askField(ctx: ExtensionContext, title: string, field: Field, required: boolean, options: DialogOptions): Promise<Value | undefined | null> {
-  const items = isObject(field.items) ? field.items : undefined;
+  const items = isJsonObject(field.items) ? field.items : undefined;
   const multiple = field.type === "array" && items ? choicesOf(items) : undefined;
   if (multiple) return askMany(ctx, title, multiple, field, options);
   const choices = choicesOf(field);
@@ -84,7 +85,7 @@ function choicesOf(field: Field): Choice[] | undefined {
     return field.enum.map((value, index) => ({ value: String(value), label: String(names[index] ?? value) }));
   }
   const variants = Array.isArray(field.oneOf) ? field.oneOf : Array.isArray(field.anyOf) ? field.anyOf : undefined;
-  const choices = variants?.filter(isObject).flatMap((variant) =>
+  const choices = variants?.filter(isJsonObject).flatMap((variant) =>
     variant.const === undefined ? [] : [{ value: String(variant.const), label: typeof variant.title === "string" ? variant.title : String(variant.const) }],
   );
   return choices && choices.length > 0 ? choices : undefined;
@@ -95,6 +96,3 @@ function titleOf(name: string, field: Field): string {
   return typeof field.description === "string" ? `${title}: ${field.description}` : title;
 }
 
-function isObject(value: unknown): value is Field {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

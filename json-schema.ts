@@ -25,6 +25,8 @@
  *    Nothing else at the root carries meaning, since Anthropic would drop it.
  */
 
+import { isJsonObject } from "./guards.ts";
+
 type JsonObject = Record<string, unknown>;
 
 export const MAX_REF_DEPTH = 8;
@@ -56,19 +58,15 @@ function emptyObjectSchema(): JsonObject {
   return { type: "object", properties: {} };
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** Never throws: see the module comment for the rules. */
 export function toProviderSafeSchema(input: unknown): JsonObject {
   try {
-    if (!isObject(input)) return emptyObjectSchema();
+    if (!isJsonObject(input)) return emptyObjectSchema();
     // The input is parsed JSON (a server's answer or the cache), so it needs no defensive copy: expanding builds
     // new schema objects and never changes the input (data such as enums is shared, and never changed either).
     const inliner = new RefInliner(input);
     const expanded = inliner.expand(input, ["#"]);
-    return toObjectRoot(isObject(expanded) ? expanded : {});
+    return toObjectRoot(isJsonObject(expanded) ? expanded : {});
   } catch {
     // Only reachable on pathological input (e.g. nesting deep enough to exhaust the stack).
     return emptyObjectSchema();
@@ -87,7 +85,7 @@ class RefInliner {
   expand(node: unknown, refStack: readonly string[]): unknown {
     if (node === true) return {};
     if (node === false) return { not: {} };
-    if (!isObject(node)) return node;
+    if (!isJsonObject(node)) return node;
     const refKeyword = REF_KEYWORDS.find((keyword) => typeof node[keyword] === "string");
     if (refKeyword) return this.expandRef(node, node[refKeyword] as string, refStack);
     const out: JsonObject = {};
@@ -106,7 +104,7 @@ class RefInliner {
       return value.map((item) => this.expand(item, refStack));
     }
     if (SCHEMA_KEYWORDS.has(key)) return this.expand(value, refStack);
-    if (SCHEMA_MAP_KEYWORDS.has(key) && isObject(value)) {
+    if (SCHEMA_MAP_KEYWORDS.has(key) && isJsonObject(value)) {
       const map: JsonObject = {};
       for (const [name, schema] of Object.entries(value)) define(map, name, this.expand(schema, refStack));
       return map;
@@ -129,7 +127,7 @@ class RefInliner {
     } else {
       this.expansions++;
       const expanded = this.expand(target, [...refStack, ref]);
-      base = isObject(expanded) ? expanded : {};
+      base = isJsonObject(expanded) ? expanded : {};
     }
     const out: JsonObject = { ...base };
     for (const [key, value] of Object.entries(siblings)) define(out, key, this.expandKeyword(key, value, refStack));
@@ -149,9 +147,9 @@ function isRefKeyword(key: string): boolean {
 
 function recursionStub(target: unknown, ref: string): JsonObject {
   const stub: JsonObject = {};
-  const type = isObject(target) ? target.type : undefined;
+  const type = isJsonObject(target) ? target.type : undefined;
   if (typeof type === "string" || Array.isArray(type)) stub.type = type;
-  const description = isObject(target) && typeof target.description === "string" ? `${target.description} ` : "";
+  const description = isJsonObject(target) && typeof target.description === "string" ? `${target.description} ` : "";
   stub.description = `${description}(Recursive structure, same shape as ${ref}; not expanded further.)`;
   return stub;
 }
@@ -171,7 +169,7 @@ function resolvePointer(document: JsonObject, ref: string): unknown {
   for (const rawToken of fragment.slice(1).split("/")) {
     const token = rawToken.replace(/~1/g, "/").replace(/~0/g, "~");
     if (Array.isArray(current) && /^\d+$/.test(token)) current = current[Number(token)];
-    else if (isObject(current) && Object.hasOwn(current, token)) current = current[token];
+    else if (isJsonObject(current) && Object.hasOwn(current, token)) current = current[token];
     else return undefined;
   }
   return current;
@@ -182,9 +180,9 @@ function toObjectRoot(root: JsonObject): JsonObject {
   const required: string[] = [];
   addObjectShape(root, properties, required);
   const variantsKey = Array.isArray(root.anyOf) ? "anyOf" : Array.isArray(root.oneOf) ? "oneOf" : undefined;
-  if (variantsKey) mergeAlternatives((root[variantsKey] as unknown[]).filter(isObject), properties, required);
+  if (variantsKey) mergeAlternatives((root[variantsKey] as unknown[]).filter(isJsonObject), properties, required);
   if (Array.isArray(root.allOf)) {
-    for (const part of root.allOf.filter(isObject)) addObjectShape(part, properties, required);
+    for (const part of root.allOf.filter(isJsonObject)) addObjectShape(part, properties, required);
   }
   const out: JsonObject = { type: "object", properties };
   const requiredKnown = [...new Set(required)].filter((name) => Object.hasOwn(properties, name));
@@ -197,9 +195,9 @@ function toObjectRoot(root: JsonObject): JsonObject {
 /** Adds an object schema's properties (first definition wins) and required names; ignores non-object schemas. */
 function addObjectShape(schema: JsonObject, properties: JsonObject, required: string[]): void {
   if (!describesObject(schema)) return;
-  if (isObject(schema.properties)) {
+  if (isJsonObject(schema.properties)) {
     for (const [name, value] of Object.entries(schema.properties)) {
-      if (!Object.hasOwn(properties, name)) define(properties, name, isObject(value) ? value : {});
+      if (!Object.hasOwn(properties, name)) define(properties, name, isJsonObject(value) ? value : {});
     }
   }
   if (Array.isArray(schema.required)) {
@@ -242,7 +240,7 @@ export function formatParameters(schema: unknown): string {
   const properties = safe.properties as JsonObject;
   const required = new Set(Array.isArray(safe.required) ? safe.required : []);
   const parts = Object.entries(properties).map(([name, value]) => {
-    const property = isObject(value) ? value : {};
+    const property = isJsonObject(value) ? value : {};
     const facts = [describeType(property), required.has(name) ? "required" : undefined].filter(Boolean);
     const description = typeof property.description === "string" ? shorten(property.description) : "";
     return `${name}${facts.length ? ` (${facts.join(", ")})` : ""}${description ? ` — ${description}` : ""}`;
@@ -255,14 +253,14 @@ function describeType(schema: JsonObject): string | undefined {
   if (schema.const !== undefined) return `exactly ${JSON.stringify(schema.const)}`;
   const type = schema.type;
   if (type === "array") {
-    const itemType = isObject(schema.items) ? describeType(schema.items) : undefined;
+    const itemType = isJsonObject(schema.items) ? describeType(schema.items) : undefined;
     return itemType ? `array of ${itemType}` : "array";
   }
   if (typeof type === "string") return type;
   if (Array.isArray(type)) return type.join("|");
   const variants = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
   if (variants) {
-    const types = [...new Set(variants.filter(isObject).map(describeType).filter(Boolean))];
+    const types = [...new Set(variants.filter(isJsonObject).map(describeType).filter(Boolean))];
     return types.length ? types.join("|") : undefined;
   }
   return undefined;

@@ -7,6 +7,7 @@
  */
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import type { McpSettings } from "./types.ts";
+import { isJsonObject } from "./guards.ts";
 
 /** The limits of Pi's own read and bash tools (`truncate.js`): whichever is hit first wins. */
 export const MAX_TEXT_BYTES = 50 * 1024;
@@ -74,7 +75,7 @@ type Json = Record<string, unknown>;
 /** A `tools/call` result (any shape: garbage gives a note, not a throw). */
 export function transformMcpResult(result: unknown, options: TransformOptions = {}): TransformedResult {
   const limits = limitsOf(options);
-  const raw = isObject(result) ? result : {};
+  const raw = isJsonObject(result) ? result : {};
   const isError = raw.isError === true;
   const content = (Array.isArray(raw.content) ? raw.content : []).flatMap((block) => convertBlock(block, limits));
   if (!content.some((block) => block.type === "text")) {
@@ -89,11 +90,11 @@ export function transformMcpResult(result: unknown, options: TransformOptions = 
 /** A `resources/read` result: `contents[]` of text or base64 blobs. */
 export function transformResourceResult(result: unknown, options: TransformOptions = {}): TransformedResult {
   const limits = limitsOf(options);
-  const contents = isObject(result) && Array.isArray(result.contents) ? result.contents : [];
+  const contents = isJsonObject(result) && Array.isArray(result.contents) ? result.contents : [];
   // One resource is shown as it is; several are told apart by their URIs.
   const withHeader = contents.length > 1;
   const content = contents.flatMap((item) =>
-    isObject(item) ? convertResourceContents(item, withHeader, limits) : [text("[Unreadable resource contents omitted]")],
+    isJsonObject(item) ? convertResourceContents(item, withHeader, limits) : [text("[Unreadable resource contents omitted]")],
   );
   if (content.length === 0) content.push(text("(the resource is empty)"));
   return finish(content, false, options, limits);
@@ -127,7 +128,7 @@ function finish(content: PiContent[], isError: boolean, options: TransformOption
 // ---------------------------------------------------------------------------------------------
 
 function convertBlock(block: unknown, limits: Limits): PiContent[] {
-  if (!isObject(block)) return [text("[Unreadable MCP content omitted]")];
+  if (!isJsonObject(block)) return [text("[Unreadable MCP content omitted]")];
   switch (block.type) {
     case "text":
       return [text(typeof block.text === "string" ? block.text : "")];
@@ -136,7 +137,7 @@ function convertBlock(block: unknown, limits: Limits): PiContent[] {
     case "audio":
       return [text(`[Audio: ${mimeOf(block.mimeType)}, ${sizeOfBase64(block.data)}; audio cannot be shown to the model]`)];
     case "resource":
-      return isObject(block.resource)
+      return isJsonObject(block.resource)
         ? convertResourceContents(block.resource, true, limits)
         : [text("[Embedded resource without contents omitted]")];
     case "resource_link":
@@ -209,10 +210,6 @@ function safeStringify(value: unknown): string {
   } catch {
     return "[Structured content that cannot be shown as JSON omitted]";
   }
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import { createRequire } from "node:module";
 import { writeFileAtomic } from "./atomic-file.ts";
 import { toProviderSafeSchema } from "./json-schema.ts";
 import type { McpResource, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
+import { errorMessage, isJsonObject } from "./guards.ts";
 
 /** 2: tool schemas are stored provider-safe (json-schema.ts), so a start has nothing to convert. */
 export const CACHE_VERSION = 2;
@@ -221,7 +222,7 @@ function parseCacheFile(text: string, path: string): { servers: Map<string, Cach
   } catch (error) {
     return { servers, problems: [`${path}: not valid JSON (${errorMessage(error)}); ignored, rebuilt on the next write`] };
   }
-  if (!isRecord(data) || !isRecord(data.servers)) {
+  if (!isJsonObject(data) || !isJsonObject(data.servers)) {
     return { servers, problems: [`${path}: not a metadata cache (no "servers" object); ignored, rebuilt on the next write`] };
   }
   if (data.version !== CACHE_VERSION) {
@@ -238,8 +239,8 @@ function parseCacheFile(text: string, path: string): { servers: Map<string, Cach
 }
 
 function parseEntry(raw: unknown): CachedServerEntry | undefined {
-  if (!isRecord(raw) || typeof raw.configHash !== "string" || !Number.isFinite(raw.cachedAt)) return undefined;
-  if (!Array.isArray(raw.tools) || !raw.tools.every((tool) => isRecord(tool) && typeof tool.name === "string")) return undefined;
+  if (!isJsonObject(raw) || typeof raw.configHash !== "string" || !Number.isFinite(raw.cachedAt)) return undefined;
+  if (!Array.isArray(raw.tools) || !raw.tools.every((tool) => isJsonObject(tool) && typeof tool.name === "string")) return undefined;
   const resources = raw.resources ?? [];
   if (!Array.isArray(resources) || !resources.every(isValidResource)) return undefined;
   return {
@@ -251,7 +252,7 @@ function parseEntry(raw: unknown): CachedServerEntry | undefined {
 }
 
 function isValidResource(value: unknown): value is McpResource {
-  return isRecord(value) && typeof value.uri === "string" && typeof value.name === "string";
+  return isJsonObject(value) && typeof value.uri === "string" && typeof value.name === "string";
 }
 
 function pickTool(tool: McpTool): McpTool {
@@ -269,14 +270,7 @@ function pickResource(resource: McpResource): McpResource {
   return picked;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function errorCode(error: unknown): string | undefined {
-  return isRecord(error) && typeof error.code === "string" ? error.code : undefined;
+  return isJsonObject(error) && typeof error.code === "string" ? error.code : undefined;
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

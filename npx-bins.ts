@@ -4,6 +4,7 @@
  */
 import { open, readFile, realpath, stat } from "node:fs/promises";
 import { basename, extname, join, posix } from "node:path";
+import { isJsonObject } from "./guards.ts";
 
 /** A package as installed under `<installDir>/node_modules/<name>`. */
 export interface InstalledPackage {
@@ -31,7 +32,7 @@ export async function readInstalledPackage(installDir: string, name: string): Pr
   } catch {
     return undefined;
   }
-  if (!isRecord(manifest) || typeof manifest.name !== "string" || typeof manifest.version !== "string") return undefined;
+  if (!isJsonObject(manifest) || typeof manifest.name !== "string" || typeof manifest.version !== "string") return undefined;
   return { dir, name: manifest.name, version: manifest.version, bins: normalizeBins(manifest) };
 }
 
@@ -44,7 +45,7 @@ export function normalizeBins(manifest: Record<string, unknown>): Record<string,
   let entries: [string, unknown][];
   if (typeof bin === "string") entries = typeof name === "string" ? [[name, bin]] : [];
   else if (Array.isArray(bin)) entries = bin.map((target) => [String(target), target]);
-  else if (isRecord(bin)) entries = Object.entries(bin);
+  else if (isJsonObject(bin)) entries = Object.entries(bin);
   else entries = [];
 
   const bins: Record<string, string> = {};
@@ -139,6 +140,3 @@ export async function isPresent(path: string): Promise<boolean> {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

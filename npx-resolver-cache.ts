@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "./atomic-file.ts";
+import { isJsonObject } from "./guards.ts";
 
 export const NPX_CACHE_FILE_NAME = "mcp-npx-cache.json";
 const FORMAT_VERSION = 1;
@@ -55,7 +56,7 @@ async function readEntries(file: string): Promise<Record<string, CachedResolutio
   } catch {
     return {};
   }
-  if (!isRecord(parsed) || parsed.version !== FORMAT_VERSION || !isRecord(parsed.entries)) return {};
+  if (!isJsonObject(parsed) || parsed.version !== FORMAT_VERSION || !isJsonObject(parsed.entries)) return {};
   const entries: Record<string, CachedResolution> = {};
   for (const [key, entry] of Object.entries(parsed.entries)) if (isResolution(entry)) entries[key] = entry;
   return entries;
@@ -63,7 +64,7 @@ async function readEntries(file: string): Promise<Record<string, CachedResolutio
 
 function isResolution(value: unknown): value is CachedResolution {
   return (
-    isRecord(value) &&
+    isJsonObject(value) &&
     typeof value.command === "string" &&
     Array.isArray(value.args) &&
     value.args.every((arg) => typeof arg === "string") &&
@@ -72,6 +73,3 @@ function isResolution(value: unknown): value is CachedResolution {
   );
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

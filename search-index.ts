@@ -5,6 +5,7 @@
 import { foldAccents, splitWords, stem, synonymsOf, termOf } from "./search-text.ts";
 import { IntList, TermReader, type Vocabulary } from "./term-reader.ts";
 import type { ToolMetadata } from "./types.ts";
+import { isJsonObject } from "./guards.ts";
 
 export interface SearchHit {
   tool: ToolMetadata;
@@ -117,12 +118,12 @@ function fieldTexts(tool: ToolMetadata): string[][] {
 
 /** Parameter names and descriptions, nested objects and array items included; shared `$defs` are not the tool's own. */
 function collectParameters(schema: unknown, depth: number, names: string[], descriptions: string[]): void {
-  if (!isObject(schema) || depth > MAX_SCHEMA_DEPTH || names.length >= MAX_PARAMETERS) return;
-  if (isObject(schema.properties)) {
+  if (!isJsonObject(schema) || depth > MAX_SCHEMA_DEPTH || names.length >= MAX_PARAMETERS) return;
+  if (isJsonObject(schema.properties)) {
     for (const [name, property] of Object.entries(schema.properties)) {
       if (names.length >= MAX_PARAMETERS) return;
       names.push(name);
-      if (isObject(property) && typeof property.description === "string") {
+      if (isJsonObject(property) && typeof property.description === "string") {
         descriptions.push(property.description.slice(0, MAX_PARAMETER_DESCRIPTION_CHARS));
       }
       collectParameters(property, depth + 1, names, descriptions);
@@ -134,10 +135,6 @@ function collectParameters(schema: unknown, depth: number, names: string[], desc
     if (!Array.isArray(variants)) continue;
     for (const variant of variants) collectParameters(variant, depth + 1, names, descriptions);
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

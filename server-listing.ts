@@ -10,6 +10,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { PaginatedResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { McpResource, McpTool } from "./types.ts";
+import { isJsonObject } from "./guards.ts";
 
 /** A server that keeps handing out cursors must not keep us listing forever. */
 export const MAX_LIST_PAGES = 100;
@@ -25,7 +26,7 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
   const tools: McpTool[] = [];
   const seen = new Set<string>();
   for (const [index, entry] of entries.entries()) {
-    const name = isRecord(entry) ? nonEmptyString(entry.name) : undefined;
+    const name = isJsonObject(entry) ? nonEmptyString(entry.name) : undefined;
     if (!name) {
       problems.push(`tools/list entry #${index + 1} has no name; dropped`);
       continue;
@@ -36,7 +37,7 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
     }
     seen.add(name);
     const tool = entry as Record<string, unknown>;
-    const annotations = isRecord(tool.annotations) ? tool.annotations : {};
+    const annotations = isJsonObject(tool.annotations) ? tool.annotations : {};
     tools.push({
       name,
       title: nonEmptyString(tool.title) ?? nonEmptyString(annotations.title),
@@ -51,7 +52,7 @@ export async function listResources(client: Client, options?: RequestOptions): P
   const { entries, problems } = await listAllPages(client, "resources/list", "resources", options);
   const resources: McpResource[] = [];
   for (const [index, entry] of entries.entries()) {
-    const uri = isRecord(entry) ? nonEmptyString(entry.uri) : undefined;
+    const uri = isJsonObject(entry) ? nonEmptyString(entry.uri) : undefined;
     if (!uri) {
       problems.push(`resources/list entry #${index + 1} has no uri; dropped`);
       continue;
@@ -91,10 +92,6 @@ async function listAllPages(
     cursors.add(cursor);
   }
   return { entries, problems };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function nonEmptyString(value: unknown): string | undefined {

@@ -15,6 +15,7 @@ import type {
   ToolPrefixMode,
 } from "./types.ts";
 import { allocateToolNames, formatToolName, isToolExcluded, shortHash, toolKey } from "./types.ts";
+import { isJsonObject } from "./guards.ts";
 
 /** One server's tools and resources, live or from the metadata cache. */
 export interface ServerCatalog {
@@ -107,7 +108,7 @@ function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Cand
   const taken = new Set<string>();
   const candidates: Candidate[] = [];
   for (const tool of catalog.tools) {
-    const name = isRecord(tool) && typeof tool.name === "string" ? tool.name : undefined;
+    const name = isJsonObject(tool) && typeof tool.name === "string" ? tool.name : undefined;
     if (name === undefined) {
       skipped.push({ serverName, name: "?", reason: "tool without a name" });
       continue;
@@ -121,7 +122,7 @@ function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Cand
   }
   if (catalog.definition.exposeResources === false) return candidates;
   for (const resource of catalog.resources) {
-    if (!isRecord(resource) || typeof resource.uri !== "string" || typeof resource.name !== "string") {
+    if (!isJsonObject(resource) || typeof resource.uri !== "string" || typeof resource.name !== "string") {
       skipped.push({ serverName, name: "?", reason: "resource without a uri or name" });
       continue;
     }
@@ -177,6 +178,3 @@ function textOr(value: unknown, fallback: string): string {
   return typeof value === "string" && value.trim() !== "" ? value : fallback;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
