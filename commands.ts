@@ -1,9 +1,15 @@
 /**
  * `/mcp status | tools [server] | reconnect [name]` and `/mcp-auth <server>`: what the user can see and do.
+ *
+ * `/mcp-auth` signs in to a server that uses OAuth (or could: any HTTP server whose config gives it no token). With
+ * a UI (interactive, RPC) the sign-in runs in the background and reports when it is over, so Pi stays usable while
+ * the browser is out; in print mode the command waits for it (bounded by the sign-in's timeout).
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { openInBrowser } from "./browser.ts";
+import { canSignIn, errorMessage, NeedsAuthError } from "./connection-common.ts";
 import { updateStatus } from "./init.ts";
-import { safeUrl } from "./server-manager.ts";
+import { DEFAULT_SIGN_IN_TIMEOUT_MS, safeUrl, type ServerState } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";
 import type { ToolCallStats } from "./stats.ts";
 import type { ServerDefinition } from "./types.ts";
@@ -31,16 +37,29 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
   });
 
   pi.registerCommand("mcp-auth", {
-    description: "How to authenticate an MCP server: /mcp-auth <server>",
+    description: "Sign in to an MCP server (OAuth), or see how to give it credentials: /mcp-auth <server> [--logout | --cancel]",
+    getArgumentCompletions: (prefix) => {
+      const items = [...(currentState()?.servers.keys() ?? [])].filter((name) => name.startsWith(prefix)).map((name) => ({ value: name, label: name }));
+      return items.length > 0 ? items : null;
+    },
     handler: async (args, ctx) => {
       const state = currentState();
-      const name = args.trim();
+      const [name = "", option] = args.trim().split(/\s+/);
       const server = state?.servers.get(name);
-      if (!state || !server) return showText(ctx, `Usage: /mcp-auth <server>. Servers: ${[...(state?.servers.keys() ?? [])].join(", ") || "none"}`);
-      showText(ctx, authHelp(state, server));
+      if (!state || !server) return showText(ctx, `Usage: ${AUTH_USAGE}. Servers: ${[...(state?.servers.keys() ?? [])].join(", ") || "none"}`);
+      if (!canSignIn(server)) return showText(ctx, authHelp(state, server));
+      if (server.enabled === false) return showText(ctx, `MCP server "${name}" is disabled; enable it before signing in.`);
+      if (option === "--logout") return signOut(ctx, state, server);
+      if (option === "--cancel") return showText(ctx, state.manager.cancelSignIn(name) ? `Cancelling the sign-in to "${name}".` : `No sign-in to "${name}" is under way.`);
+      if (option) return deliverCallback(ctx, state, name, option);
+      const signingIn = signIn(state, server);
+      // Print mode has no later: the command waits (the sign-in's timeout bounds it).
+      if (!ctx.hasUI) await signingIn;
     },
   });
 }
+
+const AUTH_USAGE = "/mcp-auth <server> [--logout | --cancel | <address the browser ended up on>]";
 
 export function statusReport(state: McpExtensionState): string {
   const servers = [...state.servers.values()];
@@ -62,6 +81,7 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
   const tools = catalog ? `${toolCount} tools (${catalog.origin === "live" ? "live" : `cached ${ago(catalog.listedAt)}`})` : "tools not known yet";
   const facts = [
     describeStatus(live.status),
+    signInFact(state, server, live),
     server.lifecycle ?? "lazy",
     live.transport,
     tools,
@@ -85,6 +105,14 @@ function callSummary(stats: readonly ToolCallStats[]): string | undefined {
   const errors = stats.reduce((sum, item) => sum + item.errors, 0);
   const averageMs = stats.reduce((sum, item) => sum + item.totalMs, 0) / calls;
   return `calls this session: ${calls}${errors > 0 ? ` (${errors} failed)` : ""}, ${Math.round(averageMs)} ms on average`;
+}
+
+/** For a server that can sign in: signed in, or needing it, or signing in now. */
+function signInFact(state: McpExtensionState, server: ServerDefinition, live: ServerState): string | undefined {
+  if (!canSignIn(server)) return undefined;
+  if (live.signingIn) return "signing in (waiting for the browser)";
+  if (live.needsSignIn) return "sign-in needed";
+  return state.manager.isSignedIn(server) ? "signed in" : undefined;
 }
 
 function describeStatus(status: string): string {
@@ -125,6 +153,62 @@ async function reconnect(ctx: ExtensionCommandContext, state: McpExtensionState,
   showText(ctx, results.join("\n") || "No MCP servers to reconnect.");
 }
 
+/**
+ * The OAuth sign-in, start to finish: the URL shown (and the browser opened), the wait, then a reconnect that
+ * brings the server's tools. Reports every outcome itself; never rejects.
+ */
+async function signIn(state: McpExtensionState, server: ServerDefinition): Promise<void> {
+  const { name } = server;
+  if (server.oauth?.grantType === "client_credentials") {
+    state.ui.show(`MCP server "${name}" gets its tokens with its client credentials (no sign-in); reconnecting.`);
+    return reportReconnect(state, name, "Reconnected");
+  }
+  try {
+    await state.manager.signIn(server, {
+      openAuthorizationUrl: (url) => {
+        const opened = openInBrowser(url);
+        state.ui.show(
+          `Sign in to MCP server "${name}" ${opened ? "in your browser; if no page opened, open" : "by opening"} this address:\n${url}\n` +
+            `Waiting up to ${DEFAULT_SIGN_IN_TIMEOUT_MS / 60_000} minutes (/mcp-auth ${name} --cancel to stop). If the browser runs on ` +
+            `another machine and ends on an address that does not load, give it to Pi: /mcp-auth ${name} <that address>`,
+        );
+      },
+    });
+  } catch (error) {
+    return state.ui.notify(errorMessage(error), "warning");
+  }
+  return reportReconnect(state, name, "Signed in");
+}
+
+async function reportReconnect(state: McpExtensionState, name: string, done: string): Promise<void> {
+  if (state.shutDown) return;
+  const report = await state.lifecycle.reconnect(name).then(
+    (connection) => ({ text: `${done}: MCP server "${name}" is connected (${connection.tools.length} tools).`, failed: false }),
+    (error: unknown) => {
+      const cause = error instanceof Error ? error.cause : undefined;
+      // Signed in, and still refused: asking for another sign-in would go round in circles.
+      const refused = cause instanceof NeedsAuthError && cause.signIn ? " The account may lack the permission it asks for." : "";
+      return { text: `${done}, but MCP server "${name}" did not connect: ${firstLine(errorMessage(error))}${refused}`, failed: true };
+    },
+  );
+  if (state.shutDown) return;
+  updateStatus(state);
+  if (report.failed) state.ui.notify(report.text, "warning");
+  else state.ui.show(report.text);
+}
+
+async function signOut(ctx: ExtensionCommandContext, state: McpExtensionState, server: ServerDefinition): Promise<void> {
+  const forgot = await state.manager.signOut(server);
+  if (!state.shutDown) updateStatus(state);
+  showText(ctx, forgot ? `Signed out of MCP server "${server.name}": its tokens and client registration are forgotten.` : `MCP server "${server.name}" was not signed in.`);
+}
+
+function deliverCallback(ctx: ExtensionCommandContext, state: McpExtensionState, name: string, address: string): void {
+  const delivered = state.manager.deliverSignInCallback(name, address);
+  showText(ctx, delivered ? delivered.text : `No sign-in to "${name}" is waiting for its callback. Usage: ${AUTH_USAGE}`);
+}
+
+/** For servers that do not sign in: how to give them credentials. */
 function authHelp(state: McpExtensionState, server: ServerDefinition): string {
   const live = state.manager.getState(server.name);
   const where = server.url ? safeUrl(server.url) : (server.command ?? "?");
@@ -137,9 +221,8 @@ function authHelp(state: McpExtensionState, server: ServerDefinition): string {
       '  "bearerTokenEnv": "MY_TOKEN_VARIABLE"      (the token is read from that environment variable)',
       '  "headers": { "Authorization": "Bearer ${MY_TOKEN_VARIABLE}" }',
       '  "bearerToken": "…"                          (stored in the file as plain text)',
-      "then run /mcp reconnect " + server.name + ".",
+      "then run /mcp reconnect " + server.name + `. To sign in with OAuth instead, remove the token and set "auth": "oauth".`,
     );
-    if (server.auth === "oauth") lines.push("OAuth sign-in is not supported by this adapter yet: use a token from the service's settings.");
   }
   if (live.lastError) lines.push(`Last error: ${firstLine(live.lastError)}`);
   return lines.join("\n");

@@ -12,6 +12,8 @@ import type {
   ConfigSource,
   LifecycleMode,
   McpSettings,
+  OAuthGrantType,
+  OAuthSettings,
   ServerEntry,
   ToolPrefixMode,
   TransportKind,
@@ -51,6 +53,7 @@ type Checked<T> = { ok: true; value: T } | { ok: false; expected: string; at?: s
 type Check<T> = (value: unknown) => Checked<T>;
 
 const LIFECYCLES: readonly LifecycleMode[] = ["lazy", "eager", "keep-alive"];
+const OAUTH_GRANT_TYPES: readonly OAuthGrantType[] = ["authorization_code", "client_credentials"];
 const TOOL_PREFIXES: readonly ToolPrefixMode[] = ["server", "short", "none"];
 /** Spellings of `type` found in real host files. */
 const TRANSPORT_NAMES: Readonly<Record<string, TransportKind>> = {
@@ -113,6 +116,29 @@ function withExpectation<T>(checked: Checked<T>, expected: string): Checked<T> {
   return checked.ok || checked.at !== undefined ? checked : { ok: false, expected };
 }
 
+const plainObject: Check<Record<string, unknown>> = (value) =>
+  isPlainObject(value) ? { ok: true, value } : { ok: false, expected: `must be an object (got ${describeValue(value)})` };
+
+const port: Check<number> = (value) =>
+  typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 65535
+    ? { ok: true, value }
+    : { ok: false, expected: `must be a port number from 1 to 65535 (got ${describeValue(value)})` };
+
+/** What the SDK accepts as a client ID metadata document address (SEP-991): HTTPS, with a path. */
+const clientMetadataUrl: Check<string> = (value) => {
+  if (typeof value !== "string") return { ok: false, expected: `must be a string (got ${describeValue(value)})` };
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  return url?.protocol === "https:" && url.pathname !== "/"
+    ? { ok: true, value }
+    : { ok: false, expected: "must be an https:// URL with a path (the address of the client's metadata document)" };
+};
+
+const httpUrl: Check<string> = (value) => {
+  if (typeof value !== "string") return { ok: false, expected: `must be a string (got ${describeValue(value)})` };
+  const problem = checkUrl(value);
+  return problem ? { ok: false, expected: problem } : { ok: true, value };
+};
+
 const transportName: Check<TransportKind> = (value) =>
   typeof value === "string" && Object.hasOwn(TRANSPORT_NAMES, value)
     ? { ok: true, value: TRANSPORT_NAMES[value]! }
@@ -144,8 +170,19 @@ const CONNECTION_CHECKS = {
   type: transportName,
   transport: transportName,
   auth: authKind,
+  oauth: plainObject,
   bearerToken: string,
   bearerTokenEnv: nonEmptyString,
+} satisfies Record<string, Check<unknown>>;
+
+const OAUTH_CHECKS = {
+  clientId: nonEmptyString,
+  clientSecret: string,
+  scope: nonEmptyString,
+  redirectPort: port,
+  clientMetadataUrl,
+  grantType: oneOf(OAUTH_GRANT_TYPES),
+  authorizationServer: httpUrl,
 } satisfies Record<string, Check<unknown>>;
 
 type BehaviourFields = { -readonly [K in keyof typeof BEHAVIOUR_CHECKS]?: CheckedType<(typeof BEHAVIOUR_CHECKS)[K]> };
@@ -155,7 +192,9 @@ type RawFields = BehaviourFields & ConnectionFields;
 
 const ALL_CHECKS: Readonly<Record<string, Check<unknown>>> = { ...BEHAVIOUR_CHECKS, ...CONNECTION_CHECKS };
 const STDIO_ONLY = ["args", "env", "cwd"] as const;
-const HTTP_ONLY = ["headers", "auth", "bearerToken", "bearerTokenEnv"] as const;
+const HTTP_ONLY = ["headers", "auth", "oauth", "bearerToken", "bearerTokenEnv"] as const;
+/** What configures a token: an OAuth server gets its tokens from the sign-in instead. */
+const TOKEN_FIELDS = ["bearerToken", "bearerTokenEnv"] as const;
 
 export function parseServerEntry(name: string, raw: unknown, options: EntryOptions, problems: ConfigProblem[]): ParsedEntry {
   const at = locator(name, options);
@@ -167,7 +206,7 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
     problems.push(configProblem("error", at(), `must be an object (got ${describeValue(raw)})`));
     return { kind: "invalid" };
   }
-  const fields = checkFields(raw, options, at, problems);
+  const fields = checkFields(raw, ALL_CHECKS, "", options, at, problems) as RawFields | undefined;
   if (!fields) return { kind: "invalid" };
   const enabled = fields.disabled === true ? false : fields.enabled;
   const behaviour = behaviourEntry(fields, enabled);
@@ -189,9 +228,12 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
   const transport = resolveTransport(fields, hasCommand, at, problems);
   if (transport === null) return { kind: "invalid" };
   dropFieldsOfOtherTransport(fields, hasCommand, at, problems);
+  const checkedOAuth = fields.oauth && checkOAuth(fields.oauth, options, at, problems);
+  if (checkedOAuth === null) return { kind: "invalid" };
+  const oauth = settleAuth(fields, checkedOAuth, at, problems);
 
   const unresolved: ConfigProblem[] = [];
-  const connection = connectionEntry(fields, options, at, unresolved);
+  const connection = connectionEntry(fields, oauth, options, at, unresolved);
   if (connection.url !== undefined && !unresolved.some((problem) => problem.field === at("url").field)) {
     const urlProblem = checkUrl(connection.url);
     if (urlProblem) {
@@ -213,24 +255,77 @@ function locator(server: string, options: EntryOptions): Locator {
   };
 }
 
-function checkFields(raw: Record<string, unknown>, options: EntryOptions, at: Locator, problems: ConfigProblem[]): RawFields | undefined {
+/** The fields of an object (the entry, or an object in it: `prefix` names it), each checked; undefined on an error. */
+function checkFields(
+  raw: Record<string, unknown>,
+  checks: Readonly<Record<string, Check<unknown>>>,
+  prefix: string,
+  options: EntryOptions,
+  at: Locator,
+  problems: ConfigProblem[],
+): Record<string, unknown> | undefined {
   const fields: Record<string, unknown> = {};
   let valid = true;
   for (const [key, value] of Object.entries(raw)) {
-    const check = Object.hasOwn(ALL_CHECKS, key) ? ALL_CHECKS[key] : undefined;
+    const check = Object.hasOwn(checks, key) ? checks[key] : undefined;
     if (!check) {
-      if (options.reportUnknownFields) problems.push(configProblem("warning", at(key), "unknown field, ignored"));
+      if (options.reportUnknownFields) problems.push(configProblem("warning", at(prefix + key), "unknown field, ignored"));
       continue;
     }
     const checked = check(value);
     if (checked.ok) {
       fields[key] = checked.value;
     } else {
-      problems.push(configProblem("error", at(key + (checked.at ?? "")), checked.expected));
+      problems.push(configProblem("error", at(prefix + key + (checked.at ?? "")), checked.expected));
       valid = false;
     }
   }
-  return valid ? (fields as RawFields) : undefined;
+  return valid ? fields : undefined;
+}
+
+/** The `oauth` object, checked field by field and as a whole; null when it has an error. */
+function checkOAuth(raw: Record<string, unknown>, options: EntryOptions, at: Locator, problems: ConfigProblem[]): OAuthSettings | null {
+  const oauth = checkFields(raw, OAUTH_CHECKS, "oauth.", options, at, problems) as OAuthSettings | undefined;
+  if (!oauth) return null;
+  if (oauth.clientSecret !== undefined && oauth.clientId === undefined) {
+    problems.push(configProblem("error", at("oauth.clientSecret"), `needs "oauth.clientId" (a secret belongs to a pre-registered client)`));
+    return null;
+  }
+  if (oauth.grantType === "client_credentials") {
+    if (oauth.clientId === undefined || oauth.clientSecret === undefined || oauth.authorizationServer === undefined) {
+      const needs = `needs "oauth.clientId", "oauth.clientSecret" and "oauth.authorizationServer" (the issuer the client belongs to: its secret is sent nowhere else)`;
+      problems.push(configProblem("error", at("oauth.grantType"), `"client_credentials" ${needs}`));
+      return null;
+    }
+  } else if (oauth.authorizationServer !== undefined) {
+    problems.push(configProblem("warning", at("oauth.authorizationServer"), `only applies to "grantType": "client_credentials"; ignored`));
+    delete oauth.authorizationServer;
+  }
+  return oauth;
+}
+
+/**
+ * A server either gets a token from its config or signs in with OAuth. `auth: "bearer"` turns OAuth off; OAuth asked
+ * for (`auth: "oauth"` or an `oauth` object) makes configured tokens void, so they are dropped with a warning.
+ */
+function settleAuth(fields: RawFields, oauth: OAuthSettings | undefined, at: Locator, problems: ConfigProblem[]): OAuthSettings | undefined {
+  if (fields.auth === "bearer" && oauth) {
+    problems.push(configProblem("warning", at("oauth"), `ignored: "auth" is "bearer"`));
+    return undefined;
+  }
+  if (fields.auth !== "oauth" && !oauth) return oauth;
+  const reason = "ignored: the server signs in with OAuth (/mcp-auth)";
+  for (const key of TOKEN_FIELDS) {
+    if (fields[key] === undefined) continue;
+    problems.push(configProblem("warning", at(key), reason));
+    delete fields[key];
+  }
+  for (const key of Object.keys(fields.headers ?? {})) {
+    if (key.toLowerCase() !== "authorization") continue;
+    problems.push(configProblem("warning", at(`headers.${key}`), reason));
+    delete fields.headers![key];
+  }
+  return oauth;
 }
 
 function behaviourEntry(fields: RawFields, enabled: boolean | undefined): ServerEntry {
@@ -277,7 +372,13 @@ function dropFieldsOfOtherTransport(fields: RawFields, hasCommand: boolean, at: 
 }
 
 /** The connection fields, with variables substituted, `~` expanded and a relative `cwd` resolved. */
-function connectionEntry(fields: RawFields, options: EntryOptions, at: Locator, unresolved: ConfigProblem[]): ServerEntry {
+function connectionEntry(
+  fields: RawFields,
+  oauth: OAuthSettings | undefined,
+  options: EntryOptions,
+  at: Locator,
+  unresolved: ConfigProblem[],
+): ServerEntry {
   const { context } = options;
   const text = (value: string, field: string, isPath = false): string => {
     let result = value;
@@ -306,6 +407,12 @@ function connectionEntry(fields: RawFields, options: EntryOptions, at: Locator, 
   if (fields.bearerToken !== undefined) entry.bearerToken = text(fields.bearerToken, "bearerToken");
   if (fields.bearerTokenEnv !== undefined) entry.bearerTokenEnv = fields.bearerTokenEnv;
   if (fields.auth) entry.auth = fields.auth;
+  if (oauth) {
+    entry.oauth = { ...oauth };
+    // The client's id and secret are the secrets here: substituted like a bearer token.
+    if (oauth.clientId !== undefined) entry.oauth.clientId = text(oauth.clientId, "oauth.clientId");
+    if (oauth.clientSecret !== undefined) entry.oauth.clientSecret = text(oauth.clientSecret, "oauth.clientSecret");
+  }
   return entry;
 }
 

@@ -4,14 +4,54 @@
  */
 import type { ServerDefinition } from "./types.ts";
 
-/** The server refuses us until credentials are configured (HTTP 401, or a bearer token variable that is not set). */
+/**
+ * The server refuses us until credentials are configured (HTTP 401, or a bearer token variable that is not set), or
+ * until the user signs in (`signIn`: OAuth, fixed by `/mcp-auth <server>`, which only the user can run).
+ */
 export class NeedsAuthError extends Error {
   readonly serverName: string;
-  constructor(serverName: string, message: string) {
+  readonly signIn: boolean;
+  constructor(serverName: string, message: string, signIn = false) {
     super(message);
     this.name = "NeedsAuthError";
     this.serverName = serverName;
+    this.signIn = signIn;
   }
+}
+
+/** What a server said when it last refused a request: its `WWW-Authenticate` challenge (RFC 6750, RFC 9728). */
+export interface AuthChallenge {
+  scope?: string;
+  /** RFC 9728: where its protected-resource metadata is. A server that names it signs in with OAuth. */
+  resourceMetadataUrl?: string;
+  /** HTTP 403 `insufficient_scope`: the token is valid but lacks `scope` (a step-up sign-in is needed). */
+  insufficientScope: boolean;
+}
+
+/** One server's OAuth situation during a session, shared by its connects and its sign-ins. */
+export interface ServerAuthState {
+  challenge?: AuthChallenge;
+  /** The last connect had OAuth in play (configured, or signed in before): a 401 then calls for a sign-in. */
+  usesOAuth: boolean;
+}
+
+/** A sign-in is needed: `/mcp-auth` is a command of the user's, which the model cannot run. */
+export function signInNeeded(serverName: string, why: string): NeedsAuthError {
+  return new NeedsAuthError(serverName, `MCP server "${serverName}" ${why}: the user has to run /mcp-auth ${serverName} (the assistant cannot do it).`, true);
+}
+
+/** A token, or an `Authorization` header, given in the config: the server is not signed in to with OAuth. */
+export function hasStaticCredentials(def: ServerDefinition): boolean {
+  return def.bearerToken !== undefined || def.bearerTokenEnv !== undefined || hasAuthorizationHeader(def);
+}
+
+export function hasAuthorizationHeader(def: ServerDefinition): boolean {
+  return Object.keys(def.headers ?? {}).some((key) => key.toLowerCase() === "authorization");
+}
+
+/** An HTTP server without configured credentials (and not marked `auth: "bearer"`) can be signed in to with OAuth. */
+export function canSignIn(def: ServerDefinition): boolean {
+  return !!def.url && !def.command && def.auth !== "bearer" && !hasStaticCredentials(def);
 }
 
 /** Which kind of transport a definition asks for; throws (with the field at fault) when it cannot have one. */
@@ -21,6 +61,20 @@ export function transportFamily(def: ServerDefinition): "stdio" | "http" {
   if (family === "stdio" && !def.command) throw new Error(`"transport" is "stdio" but "command" is missing`);
   if (family === "http" && !def.url) throw new Error(`"transport" is "${def.transport}" but "url" is missing`);
   return family;
+}
+
+/** The server's `url`, refused when fetch would refuse it (with an error that repeats the password). */
+export function parseServerUrl(def: ServerDefinition): URL {
+  let url: URL;
+  try {
+    url = new URL(def.url!);
+  } catch {
+    throw new Error(`"url" is not a valid URL`);
+  }
+  if (url.username || url.password) {
+    throw new Error(`"url" contains a user name or password (user:password@host), which HTTP clients refuse; send credentials with "headers" or "bearerToken"`);
+  }
+  return url;
 }
 
 /** Scheme, host and path: no user info, no query (either may carry a secret). */

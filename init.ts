@@ -24,7 +24,7 @@ import { piElicitation } from "./elicitation.ts";
 import { detectHost } from "./host.ts";
 import { McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache, writeServerEntries } from "./metadata-cache.ts";
-import { McpServerManager } from "./server-manager.ts";
+import { McpServerManager, NeedsAuthError } from "./server-manager.ts";
 import { createCallStats } from "./stats.ts";
 import type { McpExtensionState, McpUi, ToolView } from "./state.ts";
 import { executeMcpTool } from "./tool-executor.ts";
@@ -158,6 +158,7 @@ export class McpAdapter {
       onMetadataChanged: applyLive,
       // Only where someone can answer: servers must not ask a client that cannot.
       elicitation: ctx.hasUI ? piElicitation(() => (state && !state.shutDown ? ctx : undefined)) : undefined,
+      onSignInNeeded: whileLive(reportSignInNeeded),
     });
     const lifecycle = new McpLifecycleManager(manager, {
       onReconnect: applyLive,
@@ -345,10 +346,18 @@ function reportConfigProblems(state: McpExtensionState): void {
 }
 
 function reportConnectFailure(state: McpExtensionState, name: string, error: Error): void {
+  // Told once, by reportSignInNeeded: a lazy server's every call would say it again.
+  if (error instanceof NeedsAuthError && error.signIn) return updateStatus(state);
   const status = state.manager.getState(name).status;
   const hint = status === "needs-auth" ? ` Run /mcp-auth ${name} for what to configure.` : "";
   // The manager's connect errors already start with `MCP server "<name>"`.
   state.ui.notify(`${error.message}${hint}`, status === "needs-auth" ? "warning" : "error");
+  updateStatus(state);
+}
+
+/** Its message names the command (/mcp-auth) the user has to run. */
+function reportSignInNeeded(state: McpExtensionState, _name: string, error: NeedsAuthError): void {
+  state.ui.notify(error.message, "warning");
   updateStatus(state);
 }
 

@@ -1,6 +1,7 @@
 /**
  * The MCP SDK half of the connection code: opening a session with a server (stdio, Streamable HTTP, legacy SSE with
- * the fallback between them), its requests, its notifications, and what its failures mean.
+ * the fallback between them, OAuth on both HTTP transports through oauth.ts), its requests, its notifications, and
+ * what its failures mean.
  *
  * server-manager.ts loads this module on the first connect (a dynamic import): the SDK, its zod schemas and the npx
  * resolver are most of the extension's load time, and with lazy servers nothing connects at startup.
@@ -9,9 +10,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
   ElicitRequestSchema,
@@ -25,12 +26,28 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
-import { abortable, errorMessage, mergeEnv, NeedsAuthError, safeUrl, transportFamily } from "./connection-common.ts";
+import {
+  abortable,
+  canSignIn,
+  errorMessage,
+  hasAuthorizationHeader,
+  mergeEnv,
+  NeedsAuthError,
+  parseServerUrl,
+  safeUrl,
+  type ServerAuthState,
+  signInNeeded,
+  transportFamily,
+} from "./connection-common.ts";
+import { authProviderFor, recordingChallenges } from "./oauth.ts";
+import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./output-tail.ts";
 import { stopProcessTree } from "./process-tree.ts";
 import type { ElicitationHandler } from "./server-manager.ts";
 import { type Listing, listResources, listTools } from "./server-listing.ts";
 import type { McpResource, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+
+export { signIn } from "./oauth.ts";
 
 /**
  * The largest message read from a stdio server; the SDK's default (10 MiB) drops the connection on a bigger result.
@@ -52,6 +69,8 @@ export interface OpenOptions {
   elicitation?: ElicitationHandler;
   /** Collects a stdio server's stderr. */
   stderr: OutputTail;
+  /** OAuth: where tokens are kept, and the server's auth situation (updated by the connection). */
+  oauth: { store: OAuthStore; state: ServerAuthState };
   /** Cancels the attempt (a close, or the startup deadline); what was started is ended. */
   signal: AbortSignal;
   timeoutMs: number;
@@ -130,9 +149,9 @@ export function openSession(def: ServerDefinition, options: OpenOptions): Promis
 }
 
 /** The error a failed connect rejects with: names the server, says why, never repeats a token. */
-export function describeConnectFailure(def: ServerDefinition, error: unknown, stderrTail: string[]): Error {
+export function describeConnectFailure(def: ServerDefinition, error: unknown, stderrTail: string[], authState: ServerAuthState): Error {
   if (error instanceof NeedsAuthError) return error;
-  if (isUnauthorized(error)) return new NeedsAuthError(def.name, needsAuthMessage(def));
+  if (isUnauthorized(error)) return unauthorized(def, authState);
   let message = `MCP server "${def.name}" failed to connect: ${failureReason(def, error)}`;
   if (stderrTail.length > 0) message += `\nLast stderr lines:\n${stderrTail.map((line) => `  ${line}`).join("\n")}`;
   return new Error(message, { cause: error });
@@ -205,18 +224,28 @@ async function stopStdioServer(client: Client, transport: StdioClientTransport):
   await closed;
 }
 
+/** How every request to an HTTP server is made: its headers, OAuth, and noting what a refusal asks for. */
+interface HttpOptions {
+  requestInit: RequestInit;
+  authProvider?: OAuthClientProvider;
+  fetch: FetchLike;
+}
+
 async function openHttp(def: ServerDefinition, createClient: () => Client, options: OpenOptions): Promise<McpSession> {
-  const url = parseUrl(def);
-  const requestInit: RequestInit = { headers: httpHeaders(def) };
-  if (def.transport === "sse") return openSse(url, requestInit, createClient(), options);
+  const url = parseServerUrl(def);
+  const { store, state } = options.oauth;
+  const authProvider = await abortable(authProviderFor(def, store, state), options.signal);
+  state.usesOAuth = authProvider !== undefined;
+  const http: HttpOptions = { requestInit: { headers: httpHeaders(def) }, authProvider, fetch: recordingChallenges(url, state) };
+  if (def.transport === "sse") return openSse(url, http, createClient(), options);
   try {
-    return await openStreamableHttp(url, requestInit, createClient(), options);
+    return await openStreamableHttp(url, http, createClient(), options);
   } catch (error) {
     if (def.transport === "http" || !(error instanceof StreamableHTTPError && STREAMABLE_HTTP_REJECTED.has(error.code ?? 0))) {
       throw error;
     }
     try {
-      return await openSse(url, requestInit, createClient(), options);
+      return await openSse(url, http, createClient(), options);
     } catch (sseError) {
       if (isUnauthorized(sseError) || options.signal.aborted) throw sseError;
       throw new Error(
@@ -226,8 +255,8 @@ async function openHttp(def: ServerDefinition, createClient: () => Client, optio
   }
 }
 
-async function openStreamableHttp(url: URL, requestInit: RequestInit, client: Client, options: OpenOptions): Promise<McpSession> {
-  const transport = new StreamableHTTPClientTransport(url, { requestInit });
+async function openStreamableHttp(url: URL, http: HttpOptions, client: Client, options: OpenOptions): Promise<McpSession> {
+  const transport = new StreamableHTTPClientTransport(url, http);
   const shutdown = async () => {
     // Tell the server the session is over (spec: SHOULD), without letting a slow server hold up shutdown.
     if (transport.sessionId) await Promise.race([transport.terminateSession().catch(() => {}), delay(SESSION_DELETE_WAIT_MS)]);
@@ -237,9 +266,9 @@ async function openStreamableHttp(url: URL, requestInit: RequestInit, client: Cl
   return new McpSession(client, "http", shutdown);
 }
 
-async function openSse(url: URL, requestInit: RequestInit, client: Client, options: OpenOptions): Promise<McpSession> {
+async function openSse(url: URL, http: HttpOptions, client: Client, options: OpenOptions): Promise<McpSession> {
   // The SDK adds `requestInit.headers` to the EventSource GET as well as to the POSTs.
-  const transport = new SSEClientTransport(url, { requestInit });
+  const transport = new SSEClientTransport(url, http);
   const shutdown = () => client.close().catch(() => {});
   await connectClient(client, transport, shutdown, options);
   return new McpSession(client, "sse", shutdown);
@@ -255,20 +284,6 @@ async function connectClient(client: Client, transport: Transport, shutdown: () 
     await shutdown();
     throw error;
   }
-}
-
-function parseUrl(def: ServerDefinition): URL {
-  let url: URL;
-  try {
-    url = new URL(def.url!);
-  } catch {
-    throw new Error(`"url" is not a valid URL`);
-  }
-  // fetch refuses such a URL, with an error that repeats the password.
-  if (url.username || url.password) {
-    throw new Error(`"url" contains a user name or password (user:password@host), which HTTP clients refuse; send credentials with "headers" or "bearerToken"`);
-  }
-  return url;
 }
 
 /** Configured headers plus the bearer token; `bearerToken`/`bearerTokenEnv` win over an `Authorization` header. */
@@ -291,18 +306,21 @@ function httpHeaders(def: ServerDefinition): Record<string, string> {
   return headers;
 }
 
+/**
+ * A 401 the connection could not answer. With OAuth in play (or announced by the server's challenge, RFC 9728) the
+ * user must sign in; otherwise the configured credentials are missing or wrong.
+ */
+function unauthorized(def: ServerDefinition, authState: ServerAuthState): NeedsAuthError {
+  if (canSignIn(def) && authState.usesOAuth) return signInNeeded(def.name, "needs a new sign-in (it refused its OAuth token)");
+  if (canSignIn(def) && authState.challenge?.resourceMetadataUrl) return signInNeeded(def.name, "needs a sign-in (OAuth)");
+  return new NeedsAuthError(def.name, needsAuthMessage(def));
+}
+
 function needsAuthMessage(def: ServerDefinition): string {
   const where = `${safeUrl(def.url)} answered 401 Unauthorized`;
-  if (def.auth === "oauth") {
-    return `MCP server "${def.name}" needs authentication: ${where}. It is configured for OAuth, which pi-mcp-adapter does not support yet; configure a token with "bearerToken" or "bearerTokenEnv" instead.`;
-  }
   const source = def.bearerToken !== undefined ? `"bearerToken"` : def.bearerTokenEnv ? `the variable ${def.bearerTokenEnv} ("bearerTokenEnv")` : hasAuthorizationHeader(def) ? `the "Authorization" header` : undefined;
   if (source) return `MCP server "${def.name}" needs authentication: ${where} to the token from ${source}. Check that it is valid.`;
   return `MCP server "${def.name}" needs authentication: ${where}. Set "bearerToken" or "bearerTokenEnv" (or an "Authorization" header) in its config.`;
-}
-
-function hasAuthorizationHeader(def: ServerDefinition): boolean {
-  return Object.keys(def.headers ?? {}).some((key) => key.toLowerCase() === "authorization");
 }
 
 function failureReason(def: ServerDefinition, error: unknown): string {

@@ -1,6 +1,8 @@
 /**
  * Connections to MCP servers: sharing one connection (and one process) per server, what each is doing for
  * `/mcp status`, the requests in flight (for idle shutdown), and ending them together with every process they started.
+ * Also the OAuth sign-ins (one at a time per server; they outlive a reconnect, not the session) and when a server
+ * needs one: the user is told once, until a sign-in succeeds.
  *
  * Everything that needs the MCP SDK (opening a session, its requests and notifications, what its errors mean) is in
  * mcp-connection.ts, loaded on the first connect: the SDK is most of the extension's load time, and with lazy servers
@@ -9,8 +11,10 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, ElicitRequestFormParams, ElicitResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
-import { abortable, errorMessage, NeedsAuthError, transportFamily } from "./connection-common.ts";
+import { abortable, canSignIn, errorMessage, NeedsAuthError, type ServerAuthState, transportFamily } from "./connection-common.ts";
 import type { McpSession } from "./mcp-connection.ts";
+import type { CallbackListener } from "./oauth-callback.ts";
+import { OAuthStore } from "./oauth-store.ts";
 import { OutputTail } from "./output-tail.ts";
 import { ProcessProbe } from "./process-tree.ts";
 import type { McpResource, McpTool, ServerDefinition, TransportKind } from "./types.ts";
@@ -23,6 +27,8 @@ export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
+/** How long a sign-in waits for the browser to come back. */
+export const DEFAULT_SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
 export type ServerStatus = "idle" | "connecting" | "connected" | "closed" | "failed" | "needs-auth";
 
@@ -37,6 +43,10 @@ export interface ServerState {
   transport?: TransportKind;
   /** The last lines the server wrote to stderr (its latest process). */
   stderrTail: string[];
+  /** `needs-auth` that a sign-in fixes (OAuth), rather than a config change. */
+  needsSignIn: boolean;
+  /** A sign-in is waiting for the browser. */
+  signingIn: boolean;
 }
 
 export interface ServerConnection {
@@ -71,6 +81,20 @@ export interface McpServerManagerOptions {
   resolveNpx?: boolean;
   /** Without it, servers are told the client cannot elicit (they must not ask). */
   elicitation?: ElicitationHandler;
+  /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
+  onSignInNeeded?: (name: string, error: NeedsAuthError) => void;
+}
+
+export interface SignInOptions {
+  /** Gets the authorization URL: show it to the user and open their browser (headless: follow it). */
+  openAuthorizationUrl: (url: string) => void | Promise<void>;
+  timeoutMs?: number;
+}
+
+interface PendingSignIn {
+  cancel: AbortController;
+  /** Once listening: where a callback address the user pastes goes. */
+  listener?: CallbackListener;
 }
 
 export interface CallOptions {
@@ -142,6 +166,8 @@ interface PendingConnect {
 interface ServerRecord {
   name: string;
   status: ServerStatus;
+  /** With status `needs-auth`: a sign-in fixes it. */
+  needsSignIn: boolean;
   lastError?: string;
   transport?: TransportKind;
   stderr: OutputTail;
@@ -150,6 +176,10 @@ interface ServerRecord {
   closing?: Promise<void>;
   inFlight: number;
   lastUsedAt: number;
+  auth: ServerAuthState;
+  signIn?: PendingSignIn;
+  /** The user was told this server needs a sign-in (told again only after a sign-in succeeded). */
+  signInAnnounced: boolean;
 }
 
 export class McpServerManager {
@@ -159,6 +189,8 @@ export class McpServerManager {
   private readonly requestTimeoutMs: number;
   private readonly resolveNpx: boolean;
   private readonly elicitation?: ElicitationHandler;
+  private readonly onSignInNeeded?: (name: string, error: NeedsAuthError) => void;
+  private readonly oauthStore: OAuthStore;
 
   constructor(options: McpServerManagerOptions) {
     this.agentDir = options.agentDir;
@@ -166,6 +198,8 @@ export class McpServerManager {
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.resolveNpx = options.resolveNpx ?? true;
     this.elicitation = options.elicitation;
+    this.onSignInNeeded = options.onSignInNeeded;
+    this.oauthStore = new OAuthStore(options.agentDir);
   }
 
   /** The live connection, or a new one. Concurrent calls for one server share one attempt (and one process). */
@@ -182,8 +216,11 @@ export class McpServerManager {
           record.status = "closed";
           throw cancel.signal.reason;
         }
-        record.status = error instanceof NeedsAuthError ? "needs-auth" : "failed";
-        record.lastError = error instanceof Error ? error.message : String(error);
+        if (error instanceof NeedsAuthError) this.needsAuth(record, error);
+        else {
+          record.status = "failed";
+          record.lastError = errorMessage(error);
+        }
         throw error;
       },
     );
@@ -235,7 +272,7 @@ export class McpServerManager {
 
   getState(name: string): ServerState {
     const record = this.records.get(name);
-    if (!record) return { status: "idle", stderrTail: [] };
+    if (!record) return { status: "idle", stderrTail: [], needsSignIn: false, signingIn: false };
     const { connection } = record;
     return {
       status: record.status,
@@ -244,7 +281,73 @@ export class McpServerManager {
       pid: connection?.pid,
       transport: record.transport,
       stderrTail: record.stderr.lines(),
+      needsSignIn: record.status === "needs-auth" && record.needsSignIn,
+      signingIn: record.signIn !== undefined,
     };
+  }
+
+  /**
+   * Signs in to an HTTP server with OAuth: the authorization URL goes to `openAuthorizationUrl`, the browser comes
+   * back to a callback on 127.0.0.1, the tokens are stored (see oauth-store.ts). Resolves once signed in; reconnecting
+   * is up to the caller. A new sign-in to the same server replaces one still waiting; `closeAll` cancels them.
+   */
+  async signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
+    if (!canSignIn(def)) throw new Error(`MCP server "${def.name}" does not sign in with OAuth (it is a local process, or its config gives it a token)`);
+    const record = this.record(def.name);
+    record.signIn?.cancel.abort(new Error(`The sign-in to MCP server "${def.name}" was replaced by a new one.`));
+    const pending: PendingSignIn = { cancel: new AbortController() };
+    record.signIn = pending;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_SIGN_IN_TIMEOUT_MS;
+    const timer = setTimeout(
+      () => pending.cancel.abort(new Error(`The sign-in to MCP server "${def.name}" timed out after ${formatDuration(timeoutMs)}: the browser did not come back to Pi.`)),
+      timeoutMs,
+    );
+    // The listening callback keeps Pi alive while it matters; the deadline alone must not.
+    timer.unref();
+    try {
+      const mcp = await loadConnectionModule();
+      await mcp.signIn(def, {
+        store: this.oauthStore,
+        authState: record.auth,
+        open: options.openAuthorizationUrl,
+        onListening: (listener) => (pending.listener = listener),
+        signal: pending.cancel.signal,
+      });
+      record.signInAnnounced = false;
+    } catch (error) {
+      if (pending.cancel.signal.aborted) throw pending.cancel.signal.reason;
+      throw new Error(`The sign-in to MCP server "${def.name}" failed: ${errorMessage(error)}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+      if (record.signIn === pending) record.signIn = undefined;
+    }
+  }
+
+  /** Ends a sign-in still waiting (it rejects). False when there was none. */
+  cancelSignIn(name: string): boolean {
+    const pending = this.records.get(name)?.signIn;
+    pending?.cancel.abort(new Error(`The sign-in to MCP server "${name}" was cancelled.`));
+    return pending !== undefined;
+  }
+
+  /**
+   * The address the browser ended up on, pasted by the user when it could not reach this machine's callback: it
+   * completes the waiting sign-in. Undefined when no sign-in is waiting for its callback.
+   */
+  deliverSignInCallback(name: string, address: string): { accepted: boolean; text: string } | undefined {
+    return this.records.get(name)?.signIn?.listener?.deliver(address);
+  }
+
+  /** Whether tokens from a sign-in are stored for the server's URL. */
+  isSignedIn(def: ServerDefinition): boolean {
+    return canSignIn(def) && this.oauthStore.hasTokens(def.url!);
+  }
+
+  /** Forgets the server's tokens and client registration (its connection is closed first). True if any were stored. */
+  async signOut(def: ServerDefinition): Promise<boolean> {
+    this.cancelSignIn(def.name);
+    await this.close(def.name);
+    return def.url ? this.oauthStore.remove(def.url) : false;
   }
 
   /** Reads the server's tools and resources again. */
@@ -291,15 +394,25 @@ export class McpServerManager {
     return record.closing;
   }
 
-  /** Safe to call again, and while connects are in flight: they are cancelled and their processes ended. */
+  /** Safe to call again, and while connects or sign-ins are in flight: they are cancelled, their processes ended. */
   async closeAll(): Promise<void> {
+    for (const record of this.records.values()) record.signIn?.cancel.abort(new Error(`The sign-in to MCP server "${record.name}" ended with the session.`));
     await Promise.all([...this.records.keys()].map((name) => this.close(name)));
   }
 
   private record(name: string): ServerRecord {
     let record = this.records.get(name);
     if (!record) {
-      record = { name, status: "idle", stderr: new OutputTail(), inFlight: 0, lastUsedAt: 0 };
+      record = {
+        name,
+        status: "idle",
+        needsSignIn: false,
+        stderr: new OutputTail(),
+        inFlight: 0,
+        lastUsedAt: 0,
+        auth: { usesOAuth: false },
+        signInAnnounced: false,
+      };
       this.records.set(name, record);
     }
     return record;
@@ -361,6 +474,7 @@ export class McpServerManager {
         resolveNpx: this.resolveNpx,
         elicitation: this.elicitation,
         stderr: record.stderr,
+        oauth: { store: this.oauthStore, state: record.auth },
         signal,
         timeoutMs,
       });
@@ -372,7 +486,7 @@ export class McpServerManager {
       await new Promise((resolve) => setImmediate(resolve));
       // Without the SDK half (it failed to load) there is no SDK error to read.
       if (!mcp) throw new Error(`MCP server "${def.name}" failed to connect: ${errorMessage(error)}`, { cause: error });
-      throw mcp.describeConnectFailure(def, error, record.stderr.lines());
+      throw mcp.describeConnectFailure(def, error, record.stderr.lines(), record.auth);
     } finally {
       clearTimeout(timer);
     }
@@ -400,6 +514,28 @@ export class McpServerManager {
       listChanged: (list) => void this.followListChanged(connection, list),
       lost: (reason) => this.drop(record, connection, reason),
     });
+  }
+
+  /**
+   * The server refused us (at connect, or a request later: an expired sign-in, a step-up): it stays down until the
+   * credentials change, and the user is told once when a sign-in is the way.
+   */
+  private needsAuth(record: ServerRecord, error: NeedsAuthError): void {
+    const { connection } = record;
+    if (connection) {
+      record.connection = undefined;
+      void connection.end().catch(() => {});
+    }
+    record.status = "needs-auth";
+    record.needsSignIn = error.signIn;
+    record.lastError = error.message;
+    if (!error.signIn || record.signInAnnounced) return;
+    record.signInAnnounced = true;
+    try {
+      this.onSignInNeeded?.(record.name, error);
+    } catch {
+      // A failing listener must not break connection handling.
+    }
   }
 
   /** Forget a connection that ended without us, so the next call reconnects. */
@@ -457,6 +593,10 @@ export class McpServerManager {
     this.touch(name);
     try {
       return await (signal ? withOwnSignal(signal, (own) => request(connection.session, own)) : request(connection.session, undefined));
+    } catch (error) {
+      const record = this.records.get(name);
+      if (error instanceof NeedsAuthError && record?.connection === connection) this.needsAuth(record, error);
+      throw error;
     } finally {
       this.decrementInFlight(name);
       this.touch(name);
@@ -533,6 +673,10 @@ function abortFollowers(event: Event): void {
 
 function formatSeconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
+}
+
+function formatDuration(ms: number): string {
+  return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : formatSeconds(ms);
 }
 
 function toError(error: unknown): Error {

@@ -11,6 +11,24 @@ export type LifecycleMode = "lazy" | "eager" | "keep-alive";
 export type ToolPrefixMode = "server" | "short" | "none";
 export type TransportKind = "stdio" | "http" | "sse";
 export type AuthKind = "bearer" | "oauth";
+export type OAuthGrantType = "authorization_code" | "client_credentials";
+
+/** A server's `oauth` object: how the adapter signs in to it (every field optional). */
+export interface OAuthSettings {
+  /** A client registered with the authorization server beforehand (else one is registered dynamically). */
+  clientId?: string;
+  clientSecret?: string;
+  /** Asked for when the server's own challenge names no scope. */
+  scope?: string;
+  /** The sign-in callback's port on 127.0.0.1 (the redirect URI a pre-registered client was given). */
+  redirectPort?: number;
+  /** An HTTPS client ID metadata document (CIMD): used as the client id where the authorization server accepts it. */
+  clientMetadataUrl?: string;
+  /** `client_credentials`: no user, the client's own id and secret get the token. */
+  grantType?: OAuthGrantType;
+  /** client_credentials: the authorization server (issuer URL) the client belongs to; its secret is sent nowhere else. */
+  authorizationServer?: string;
+}
 
 export const IMPORT_KINDS = ["cursor", "claude-code", "claude-desktop", "codex", "windsurf", "vscode"] as const;
 export type ImportKind = (typeof IMPORT_KINDS)[number];
@@ -29,6 +47,7 @@ export interface ServerEntry {
   /** Transport named by the file (`type`); inferred from command/url when absent. */
   transport?: TransportKind;
   auth?: AuthKind;
+  oauth?: OAuthSettings;
   bearerToken?: string;
   bearerTokenEnv?: string;
   /** Behaviour */

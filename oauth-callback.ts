@@ -1,0 +1,128 @@
+/**
+ * Where the browser comes back to after a sign-in (RFC 8252 §7.3, loopback redirect): an HTTP server on 127.0.0.1
+ * that waits for `?code=…&state=…` (or `?error=…`), answers the browser with a short page and hands the code to
+ * the sign-in. It listens only while one sign-in waits. A callback with another `state` is not ours (a stale tab, or
+ * a page trying its luck) and is turned away without ending the wait. When the browser runs on another machine, the
+ * user can paste the address it ended up on instead (`deliver`).
+ */
+import { randomBytes } from "node:crypto";
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export const CALLBACK_PATH = "/callback";
+const MAX_ERROR_TEXT = 300;
+
+type Outcome = { code: string } | { error: string };
+
+export class CallbackListener {
+  readonly redirectUrl: string;
+  /** The `state` the authorization request must carry back. */
+  readonly state = randomBytes(16).toString("base64url");
+  private readonly server: Server;
+  private settle!: (outcome: Outcome) => void;
+  private readonly outcome = new Promise<Outcome>((resolve) => {
+    this.settle = resolve;
+  });
+  private settled = false;
+
+  private constructor(server: Server) {
+    this.server = server;
+    this.redirectUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}${CALLBACK_PATH}`;
+    server.on("request", (request, response) => {
+      const url = new URL(request.url ?? "/", this.redirectUrl);
+      if (request.method !== "GET" || url.pathname !== CALLBACK_PATH) return page(response, 404, "Not found.");
+      const answer = this.accept(url.searchParams);
+      page(response, answer.status, answer.text);
+    });
+  }
+
+  /** Listens on 127.0.0.1 at `port` (0: any free port). */
+  static async start(port: number): Promise<CallbackListener> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", (error: NodeJS.ErrnoException) =>
+        reject(error.code === "EADDRINUSE" ? new Error(`port ${port} on 127.0.0.1 is in use, so the sign-in cannot receive its callback there`) : error),
+      );
+      server.listen(port, "127.0.0.1", resolve);
+    });
+    return new CallbackListener(server);
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** The authorization code; rejects when the authorization server reports an error, or when `signal` aborts. */
+  async code(signal: AbortSignal): Promise<string> {
+    signal.throwIfAborted();
+    let onAbort!: () => void;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      const outcome = await Promise.race([this.outcome, aborted]);
+      if ("error" in outcome) throw new Error(outcome.error);
+      return outcome.code;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** A callback address the user pasted: what to tell them. */
+  deliver(address: string): { accepted: boolean; text: string } {
+    let url: URL;
+    try {
+      url = new URL(address);
+    } catch {
+      return { accepted: false, text: "That is not an address (expected the one the browser ended up on, with ?code=…)." };
+    }
+    const answer = this.accept(url.searchParams);
+    return { accepted: answer.status === 200, text: answer.text };
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      // A browser keeps its connection open; the sign-in must not wait for it.
+      this.server.closeAllConnections();
+    });
+  }
+
+  private accept(params: URLSearchParams): { status: number; text: string } {
+    if (params.get("state") !== this.state) {
+      return { status: 400, text: "This address does not belong to the sign-in under way (it may be from an earlier attempt)." };
+    }
+    if (this.settled) return { status: 200, text: "This sign-in has already been handled. You can close this tab." };
+    const error = params.get("error");
+    const code = params.get("code");
+    if (error !== null) {
+      const description = params.get("error_description");
+      this.finish({ error: `the authorization server answered "${clip(error)}"${description ? `: ${clip(description)}` : ""}` });
+      return { status: 200, text: "Sign-in failed: the authorization server did not grant access. You can close this tab." };
+    }
+    if (!code) return { status: 400, text: "This address carries no authorization code." };
+    this.finish({ code });
+    return { status: 200, text: "Signed in. You can close this tab and go back to Pi." };
+  }
+
+  private finish(outcome: Outcome): void {
+    this.settled = true;
+    this.settle(outcome);
+  }
+}
+
+function page(response: ServerResponse, status: number, text: string): void {
+  const body = `<!doctype html><meta charset="utf-8"><title>Pi MCP sign-in</title><p>${escapeHtml(text)}</p>`;
+  response.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(body);
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+/** Text from the authorization server, shown to the user: short, and on one line. */
+function clip(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > MAX_ERROR_TEXT ? `${line.slice(0, MAX_ERROR_TEXT)}…` : line;
+}

@@ -1,0 +1,125 @@
+/**
+ * What OAuth sign-ins leave behind, kept for the next session: `<agentDir>/mcp-oauth/`, one private file (0600, in a
+ * 0700 directory) per server URL holding its tokens, its client registration and the PKCE verifier of a sign-in under
+ * way. Never in the metadata cache, never in a message.
+ *
+ * Keyed by the server's URL, not its name: names come from config files (a project's among them), and a server whose
+ * URL changed must not send another server's tokens. The file name is a hash of the URL, so no config text becomes a
+ * path. One file per server means no lock: each write replaces one whole file (atomic-file.ts), and concurrent Pi
+ * processes at worst redo a refresh. Everything read back is checked; a file that is not what we wrote is ignored
+ * (and replaced by the next sign-in).
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { writeFileAtomic } from "./atomic-file.ts";
+import { isJsonObject } from "./guards.ts";
+
+export const OAUTH_DIR_NAME = "mcp-oauth";
+const FORMAT_VERSION = 1;
+
+export interface OAuthRecord {
+  tokens?: OAuthTokens;
+  /** As the authorization server registered it (dynamic registration or a CIMD URL), with the `issuer` it is bound to. */
+  client?: OAuthClientInformationMixed;
+  /** The PKCE verifier of the sign-in under way. */
+  codeVerifier?: string;
+}
+
+interface StoredFile extends OAuthRecord {
+  version: number;
+  url: string;
+}
+
+export class OAuthStore {
+  readonly dir: string;
+  /** Changes of one server's file, one after the other (a sign-in saves its client, verifier and tokens in turn). */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(agentDir: string) {
+    this.dir = join(agentDir, OAUTH_DIR_NAME);
+  }
+
+  async read(url: string): Promise<OAuthRecord | undefined> {
+    const key = storeKey(url);
+    try {
+      return parseRecord(await readFile(this.fileFor(key), "utf8"), key);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Sync, for `/mcp status`. */
+  hasTokens(url: string): boolean {
+    const key = storeKey(url);
+    try {
+      return !!parseRecord(readFileSync(this.fileFor(key), "utf8"), key)?.tokens;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Reads the record, changes it and writes it back; a change that leaves nothing removes the file. */
+  update(url: string, change: (record: OAuthRecord) => OAuthRecord): Promise<void> {
+    const key = storeKey(url);
+    const previous = this.queues.get(key) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const record = change((await this.read(key)) ?? {});
+      if (isEmpty(record)) return void (await rm(this.fileFor(key), { force: true }));
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      const file: StoredFile = { version: FORMAT_VERSION, url: key, ...record };
+      await writeFileAtomic(this.fileFor(key), JSON.stringify(file, null, 2));
+    });
+    const settled = next.catch(() => {});
+    this.queues.set(key, settled);
+    void settled.then(() => {
+      if (this.queues.get(key) === settled) this.queues.delete(key);
+    });
+    return next;
+  }
+
+  /** Forgets everything about the server (sign-out). True when there was something to forget. */
+  async remove(url: string): Promise<boolean> {
+    let existed = false;
+    await this.update(url, (record) => {
+      existed = !isEmpty(record);
+      return {};
+    });
+    return existed;
+  }
+
+  private fileFor(key: string): string {
+    return join(this.dir, `${createHash("sha256").update(key).digest("hex").slice(0, 32)}.json`);
+  }
+}
+
+/** One spelling per URL (`HTTP://Host:443/x` and `http://host:443/x` are the same server), fragment dropped. */
+export function storeKey(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.hash = "";
+    return parsed.href;
+  } catch {
+    return url;
+  }
+}
+
+function isEmpty(record: OAuthRecord): boolean {
+  return !record.tokens && !record.client && !record.codeVerifier;
+}
+
+function parseRecord(text: string, key: string): OAuthRecord | undefined {
+  const data: unknown = JSON.parse(text);
+  if (!isJsonObject(data) || data.version !== FORMAT_VERSION || data.url !== key) return undefined;
+  const record: OAuthRecord = {};
+  if (isTokens(data.tokens)) record.tokens = data.tokens;
+  if (isJsonObject(data.client) && typeof data.client.client_id === "string") record.client = data.client as OAuthClientInformationMixed;
+  if (typeof data.codeVerifier === "string") record.codeVerifier = data.codeVerifier;
+  return record;
+}
+
+function isTokens(value: unknown): value is OAuthTokens {
+  return isJsonObject(value) && typeof value.access_token === "string" && typeof value.token_type === "string";
+}

@@ -1,0 +1,266 @@
+/**
+ * OAuth for remote MCP servers. The SDK does the protocol (RFC 9728 / RFC 8414 discovery, dynamic client registration,
+ * PKCE S256, the RFC 8707 `resource`, token requests and refreshes, the checks on all of them); this module gives it
+ * an OAuthClientProvider that keeps what it produces in the private store (oauth-store.ts), and runs the user's side
+ * of a sign-in (the loopback callback, the browser).
+ *
+ * One provider, two uses:
+ * - on a connection (`authProviderFor`): tokens are sent, and refreshed when the server answers 401. A sign-in never
+ *   starts there (no browser may pop up in the middle of a tool call, and nobody may be there): where one is needed
+ *   the request fails with a NeedsAuthError telling the user to run /mcp-auth. No client is registered there either.
+ * - in a sign-in (`signIn`, what /mcp-auth runs): a fresh authorization with the scope the server last asked for,
+ *   redirected to our callback, then the code exchanged for tokens.
+ *
+ * Loaded with the SDK half of the connection code (mcp-connection.ts), never with the extension.
+ */
+import {
+  auth,
+  discoverOAuthServerInfo,
+  extractWWWAuthenticateParams,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type OAuthServerInfo,
+} from "@modelcontextprotocol/sdk/client/auth.js";
+import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { createFetchWithInit, type FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { abortable, type AuthChallenge, canSignIn, parseServerUrl, type ServerAuthState, signInNeeded } from "./connection-common.ts";
+import { CALLBACK_PATH, CallbackListener } from "./oauth-callback.ts";
+import type { OAuthStore } from "./oauth-store.ts";
+import type { ServerDefinition } from "./types.ts";
+
+const CLIENT_NAME = "Pi (pi-mcp-adapter)";
+/** Outside a sign-in the SDK still reads a redirect address; no authorization URL built with it is ever opened. */
+const NO_CALLBACK = `http://127.0.0.1${CALLBACK_PATH}`;
+const OFFLINE_ACCESS = "offline_access";
+
+export interface SignInOptions {
+  store: OAuthStore;
+  authState: ServerAuthState;
+  /** Gets the authorization URL: the user's browser must go there (or, headless, something must follow it). */
+  open(url: string): void | Promise<void>;
+  /** The callback is listening: an address the user pastes can be handed to it. */
+  onListening?(listener: CallbackListener): void;
+  /** Cancels the sign-in (and bounds it: the caller's timeout). */
+  signal: AbortSignal;
+}
+
+/** What a sign-in adds to the provider: our callback, its `state`, where to send the browser, and the discovery done. */
+interface SignInInteraction {
+  redirectUrl: string;
+  state: string;
+  open(url: string): void | Promise<void>;
+  discovery: OAuthDiscoveryState;
+}
+
+/** The provider for a server's connections, or none when OAuth is not in play for it. */
+export async function authProviderFor(def: ServerDefinition, store: OAuthStore, authState: ServerAuthState): Promise<OAuthClientProvider | undefined> {
+  if (!canSignIn(def)) return undefined;
+  const { oauth } = def;
+  if (oauth?.grantType === "client_credentials") {
+    // Validated with the config: all three are there.
+    const { clientId, clientSecret, authorizationServer } = oauth as Required<typeof oauth>;
+    return new ClientCredentialsProvider({ clientId, clientSecret, expectedIssuer: authorizationServer, clientName: CLIENT_NAME, scope: oauth.scope });
+  }
+  // Without `auth`, a server is treated as OAuth once it was signed in to (a 401 then says so first).
+  if (def.auth === "oauth" || oauth || (await store.read(def.url!))) return new StoredOAuthProvider(def, store, authState);
+  return undefined;
+}
+
+/** The authorization code flow for one server: opens the browser side, waits for the callback, stores the tokens. */
+export async function signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
+  const { store, authState, signal } = options;
+  const serverUrl = parseServerUrl(def);
+  const fetchFn = def.headers ? createFetchWithInit(fetch, { headers: def.headers }) : undefined;
+  const listener = await listen(def, store);
+  try {
+    options.onListening?.(listener);
+    const resourceMetadataUrl = authState.challenge?.resourceMetadataUrl ? new URL(authState.challenge.resourceMetadataUrl) : undefined;
+    const discovery = await abortable(discoverOAuthServerInfo(serverUrl, { resourceMetadataUrl, fetchFn }), signal);
+    const scope = requestedScope(def, authState.challenge, discovery);
+    const provider = new StoredOAuthProvider(def, store, authState, {
+      redirectUrl: listener.redirectUrl,
+      state: listener.state,
+      open: options.open,
+      discovery: { ...discovery, resourceMetadataUrl: resourceMetadataUrl?.href },
+    });
+    const started = await abortable(auth(provider, { serverUrl, scope, resourceMetadataUrl, fetchFn }), signal);
+    if (started === "AUTHORIZED") return;
+    const authorizationCode = await listener.code(signal);
+    await abortable(auth(provider, { serverUrl, scope, resourceMetadataUrl, authorizationCode, fetchFn }), signal);
+  } finally {
+    await listener.close();
+  }
+}
+
+/**
+ * The port the client was registered with (a registration names its exact redirect address), or the configured one;
+ * when the registered one is taken, any port, and the client is registered again.
+ */
+async function listen(def: ServerDefinition, store: OAuthStore): Promise<CallbackListener> {
+  const configured = def.oauth?.redirectPort;
+  if (configured) return CallbackListener.start(configured);
+  const registered = registeredPort((await store.read(def.url!))?.client);
+  if (registered) return CallbackListener.start(registered).catch(() => CallbackListener.start(0));
+  return CallbackListener.start(0);
+}
+
+function registeredPort(client: OAuthClientInformationMixed | undefined): number | undefined {
+  const redirect = client && "redirect_uris" in client ? client.redirect_uris[0] : undefined;
+  if (!redirect) return undefined;
+  const url = new URL(redirect);
+  return url.hostname === "127.0.0.1" && url.pathname === CALLBACK_PATH ? Number(url.port) || undefined : undefined;
+}
+
+/**
+ * The scope to ask for (SEP-835): what the server's challenge names, else the configured `scope`, else all the scopes
+ * its resource metadata lists; plus `offline_access` where the authorization server offers it (SEP-2207: some only
+ * issue a refresh token for it, and without one every expiry means a new sign-in). Nothing asked for stays nothing.
+ */
+function requestedScope(def: ServerDefinition, challenge: AuthChallenge | undefined, discovery: OAuthServerInfo): string | undefined {
+  const scope = challenge?.scope ?? def.oauth?.scope ?? discovery.resourceMetadata?.scopes_supported?.join(" ");
+  const words = scope?.split(/\s+/).filter(Boolean) ?? [];
+  if (words.length === 0) return undefined;
+  if (discovery.authorizationServerMetadata?.scopes_supported?.includes(OFFLINE_ACCESS) && !words.includes(OFFLINE_ACCESS)) words.push(OFFLINE_ACCESS);
+  return words.join(" ");
+}
+
+class StoredOAuthProvider implements OAuthClientProvider {
+  private readonly def: ServerDefinition;
+  private readonly url: string;
+  private readonly store: OAuthStore;
+  private readonly authState: ServerAuthState;
+  private readonly signIn?: SignInInteraction;
+  private verifier?: string;
+  /** The tokens last handed to the SDK: when it reports tokens invalid, only these may go (not newer ones). */
+  private handedOut?: OAuthTokens;
+  /** Some were, on this connection: a sign-in needed now is a new one. */
+  private hadTokens = false;
+
+  constructor(def: ServerDefinition, store: OAuthStore, authState: ServerAuthState, signIn?: SignInInteraction) {
+    this.def = def;
+    this.url = def.url!;
+    this.store = store;
+    this.authState = authState;
+    this.signIn = signIn;
+  }
+
+  get redirectUrl(): string {
+    return this.signIn?.redirectUrl ?? NO_CALLBACK;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.def.oauth?.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const scope = this.def.oauth?.scope;
+    return {
+      client_name: CLIENT_NAME,
+      redirect_uris: [this.redirectUrl],
+      // refresh_token: so that the authorization server may issue one (SEP-2207).
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      ...(scope ? { scope } : {}),
+    };
+  }
+
+  state(): string {
+    return this.signIn?.state ?? "";
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const configured = this.configuredClient();
+    if (configured) return configured;
+    const client = (await this.store.read(this.url))?.client;
+    if (this.signIn) return client && registeredFor(client, this.signIn.redirectUrl) ? client : undefined;
+    // Registering belongs to a sign-in; without a client there are no tokens to use or refresh either.
+    if (!client) throw signInNeeded(this.def.name, "needs a sign-in (OAuth)");
+    return client;
+  }
+
+  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+    // A configured client stays in the config: its secret is not copied anywhere.
+    if (this.configuredClient()) return;
+    await this.store.update(this.url, (record) => ({ ...record, client }));
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    // A sign-in asks afresh: it must not refresh its way around the user.
+    if (this.signIn) return undefined;
+    const tokens = (await this.store.read(this.url))?.tokens;
+    this.handedOut = tokens;
+    if (tokens) this.hadTokens = true;
+    // A refresh keeps the scopes granted: a server asking for more (403 insufficient_scope) needs a new sign-in.
+    if (tokens?.refresh_token && this.authState.challenge?.insufficientScope) return { ...tokens, refresh_token: undefined };
+    return tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    await this.store.update(this.url, (record) => ({ ...record, tokens, codeVerifier: undefined }));
+    this.authState.challenge = undefined;
+  }
+
+  async saveCodeVerifier(verifier: string): Promise<void> {
+    // Outside a sign-in no authorization URL is opened, and the verifier of a sign-in under way must stay.
+    if (!this.signIn) return;
+    this.verifier = verifier;
+    await this.store.update(this.url, (record) => ({ ...record, codeVerifier: verifier }));
+  }
+
+  async codeVerifier(): Promise<string> {
+    const verifier = this.verifier ?? (await this.store.read(this.url))?.codeVerifier;
+    if (!verifier) throw new Error("no sign-in is under way (its PKCE code verifier is missing)");
+    return verifier;
+  }
+
+  async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    if (this.signIn) return this.signIn.open(authorizationUrl.href);
+    const { challenge } = this.authState;
+    if (challenge?.insufficientScope) {
+      throw signInNeeded(this.def.name, `needs a new sign-in that grants more (scope "${challenge.scope ?? "unspecified"}")`);
+    }
+    throw signInNeeded(this.def.name, this.hadTokens ? "needs a new sign-in (its OAuth session expired or was revoked)" : "needs a sign-in (OAuth)");
+  }
+
+  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    await this.store.update(this.url, (record) => {
+      const next = { ...record };
+      // Another Pi process may have stored newer tokens meanwhile: those are kept.
+      if ((scope === "all" || scope === "tokens") && (this.signIn || next.tokens?.access_token === this.handedOut?.access_token)) delete next.tokens;
+      if (scope === "all" || scope === "client") delete next.client;
+      if (scope === "all" || scope === "verifier") delete next.codeVerifier;
+      return next;
+    });
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.signIn?.discovery;
+  }
+
+  private configuredClient(): OAuthClientInformationMixed | undefined {
+    const { clientId, clientSecret } = this.def.oauth ?? {};
+    return clientId ? { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) } : undefined;
+  }
+}
+
+/** A registration names its redirect addresses; one made for another callback port cannot be used with this one. */
+function registeredFor(client: OAuthClientInformationMixed, redirectUrl: string): boolean {
+  const registered = "redirect_uris" in client ? client.redirect_uris : undefined;
+  return !registered || registered.includes(redirectUrl);
+}
+
+/** For a server's transports: remembers its last `WWW-Authenticate` challenge (the scope a sign-in must ask for). */
+export function recordingChallenges(serverUrl: URL, authState: ServerAuthState): FetchLike {
+  const endpoint = `${serverUrl.origin}${serverUrl.pathname}`;
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.status !== 401 && response.status !== 403) return response;
+    const url = new URL(input);
+    if (`${url.origin}${url.pathname}` !== endpoint) return response;
+    const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(response);
+    const insufficientScope = error === "insufficient_scope";
+    if (response.status === 401 || insufficientScope) authState.challenge = { scope, resourceMetadataUrl: resourceMetadataUrl?.href, insufficientScope };
+    return response;
+  };
+}

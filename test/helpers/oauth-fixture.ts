@@ -1,0 +1,58 @@
+/** The OAuth fixture server (test/fixtures/servers/oauth-server.mjs) in a child process, and a browser for it. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { REPO_ROOT } from "./hosts.ts";
+
+/** `$BROWSER` for sign-ins without a user: follows the authorization URL's redirect to the callback. */
+export const HEADLESS_BROWSER = `${process.execPath} ${join(REPO_ROOT, "conformance", "headless-browser.mjs")}`;
+
+export interface OAuthEvent {
+  event: "mcp" | "register" | "authorize" | "token";
+  token?: "none" | "valid" | "expired" | "unknown";
+  grant_type?: string;
+  grant_types?: string[];
+  redirect_uris?: string[];
+  scope?: string;
+  resource?: string;
+  code_challenge_method?: string;
+  has_state?: boolean;
+}
+
+export interface OAuthFixture {
+  /** The MCP endpoint. */
+  mcpUrl: string;
+  url(path: string): string;
+  events(): Promise<OAuthEvent[]>;
+  /** Every access token expires (refresh tokens stay good). */
+  expireTokens(): Promise<void>;
+  /** Every token, refresh tokens too, is forgotten. */
+  revokeTokens(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startOAuthFixture(env: Record<string, string> = {}): Promise<OAuthFixture> {
+  const child: ChildProcess = spawn(process.execPath, [join(REPO_ROOT, "test/fixtures/servers/oauth-server.mjs")], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`OAuth fixture exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once("line", (line) => resolve((JSON.parse(line) as { port: number }).port));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const post = async (path: string) => void (await fetch(`${base}${path}`, { method: "POST" })).body?.cancel();
+  return {
+    mcpUrl: `${base}/mcp`,
+    url: (path) => `${base}${path}`,
+    events: async () => (await (await fetch(`${base}/__log`)).json()) as OAuthEvent[],
+    expireTokens: () => post("/__expire"),
+    revokeTokens: () => post("/__revoke"),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}

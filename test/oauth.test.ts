@@ -1,0 +1,239 @@
+/**
+ * OAuth through the server manager against a real loopback authorization server and MCP server of our own
+ * (test/fixtures/servers/oauth-server.mjs), with a headless browser standing in for the user's: when a sign-in is
+ * needed and that the model is not the one to do it, the sign-in itself (discovery, registration, PKCE, resource,
+ * scope), private storage by URL, refresh on expiry, step-up, revocation, sign-out, timeouts, cancelling, a pasted
+ * callback, and client credentials.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { openInBrowser } from "../browser.ts";
+import { NeedsAuthError } from "../connection-common.ts";
+import { OAUTH_DIR_NAME } from "../oauth-store.ts";
+import { McpServerManager } from "../server-manager.ts";
+import type { ServerDefinition } from "../types.ts";
+import { HEADLESS_BROWSER, type OAuthFixture, startOAuthFixture } from "./helpers/oauth-fixture.ts";
+import { serverDef, tempDir } from "./server-manager-helpers.ts";
+
+let fixture: OAuthFixture;
+let dir: { path: string; remove: () => void };
+let manager: McpServerManager;
+let announced: string[];
+
+beforeAll(async () => {
+  fixture = await startOAuthFixture({ FIXTURE_CC_ID: "machine", FIXTURE_CC_SECRET: "machine-secret" });
+});
+afterAll(() => fixture.stop());
+
+beforeEach(() => {
+  dir = tempDir();
+  announced = [];
+  manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false, onSignInNeeded: (_name, error) => announced.push(error.message) });
+});
+afterEach(async () => {
+  await manager.closeAll();
+  dir.remove();
+});
+
+const headless = { openAuthorizationUrl: (url: string) => void openInBrowser(url, { BROWSER: HEADLESS_BROWSER }) };
+
+function notes(extra: Partial<ServerDefinition> = {}): ServerDefinition {
+  return serverDef("notes", { url: fixture.mcpUrl, ...extra });
+}
+
+async function failure(promise: Promise<unknown>): Promise<Error> {
+  return promise.then(
+    () => {
+      throw new Error("expected a failure");
+    },
+    (error: Error) => error,
+  );
+}
+
+async function eventsSince(before: number) {
+  return (await fixture.events()).slice(before);
+}
+
+function storedFiles(): string[] {
+  try {
+    return readdirSync(join(dir.path, OAUTH_DIR_NAME)).map((name) => join(dir.path, OAUTH_DIR_NAME, name));
+  } catch {
+    return [];
+  }
+}
+
+async function signedIn(def = notes()): Promise<void> {
+  await manager.connect(def).catch(() => {});
+  await manager.signIn(def, headless);
+}
+
+describe("OAuth with the server manager", () => {
+  it("a server that needs a sign-in fails to connect saying the user must run /mcp-auth, announced once; nothing is registered or stored", async () => {
+    const before = (await fixture.events()).length;
+    const error = await failure(manager.connect(notes()));
+    expect(error).toBeInstanceOf(NeedsAuthError);
+    expect((error as NeedsAuthError).signIn).toBe(true);
+    expect(error.message).toBe('MCP server "notes" needs a sign-in (OAuth): the user has to run /mcp-auth notes (the assistant cannot do it).');
+    expect(manager.getState("notes")).toMatchObject({ status: "needs-auth", needsSignIn: true, signingIn: false });
+    await failure(manager.connect(notes({ auth: "oauth" })));
+    expect(announced).toEqual([error.message]);
+    expect((await eventsSince(before)).map((event) => event.event)).not.toContain("register");
+    expect(storedFiles()).toEqual([]);
+  });
+
+  it("signs in with discovery, registration (refresh_token granted), PKCE S256, the resource and the scope asked for; tokens are kept privately, by URL", async () => {
+    const def = notes();
+    await manager.connect(def).catch(() => {});
+    const before = (await fixture.events()).length;
+    await manager.signIn(def, headless);
+    const events = await eventsSince(before);
+    const register = events.find((event) => event.event === "register")!;
+    expect(register.grant_types).toEqual(["authorization_code", "refresh_token"]);
+    expect(register.redirect_uris).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/callback$/)]);
+    // "read" from the server's challenge, offline_access because the authorization server offers it.
+    expect(events.find((event) => event.event === "authorize")).toEqual({
+      event: "authorize",
+      scope: "read offline_access",
+      resource: fixture.mcpUrl,
+      code_challenge_method: "S256",
+      has_state: true,
+    });
+    expect(events.find((event) => event.event === "token")).toEqual({ event: "token", grant_type: "authorization_code", resource: fixture.mcpUrl });
+
+    const [file] = storedFiles();
+    expect(storedFiles()).toHaveLength(1);
+    expect(file).not.toContain("notes");
+    expect(statSync(file!).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir.path, OAUTH_DIR_NAME)).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(readFileSync(file!, "utf8"))).toMatchObject({ url: fixture.mcpUrl, tokens: { access_token: expect.any(String) } });
+
+    const connection = await manager.connect(def);
+    expect(connection.tools.map((tool) => tool.name)).toEqual(["echo", "write_note"]);
+    expect((await manager.callTool("notes", "echo", { text: "hi" })).content).toEqual([{ type: "text", text: "hi" }]);
+    expect(manager.isSignedIn(def)).toBe(true);
+    // Same name, other URL: another server, not signed in.
+    expect(manager.isSignedIn(notes({ url: `${fixture.mcpUrl}?tenant=2` }))).toBe(false);
+  });
+
+  it("a second sign-in reuses the registration and its callback port", async () => {
+    await signedIn();
+    const before = (await fixture.events()).length;
+    await manager.signIn(notes(), headless);
+    expect((await eventsSince(before)).map((event) => event.event)).toEqual(["authorize", "token"]);
+  });
+
+  it("refreshes an expired access token when the server answers 401, without a sign-in", async () => {
+    await signedIn();
+    await manager.connect(notes());
+    await fixture.expireTokens();
+    const before = (await fixture.events()).length;
+    expect((await manager.callTool("notes", "echo", { text: "still here" })).content).toEqual([{ type: "text", text: "still here" }]);
+    const events = await eventsSince(before);
+    expect(events.filter((event) => event.event === "token").map((event) => event.grant_type)).toEqual(["refresh_token"]);
+    expect(events.map((event) => event.event)).not.toContain("authorize");
+  });
+
+  it("a tool that needs more scope asks for a new sign-in (not a refresh), which asks for the wider scope", async () => {
+    await signedIn();
+    await manager.connect(notes());
+    announced = [];
+    const before = (await fixture.events()).length;
+    const error = await failure(manager.callTool("notes", "write_note", { note: "x" }));
+    expect(error).toBeInstanceOf(NeedsAuthError);
+    expect(error.message).toBe(
+      'MCP server "notes" needs a new sign-in that grants more (scope "read write"): the user has to run /mcp-auth notes (the assistant cannot do it).',
+    );
+    expect(manager.getState("notes")).toMatchObject({ status: "needs-auth", needsSignIn: true });
+    expect(manager.getConnection("notes")).toBeUndefined();
+    expect(announced).toEqual([error.message]);
+    expect((await eventsSince(before)).map((event) => event.event)).not.toContain("token");
+
+    await manager.signIn(notes(), headless);
+    expect((await fixture.events()).filter((event) => event.event === "authorize").at(-1)?.scope).toBe("read write offline_access");
+    await manager.connect(notes());
+    expect((await manager.callTool("notes", "write_note", { note: "x" })).content).toEqual([{ type: "text", text: "noted: x" }]);
+  });
+
+  it("revoked tokens (the refresh fails too) need a new sign-in", async () => {
+    await signedIn();
+    await fixture.revokeTokens();
+    const error = await failure(manager.connect(notes()));
+    expect(error.message).toBe(
+      'MCP server "notes" needs a new sign-in (its OAuth session expired or was revoked): the user has to run /mcp-auth notes (the assistant cannot do it).',
+    );
+  });
+
+  it("signing out forgets the tokens and the registration", async () => {
+    await signedIn();
+    await manager.connect(notes());
+    expect(await manager.signOut(notes())).toBe(true);
+    expect(manager.getConnection("notes")).toBeUndefined();
+    expect(storedFiles()).toEqual([]);
+    expect(manager.isSignedIn(notes())).toBe(false);
+    expect(await manager.signOut(notes())).toBe(false);
+    expect(await failure(manager.connect(notes()))).toBeInstanceOf(NeedsAuthError);
+  });
+
+  it("a sign-in nobody completes times out, one can be cancelled, and either way its callback stops listening", async () => {
+    const urls: string[] = [];
+    const timedOut = await failure(manager.signIn(notes(), { openAuthorizationUrl: (url) => void urls.push(url), timeoutMs: 500 }));
+    expect(timedOut.message).toBe('The sign-in to MCP server "notes" timed out after 0.5 s: the browser did not come back to Pi.');
+    const callback = new URL(urls[0]!).searchParams.get("redirect_uri")!;
+    await expect(fetch(callback)).rejects.toThrow();
+
+    let opened!: () => void;
+    const waiting = new Promise<void>((resolve) => (opened = resolve));
+    const cancelled = failure(manager.signIn(notes(), { openAuthorizationUrl: () => opened() }));
+    await waiting;
+    expect(manager.getState("notes").signingIn).toBe(true);
+    expect(manager.cancelSignIn("notes")).toBe(true);
+    expect((await cancelled).message).toBe('The sign-in to MCP server "notes" was cancelled.');
+    expect(manager.getState("notes").signingIn).toBe(false);
+    expect(manager.cancelSignIn("notes")).toBe(false);
+  });
+
+  it("the address the browser ended on, pasted by the user, completes the sign-in; one from another sign-in does not", async () => {
+    const signingIn = manager.signIn(notes(), {
+      openAuthorizationUrl: async (url) => {
+        const location = (await fetch(url, { redirect: "manual" })).headers.get("location")!;
+        const forged = new URL(location);
+        forged.searchParams.set("state", "not-this-one");
+        expect(manager.deliverSignInCallback("notes", forged.href)).toMatchObject({ accepted: false });
+        expect(manager.deliverSignInCallback("notes", location)).toEqual({ accepted: true, text: "Signed in. You can close this tab and go back to Pi." });
+      },
+    });
+    await signingIn;
+    expect(manager.isSignedIn(notes())).toBe(true);
+    expect(manager.deliverSignInCallback("notes", "http://127.0.0.1/callback")).toBeUndefined();
+  });
+
+  it("client credentials get a token without anybody signing in", async () => {
+    const oauth = { grantType: "client_credentials", clientId: "machine", clientSecret: "machine-secret", authorizationServer: fixture.url("") } as const;
+    const def = notes({ oauth });
+    const before = (await fixture.events()).length;
+    await manager.connect(def);
+    expect((await manager.callTool("notes", "echo", { text: "m2m" })).content).toEqual([{ type: "text", text: "m2m" }]);
+    expect((await eventsSince(before)).filter((event) => event.event === "token").map((event) => event.grant_type)).toEqual(["client_credentials"]);
+    expect(storedFiles()).toEqual([]);
+  });
+
+  it("a server whose config gives it a token is not signed in to", async () => {
+    const error = await failure(manager.signIn(notes({ bearerToken: "configured" }), headless));
+    expect(error.message).toContain("does not sign in with OAuth");
+  });
+});
+
+describe("OAuth: a user who says no", () => {
+  let denying: OAuthFixture;
+  beforeAll(async () => {
+    denying = await startOAuthFixture({ FIXTURE_DENY: "1" });
+  });
+  afterAll(() => denying.stop());
+
+  it("fails the sign-in with the authorization server's answer", async () => {
+    const error = await failure(manager.signIn(serverDef("denied", { url: denying.mcpUrl }), headless));
+    expect(error.message).toBe('The sign-in to MCP server "denied" failed: the authorization server answered "access_denied": The user said no.');
+    expect(storedFiles().map((file) => JSON.parse(readFileSync(file, "utf8")).tokens)).toEqual([undefined]);
+  });
+});
