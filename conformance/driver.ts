@@ -1,13 +1,21 @@
 /**
  * The client the MCP conformance suite tests: `conformance client --command "<node> conformance/driver.ts"` runs it
  * once per scenario, with the scenario's test server URL as the last argument and its name in
- * MCP_CONFORMANCE_SCENARIO. It goes through our own McpServerManager (Streamable HTTP with SSE fallback, needs-auth
- * detection, elicitation), connects, lists tools and calls the scenario's tool. Nobody is there to answer an
- * elicitation, so it accepts the form's defaults. Exit code 0 only if every step worked.
+ * MCP_CONFORMANCE_SCENARIO. It goes through our own McpServerManager (Streamable HTTP with SSE fallback, OAuth,
+ * elicitation), connects, lists tools and calls the scenario's tool. Nobody is there to answer an elicitation, so it
+ * accepts the form's defaults. Exit code 0 only if every step worked.
+ *
+ * When the server wants a sign-in, the driver does what a user does with `/mcp-auth`: the manager's sign-in, with
+ * conformance/headless-browser.mjs as the browser (it follows the authorization server's redirect to the adapter's
+ * own loopback callback), then the same steps again; at most MAX_SIGN_INS times (auth/scope-retry-limit checks the
+ * bound). The scenario's MCP_CONFORMANCE_CONTEXT becomes the server's `oauth` config, as a user would write it.
  */
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { acceptElicitationDefaults, McpServerManager } from "../server-manager.ts";
-import type { ServerDefinition } from "../types.ts";
+import { join } from "node:path";
+import { openInBrowser } from "../browser.ts";
+import { acceptElicitationDefaults, McpServerManager, NeedsAuthError } from "../server-manager.ts";
+import type { OAuthSettings, ServerDefinition } from "../types.ts";
 
 /** The tool each scenario's server expects to be called; `null`: connecting (initialize) is the whole test. */
 const SCENARIO_TOOLS: Record<string, { tool: string; args: Record<string, unknown> } | null> = {
@@ -17,6 +25,16 @@ const SCENARIO_TOOLS: Record<string, { tool: string; args: Record<string, unknow
   "sse-retry": { tool: "test_reconnection", args: {} },
 };
 const AUTH_SCENARIO_TOOL = { tool: "test-tool", args: {} };
+/** The client ID metadata document URL the auth/basic-cimd scenario expects a client to publish. */
+const CIMD_URL = "https://conformance-test.local/client-metadata.json";
+const MAX_SIGN_INS = 3;
+const SIGN_IN_TIMEOUT_MS = 20_000;
+const BROWSER = `${process.execPath} ${join(import.meta.dirname, "headless-browser.mjs")}`;
+
+interface ScenarioContext {
+  client_id?: string;
+  client_secret?: string;
+}
 
 async function main(): Promise<void> {
   const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
@@ -25,18 +43,56 @@ async function main(): Promise<void> {
   if (step === undefined) throw new Error(`unknown scenario "${scenario}" (MCP_CONFORMANCE_SCENARIO)`);
   if (!URL.canParse(url)) throw new Error(`the last argument must be the test server URL, got "${url}"`);
 
-  const server: ServerDefinition = { name: "conformance", url, source: { kind: "user", path: "conformance/driver.ts" } };
-  const manager = new McpServerManager({ agentDir: tmpdir(), resolveNpx: false, elicitation: acceptElicitationDefaults });
+  const oauth = await oauthConfig(scenario, url, JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as ScenarioContext);
+  const server: ServerDefinition = { name: "conformance", url, oauth, source: { kind: "user", path: "conformance/driver.ts" } };
+  // Tokens and registrations of one scenario must not reach the next.
+  const agentDir = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-driver-"));
+  const manager = new McpServerManager({ agentDir, resolveNpx: false, elicitation: acceptElicitationDefaults });
   try {
-    const connection = await manager.connect(server);
-    console.log(`connected over ${connection.transport}; tools: ${connection.tools.map((tool) => tool.name).join(", ") || "(none)"}`);
-    if (!step) return;
-    const result = await manager.callTool(server.name, step.tool, step.args);
-    console.log(`${step.tool}: ${JSON.stringify(result.content)}`);
-    if (result.isError) throw new Error(`${step.tool} returned an error result`);
+    await withSignIns(manager, server, async () => {
+      const connection = await manager.connect(server);
+      console.log(`connected over ${connection.transport}; tools: ${connection.tools.map((tool) => tool.name).join(", ") || "(none)"}`);
+      if (!step) return;
+      const result = await manager.callTool(server.name, step.tool, step.args);
+      console.log(`${step.tool}: ${JSON.stringify(result.content)}`);
+      if (result.isError) throw new Error(`${step.tool} returned an error result`);
+    });
   } finally {
     await manager.closeAll();
+    rmSync(agentDir, { recursive: true, force: true });
   }
+}
+
+/** Runs `work`; when the server asks for a sign-in, signs in as `/mcp-auth` does and runs it again. */
+async function withSignIns(manager: McpServerManager, server: ServerDefinition, work: () => Promise<void>): Promise<void> {
+  for (let signIns = 0; ; signIns++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof NeedsAuthError) || signIns === MAX_SIGN_INS) throw error;
+      console.log(`sign-in ${signIns + 1}: ${error.message}`);
+      await manager.signIn(server, { openAuthorizationUrl: (url) => void openInBrowser(url, { BROWSER }), timeoutMs: SIGN_IN_TIMEOUT_MS });
+    }
+  }
+}
+
+/** What a user would put in the server's `oauth` object for this scenario. */
+async function oauthConfig(scenario: string, url: string, context: ScenarioContext): Promise<OAuthSettings | undefined> {
+  if (scenario === "auth/basic-cimd") return { clientMetadataUrl: CIMD_URL };
+  if (scenario === "auth/pre-registration") return { clientId: context.client_id, clientSecret: context.client_secret };
+  if (scenario === "auth/client-credentials-basic") {
+    return { grantType: "client_credentials", clientId: context.client_id, clientSecret: context.client_secret, authorizationServer: await authorizationServerOf(url) };
+  }
+  if (scenario === "auth/client-credentials-jwt") throw new Error("client credentials with a private-key JWT (private_key_jwt) are not supported");
+  if (scenario === "auth/cross-app-access-complete-flow") throw new Error("cross-app access (SEP-990, enterprise-managed authorization) is not supported");
+  return undefined;
+}
+
+/** A user knows which authorization server their machine client belongs to; the driver reads it from the server's metadata. */
+async function authorizationServerOf(url: string): Promise<string> {
+  const server = new URL(url);
+  const metadata = (await (await fetch(new URL(`/.well-known/oauth-protected-resource${server.pathname}`, server))).json()) as { authorization_servers: string[] };
+  return metadata.authorization_servers[0]!;
 }
 
 main().catch((error: unknown) => {
