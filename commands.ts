@@ -52,9 +52,12 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
       if (option === "--logout") return signOut(ctx, state, server);
       if (option === "--cancel") return showText(ctx, state.manager.cancelSignIn(name) ? `Cancelling the sign-in to "${name}".` : `No sign-in to "${name}" is under way.`);
       if (option) return deliverCallback(ctx, state, name, option);
-      const signingIn = signIn(state, server);
-      // Print mode has no later: the command waits (the sign-in's timeout bounds it).
-      if (!ctx.hasUI) await signingIn;
+      let addressShown!: () => void;
+      const shown = new Promise<void>((resolve) => (addressShown = resolve));
+      const signingIn = signIn(state, server, addressShown);
+      // With a UI the command ends once the address is shown, and the wait goes on in the background; print mode has
+      // no later, so there it waits for the end (bounded by the sign-in's timeout).
+      await (ctx.hasUI ? Promise.race([shown, signingIn]) : signingIn);
     },
   });
 }
@@ -157,7 +160,7 @@ async function reconnect(ctx: ExtensionCommandContext, state: McpExtensionState,
  * The OAuth sign-in, start to finish: the URL shown (and the browser opened), the wait, then a reconnect that
  * brings the server's tools. Reports every outcome itself; never rejects.
  */
-async function signIn(state: McpExtensionState, server: ServerDefinition): Promise<void> {
+async function signIn(state: McpExtensionState, server: ServerDefinition, addressShown: () => void): Promise<void> {
   const { name } = server;
   if (server.oauth?.grantType === "client_credentials") {
     state.ui.show(`MCP server "${name}" gets its tokens with its client credentials (no sign-in); reconnecting.`);
@@ -172,6 +175,7 @@ async function signIn(state: McpExtensionState, server: ServerDefinition): Promi
             `Waiting up to ${DEFAULT_SIGN_IN_TIMEOUT_MS / 60_000} minutes (/mcp-auth ${name} --cancel to stop). If the browser runs on ` +
             `another machine and ends on an address that does not load, give it to Pi: /mcp-auth ${name} <that address>`,
         );
+        addressShown();
       },
     });
   } catch (error) {

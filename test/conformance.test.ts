@@ -34,7 +34,7 @@ describe("MCP conformance suite (client scenarios)", () => {
   it("passes every scenario outside the baseline, and fails every one inside it", { timeout: 600_000 }, async () => {
     const { exitCode, output } = await runConformance([]);
     expect(exitCode, output).toBe(0);
-    for (const scenario of ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]) {
+    for (const scenario of ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "auth/metadata-default", "auth/scope-step-up"]) {
       expect(output).toMatch(new RegExp(`^${scenario} .* pass$`, "m"));
     }
   });
@@ -43,10 +43,10 @@ describe("MCP conformance suite (client scenarios)", () => {
     dir = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-test-"));
     const baseline = join(dir, "baseline.yml");
     writeFileSync(baseline, "client:\n  - initialize\n");
-    const { exitCode, output } = await runConformance(["--baseline", baseline, "initialize", "auth/metadata-default"]);
+    const { exitCode, output } = await runConformance(["--baseline", baseline, "initialize", "auth/cross-app-access-complete-flow"]);
     expect(exitCode).toBe(1);
     expect(output).toMatch(/^initialize .* UNEXPECTED: passes but is listed in the baseline \(stale\)$/m);
-    expect(output).toMatch(/^auth\/metadata-default .* UNEXPECTED: failed unexpectedly; the client exited with an error$/m);
+    expect(output).toMatch(/^auth\/cross-app-access-complete-flow .* UNEXPECTED: failed unexpectedly; the client exited with an error$/m);
   });
 
   it("refuses a baseline that names a scenario the suite does not have", { timeout: 60_000 }, async () => {
