@@ -1,0 +1,111 @@
+/**
+ * The `oauth` object of a server entry and how OAuth and configured tokens exclude each other: every problem names
+ * the file, the server and the field; a secret never appears in a message.
+ */
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createConfigSandbox, serversByName, type ConfigSandbox } from "./config-sandbox.ts";
+
+let sandbox: ConfigSandbox;
+beforeEach(() => {
+  sandbox = createConfigSandbox();
+});
+afterEach(() => sandbox.remove());
+
+const URL_ = "https://mcp.example.com/mcp";
+const load = (servers: Record<string, unknown>, env: Record<string, string> = {}) => {
+  sandbox.write("home/.pi/agent/mcp.json", { mcpServers: servers });
+  return sandbox.load({ env });
+};
+const file = () => path.join(sandbox.agentDir, "mcp.json");
+
+describe("server entries: oauth", () => {
+  it("reads every oauth field, substituting variables in the client id and secret", () => {
+    const config = load(
+      {
+        github: {
+          url: URL_,
+          auth: "oauth",
+          oauth: { clientId: "${ID}", clientSecret: "${SECRET}", scope: "repo read:org", redirectPort: 8765, clientMetadataUrl: "https://pi.example/client.json" },
+        },
+        machine: {
+          url: URL_,
+          oauth: { grantType: "client_credentials", clientId: "m", clientSecret: "${SECRET}", authorizationServer: "https://auth.example.com" },
+        },
+      },
+      { ID: "pi-client", SECRET: "s3cret" },
+    );
+    expect(config.problems).toEqual([]);
+    expect(serversByName(config)).toEqual({
+      github: {
+        enabled: true,
+        url: URL_,
+        auth: "oauth",
+        oauth: { clientId: "pi-client", clientSecret: "s3cret", scope: "repo read:org", redirectPort: 8765, clientMetadataUrl: "https://pi.example/client.json" },
+      },
+      machine: {
+        enabled: true,
+        url: URL_,
+        oauth: { grantType: "client_credentials", clientId: "m", clientSecret: "s3cret", authorizationServer: "https://auth.example.com" },
+      },
+    });
+  });
+
+  it("skips a server whose oauth object is wrong, saying which field and why", () => {
+    const config = load({
+      notObject: { url: URL_, oauth: "yes" },
+      badPort: { url: URL_, oauth: { redirectPort: 70000 } },
+      httpCimd: { url: URL_, oauth: { clientMetadataUrl: "http://pi.example/client.json" } },
+      rootCimd: { url: URL_, oauth: { clientMetadataUrl: "https://pi.example/" } },
+      badGrant: { url: URL_, oauth: { grantType: "password" } },
+      secretAlone: { url: URL_, oauth: { clientSecret: "hidden-1" } },
+      machineWithoutIssuer: { url: URL_, oauth: { grantType: "client_credentials", clientId: "m", clientSecret: "hidden-2" } },
+      ok: { url: URL_, oauth: {} },
+    });
+    expect(Object.keys(serversByName(config))).toEqual(["ok"]);
+    const f = file();
+    expect(config.problems.map((problem) => problem.message)).toEqual([
+      `${f}: server "notObject": "oauth": must be an object (got a string)`,
+      `${f}: server "badPort": "oauth.redirectPort": must be a port number from 1 to 65535 (got the number 70000)`,
+      `${f}: server "httpCimd": "oauth.clientMetadataUrl": must be an https:// URL with a path (the address of the client's metadata document)`,
+      `${f}: server "rootCimd": "oauth.clientMetadataUrl": must be an https:// URL with a path (the address of the client's metadata document)`,
+      `${f}: server "badGrant": "oauth.grantType": must be one of "authorization_code", "client_credentials" (got "password")`,
+      `${f}: server "secretAlone": "oauth.clientSecret": needs "oauth.clientId" (a secret belongs to a pre-registered client)`,
+      `${f}: server "machineWithoutIssuer": "oauth.grantType": "client_credentials" needs "oauth.clientId", "oauth.clientSecret" and "oauth.authorizationServer" (the issuer the client belongs to: its secret is sent nowhere else)`,
+    ]);
+    expect(JSON.stringify(config.problems)).not.toMatch(/hidden-/);
+  });
+
+  it("OAuth makes configured tokens void, auth: bearer makes oauth void, and oauth on a process is ignored; each with a warning", () => {
+    const config = load({
+      both: { url: URL_, auth: "oauth", bearerToken: "hidden-3", headers: { authorization: "Bearer hidden-4", "X-Team": "a" } },
+      bearer: { url: URL_, auth: "bearer", bearerTokenEnv: "TOKEN", oauth: { scope: "x" } },
+      local: { command: "server", oauth: { scope: "x" } },
+      stray: { url: URL_, oauth: { authorizationServer: "https://auth.example.com", colour: "blue" } },
+    });
+    expect(serversByName(config)).toEqual({
+      both: { enabled: true, url: URL_, auth: "oauth", headers: { "X-Team": "a" } },
+      bearer: { enabled: true, url: URL_, auth: "bearer", bearerTokenEnv: "TOKEN" },
+      local: { enabled: true, command: "server" },
+      stray: { enabled: true, url: URL_, oauth: {} },
+    });
+    const f = file();
+    expect(config.problems.map((problem) => [problem.level, problem.message])).toEqual([
+      ["warning", `${f}: server "both": "bearerToken": ignored: the server signs in with OAuth (/mcp-auth)`],
+      ["warning", `${f}: server "both": "headers.authorization": ignored: the server signs in with OAuth (/mcp-auth)`],
+      ["warning", `${f}: server "bearer": "oauth": ignored: "auth" is "bearer"`],
+      ["warning", `${f}: server "local": "oauth": only applies to an HTTP server (url); ignored`],
+      ["warning", `${f}: server "stray": "oauth.colour": unknown field, ignored`],
+      ["warning", `${f}: server "stray": "oauth.authorizationServer": only applies to "grantType": "client_credentials"; ignored`],
+    ]);
+    expect(JSON.stringify(config.problems)).not.toMatch(/hidden-/);
+  });
+
+  it("an unset variable in the client secret skips only that server", () => {
+    const config = load({ remote: { url: URL_, oauth: { clientId: "c", clientSecret: "${NOT_SET}" } }, other: { url: URL_ } });
+    expect(Object.keys(serversByName(config))).toEqual(["other"]);
+    expect(config.problems.map((problem) => problem.message)).toEqual([
+      `${file()}: server "remote": "oauth.clientSecret": environment variable NOT_SET is not set (write \${NOT_SET:-default} to give a default)`,
+    ]);
+  });
+});
