@@ -247,7 +247,7 @@ async function openHttp(def: ServerDefinition, createClient: () => Client, optio
     try {
       return await openSse(url, http, createClient(), options);
     } catch (sseError) {
-      if (isUnauthorized(sseError) || options.signal.aborted) throw sseError;
+      if (isUnauthorized(sseError) || sseError instanceof NeedsAuthError || options.signal.aborted) throw sseError;
       throw new Error(
         `Streamable HTTP was refused (HTTP ${error.code}) and the legacy SSE transport failed too: ${errorMessage(sseError)}`,
       );
@@ -311,6 +311,10 @@ function httpHeaders(def: ServerDefinition): Record<string, string> {
  * user must sign in; otherwise the configured credentials are missing or wrong.
  */
 function unauthorized(def: ServerDefinition, authState: ServerAuthState): NeedsAuthError {
+  if (def.oauth?.grantType === "client_credentials") {
+    const fields = `"oauth.clientId", "oauth.clientSecret" and "oauth.scope"`;
+    return new NeedsAuthError(def.name, `MCP server "${def.name}" refused the token its client credentials got: check ${fields} in its config.`);
+  }
   if (canSignIn(def) && authState.usesOAuth) return signInNeeded(def.name, "needs a new sign-in (it refused its OAuth token)");
   if (canSignIn(def) && authState.challenge?.resourceMetadataUrl) return signInNeeded(def.name, "needs a sign-in (OAuth)");
   return new NeedsAuthError(def.name, needsAuthMessage(def));

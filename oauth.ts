@@ -84,8 +84,8 @@ export async function signIn(def: ServerDefinition, options: SignInOptions): Pro
       open: options.open,
       discovery: { ...discovery, resourceMetadataUrl: resourceMetadataUrl?.href },
     });
-    const started = await abortable(auth(provider, { serverUrl, scope, resourceMetadataUrl, fetchFn }), signal);
-    if (started === "AUTHORIZED") return;
+    // Without tokens to refresh, this ends by sending the browser to the authorization URL (`open`).
+    await abortable(auth(provider, { serverUrl, scope, resourceMetadataUrl, fetchFn }), signal);
     const authorizationCode = await listener.code(signal);
     await abortable(auth(provider, { serverUrl, scope, resourceMetadataUrl, authorizationCode, fetchFn }), signal);
   } finally {
@@ -106,10 +106,9 @@ async function listen(def: ServerDefinition, store: OAuthStore): Promise<Callbac
 }
 
 function registeredPort(client: OAuthClientInformationMixed | undefined): number | undefined {
-  const redirect = client && "redirect_uris" in client ? client.redirect_uris[0] : undefined;
-  if (!redirect) return undefined;
-  const url = new URL(redirect);
-  return url.hostname === "127.0.0.1" && url.pathname === CALLBACK_PATH ? Number(url.port) || undefined : undefined;
+  const redirects: unknown = client && "redirect_uris" in client ? client.redirect_uris : undefined;
+  const redirect = Array.isArray(redirects) && typeof redirects[0] === "string" && URL.canParse(redirects[0]) ? new URL(redirects[0]) : undefined;
+  return redirect?.hostname === "127.0.0.1" && redirect.pathname === CALLBACK_PATH ? Number(redirect.port) || undefined : undefined;
 }
 
 /**

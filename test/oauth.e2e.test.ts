@@ -3,16 +3,18 @@
  * authorization server), with `$BROWSER` set to a headless browser that follows the authorization server's redirect
  * to the adapter's callback: the model's first call fails saying the user must run /mcp-auth (and the user is told
  * once), /mcp-auth signs in and the call works, a restarted Pi is still signed in from the token file, sign-out
- * forgets it. Tokens stay in their private file: not in the cache, not in anything shown.
+ * forgets it. Tokens stay in their private file: not in the cache, not in anything shown. In print mode the command
+ * waits for the browser, then ends.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createCacheEntry, writeServerEntries } from "../metadata-cache.ts";
 import { OAUTH_DIR_NAME } from "../oauth-store.ts";
-import { callLoaded, faultHarness, notifications, search, waitForStatus } from "./helpers/fault-setup.ts";
+import { callLoaded, ENTRY, faultHarness, notifications, search, waitForStatus } from "./helpers/fault-setup.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { HEADLESS_BROWSER, type OAuthFixture, startOAuthFixture } from "./helpers/oauth-fixture.ts";
+import { runPrint } from "./helpers/pi-print.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
 
 const host = currentHost();
@@ -92,5 +94,15 @@ describe(`OAuth sign-in on Pi ${host.version}`, () => {
     expect((await pi.command("/mcp-auth notes --logout")).text).toBe('Signed out of MCP server "notes": its tokens and client registration are forgotten.');
     expect(readdirSync(oauthDir)).toEqual([]);
     expect((await pi.command("/mcp status")).text).toMatch(/○ notes: stopped · lazy/);
+  });
+
+  test("in print mode /mcp-auth waits for the browser, signs in and ends", async () => {
+    const dirs = await harness.dirs({ notes: { url: fixture.mcpUrl } });
+    const result = await runPrint({ extensions: [ENTRY], script: [], prompts: ["/mcp-auth notes"], agentDir: dirs.agentDir, cwd: dirs.cwd, env: { BROWSER: HEADLESS_BROWSER } });
+    expect(result.exitCode).toBe(0);
+    const output = result.stdout + result.stderr;
+    expect(output).toContain('Sign in to MCP server "notes" in your browser');
+    expect(output).toContain('Signed in: MCP server "notes" is connected (2 tools).');
+    expect(readdirSync(join(dirs.agentDir, OAUTH_DIR_NAME))).toHaveLength(1);
   });
 });
