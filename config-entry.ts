@@ -54,6 +54,10 @@ type Check<T> = (value: unknown) => Checked<T>;
 
 const LIFECYCLES: readonly LifecycleMode[] = ["lazy", "eager", "keep-alive"];
 const OAUTH_GRANT_TYPES: readonly OAuthGrantType[] = ["authorization_code", "client_credentials"];
+/** JWS algorithms for private_key_jwt (RFC 7518, RFC 8037). */
+const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
+/** Fields of the `oauth` object that only the client_credentials grant uses. */
+const CLIENT_CREDENTIALS_ONLY = ["authorizationServer", "privateKey", "signingAlgorithm"] as const;
 const TOOL_PREFIXES: readonly ToolPrefixMode[] = ["server", "short", "none"];
 /** Spellings of `type` found in real host files. */
 const TRANSPORT_NAMES: Readonly<Record<string, TransportKind>> = {
@@ -183,6 +187,8 @@ const OAUTH_CHECKS = {
   clientMetadataUrl,
   grantType: oneOf(OAUTH_GRANT_TYPES),
   authorizationServer: httpUrl,
+  privateKey: nonEmptyString,
+  signingAlgorithm: oneOf(SIGNING_ALGORITHMS),
 } satisfies Record<string, Check<unknown>>;
 
 type BehaviourFields = { -readonly [K in keyof typeof BEHAVIOUR_CHECKS]?: CheckedType<(typeof BEHAVIOUR_CHECKS)[K]> };
@@ -291,15 +297,19 @@ function checkOAuth(raw: Record<string, unknown>, options: EntryOptions, at: Loc
     problems.push(configProblem("error", at("oauth.clientSecret"), `needs "oauth.clientId" (a secret belongs to a pre-registered client)`));
     return null;
   }
-  if (oauth.grantType === "client_credentials") {
-    if (oauth.clientId === undefined || oauth.clientSecret === undefined || oauth.authorizationServer === undefined) {
-      const needs = `needs "oauth.clientId", "oauth.clientSecret" and "oauth.authorizationServer" (the issuer the client belongs to: its secret is sent nowhere else)`;
-      problems.push(configProblem("error", at("oauth.grantType"), `"client_credentials" ${needs}`));
-      return null;
+  if (oauth.grantType !== "client_credentials") {
+    for (const key of CLIENT_CREDENTIALS_ONLY) {
+      if (oauth[key] === undefined) continue;
+      problems.push(configProblem("warning", at(`oauth.${key}`), `only applies to "grantType": "client_credentials"; ignored`));
+      delete oauth[key];
     }
-  } else if (oauth.authorizationServer !== undefined) {
-    problems.push(configProblem("warning", at("oauth.authorizationServer"), `only applies to "grantType": "client_credentials"; ignored`));
-    delete oauth.authorizationServer;
+    return oauth;
+  }
+  const proofs = [oauth.clientSecret, oauth.privateKey].filter((proof) => proof !== undefined).length;
+  if (oauth.clientId === undefined || proofs !== 1 || oauth.authorizationServer === undefined) {
+    const needs = `needs "oauth.clientId", one of "oauth.clientSecret" and "oauth.privateKey", and "oauth.authorizationServer" (the issuer the client belongs to: its credentials are sent nowhere else)`;
+    problems.push(configProblem("error", at("oauth.grantType"), `"client_credentials" ${needs}`));
+    return null;
   }
   return oauth;
 }
@@ -409,9 +419,10 @@ function connectionEntry(
   if (fields.auth) entry.auth = fields.auth;
   if (oauth) {
     entry.oauth = { ...oauth };
-    // The client's id and secret are the secrets here: substituted like a bearer token.
+    // The client's id, secret and key are the secrets here: substituted like a bearer token.
     if (oauth.clientId !== undefined) entry.oauth.clientId = text(oauth.clientId, "oauth.clientId");
     if (oauth.clientSecret !== undefined) entry.oauth.clientSecret = text(oauth.clientSecret, "oauth.clientSecret");
+    if (oauth.privateKey !== undefined) entry.oauth.privateKey = text(oauth.privateKey, "oauth.privateKey");
   }
   return entry;
 }

@@ -40,6 +40,11 @@ export function signInNeeded(serverName: string, why: string): NeedsAuthError {
   return new NeedsAuthError(serverName, `MCP server "${serverName}" ${why}: the user has to run /mcp-auth ${serverName} (the assistant cannot do it).`, true);
 }
 
+/** An OAuth error response (RFC 6749 §5.2), as the user reads it. */
+export function authorizationServerAnswer(code: string, description?: string): string {
+  return `the authorization server answered "${code}"${description ? `: ${description}` : ""}`;
+}
+
 /** A token, or an `Authorization` header, given in the config: the server is not signed in to with OAuth. */
 export function hasStaticCredentials(def: ServerDefinition): boolean {
   return def.bearerToken !== undefined || def.bearerTokenEnv !== undefined || hasAuthorizationHeader(def);

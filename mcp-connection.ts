@@ -39,7 +39,7 @@ import {
   signInNeeded,
   transportFamily,
 } from "./connection-common.ts";
-import { authProviderFor, recordingChallenges } from "./oauth.ts";
+import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./output-tail.ts";
 import { stopProcessTree } from "./process-tree.ts";
@@ -312,7 +312,7 @@ function httpHeaders(def: ServerDefinition): Record<string, string> {
  */
 function unauthorized(def: ServerDefinition, authState: ServerAuthState): NeedsAuthError {
   if (def.oauth?.grantType === "client_credentials") {
-    const fields = `"oauth.clientId", "oauth.clientSecret" and "oauth.scope"`;
+    const fields = `"oauth.clientId", "oauth.clientSecret" or "oauth.privateKey", and "oauth.scope"`;
     return new NeedsAuthError(def.name, `MCP server "${def.name}" refused the token its client credentials got: check ${fields} in its config.`);
   }
   if (canSignIn(def) && authState.usesOAuth) return signInNeeded(def.name, "needs a new sign-in (it refused its OAuth token)");
@@ -328,6 +328,8 @@ function needsAuthMessage(def: ServerDefinition): string {
 }
 
 function failureReason(def: ServerDefinition, error: unknown): string {
+  const oauth = describeOAuthError(error);
+  if (oauth) return oauth;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === "ENOENT" && (error as { syscall?: string }).syscall?.startsWith("spawn")) {
     return `command not found: ${def.command}`;

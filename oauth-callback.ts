@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { authorizationServerAnswer } from "./connection-common.ts";
 
 export const CALLBACK_PATH = "/callback";
 const MAX_ERROR_TEXT = 300;
@@ -98,7 +99,7 @@ export class CallbackListener {
     const code = params.get("code");
     if (error !== null) {
       const description = params.get("error_description");
-      this.finish({ error: `the authorization server answered "${clip(error)}"${description ? `: ${clip(description)}` : ""}` });
+      this.finish({ error: authorizationServerAnswer(clip(error), description ? clip(description) : undefined) });
       return { status: 200, text: "Sign-in failed: the authorization server did not grant access. You can close this tab." };
     }
     if (!code) return { status: 400, text: "This address carries no authorization code." };

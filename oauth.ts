@@ -21,13 +21,22 @@ import {
   type OAuthDiscoveryState,
   type OAuthServerInfo,
 } from "@modelcontextprotocol/sdk/client/auth.js";
-import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
+import { ClientCredentialsProvider, PrivateKeyJwtProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { OAuthError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { createFetchWithInit, type FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { abortable, type AuthChallenge, canSignIn, parseServerUrl, type ServerAuthState, signInNeeded } from "./connection-common.ts";
+import {
+  abortable,
+  type AuthChallenge,
+  authorizationServerAnswer,
+  canSignIn,
+  parseServerUrl,
+  type ServerAuthState,
+  signInNeeded,
+} from "./connection-common.ts";
 import { CALLBACK_PATH, CallbackListener } from "./oauth-callback.ts";
 import type { OAuthStore } from "./oauth-store.ts";
-import type { ServerDefinition } from "./types.ts";
+import type { OAuthSettings, ServerDefinition } from "./types.ts";
 
 const CLIENT_NAME = "Pi (pi-mcp-adapter)";
 /** Outside a sign-in the SDK still reads a redirect address; no authorization URL built with it is ever opened. */
@@ -57,18 +66,36 @@ interface SignInInteraction {
 export async function authProviderFor(def: ServerDefinition, store: OAuthStore, authState: ServerAuthState): Promise<OAuthClientProvider | undefined> {
   if (!canSignIn(def)) return undefined;
   const { oauth } = def;
-  if (oauth?.grantType === "client_credentials") {
-    // Validated with the config: all three are there.
-    const { clientId, clientSecret, authorizationServer } = oauth as Required<typeof oauth>;
-    return new ClientCredentialsProvider({ clientId, clientSecret, expectedIssuer: authorizationServer, clientName: CLIENT_NAME, scope: oauth.scope });
-  }
+  if (oauth?.grantType === "client_credentials") return clientCredentialsProvider(oauth);
   // Without `auth`, a server is treated as OAuth once it was signed in to (a 401 then says so first).
   if (def.auth === "oauth" || oauth || (await store.read(def.url!))) return new StoredOAuthProvider(def, store, authState);
   return undefined;
 }
 
+/** No user: the client's own credentials get the token, a secret (client_secret_basic) or a signed JWT (private_key_jwt). */
+function clientCredentialsProvider(oauth: OAuthSettings): OAuthClientProvider {
+  // Validated with the config: the id, the issuer, and a secret or a key are there.
+  const common = { clientId: oauth.clientId!, expectedIssuer: oauth.authorizationServer!, clientName: CLIENT_NAME, scope: oauth.scope };
+  if (oauth.privateKey) return new PrivateKeyJwtProvider({ ...common, privateKey: oauth.privateKey, algorithm: oauth.signingAlgorithm ?? "RS256" });
+  return new ClientCredentialsProvider({ ...common, clientSecret: oauth.clientSecret! });
+}
+
+/** An OAuth error response from the SDK says little in its message (only the optional description): its code says more. */
+export function describeOAuthError(error: unknown): string | undefined {
+  return error instanceof OAuthError ? authorizationServerAnswer(error.errorCode, error.message) : undefined;
+}
+
 /** The authorization code flow for one server: opens the browser side, waits for the callback, stores the tokens. */
 export async function signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
+  try {
+    await authorizationCodeFlow(def, options);
+  } catch (error) {
+    const described = describeOAuthError(error);
+    throw described ? new Error(described, { cause: error }) : error;
+  }
+}
+
+async function authorizationCodeFlow(def: ServerDefinition, options: SignInOptions): Promise<void> {
   const { store, authState, signal } = options;
   const serverUrl = parseServerUrl(def);
   const fetchFn = def.headers ? createFetchWithInit(fetch, { headers: def.headers }) : undefined;

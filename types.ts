@@ -28,6 +28,10 @@ export interface OAuthSettings {
   grantType?: OAuthGrantType;
   /** client_credentials: the authorization server (issuer URL) the client belongs to; its secret is sent nowhere else. */
   authorizationServer?: string;
+  /** client_credentials: a PEM private key the client proves itself with (private_key_jwt) instead of a secret. */
+  privateKey?: string;
+  /** The JWS algorithm of `privateKey`'s signatures (default RS256). */
+  signingAlgorithm?: string;
 }
 
 export const IMPORT_KINDS = ["cursor", "claude-code", "claude-desktop", "codex", "windsurf", "vscode"] as const;

@@ -34,6 +34,8 @@ const BROWSER = `${process.execPath} ${join(import.meta.dirname, "headless-brows
 interface ScenarioContext {
   client_id?: string;
   client_secret?: string;
+  private_key_pem?: string;
+  signing_algorithm?: string;
 }
 
 async function main(): Promise<void> {
@@ -80,10 +82,10 @@ async function withSignIns(manager: McpServerManager, server: ServerDefinition, 
 async function oauthConfig(scenario: string, url: string, context: ScenarioContext): Promise<OAuthSettings | undefined> {
   if (scenario === "auth/basic-cimd") return { clientMetadataUrl: CIMD_URL };
   if (scenario === "auth/pre-registration") return { clientId: context.client_id, clientSecret: context.client_secret };
-  if (scenario === "auth/client-credentials-basic") {
-    return { grantType: "client_credentials", clientId: context.client_id, clientSecret: context.client_secret, authorizationServer: await authorizationServerOf(url) };
+  if (scenario === "auth/client-credentials-basic" || scenario === "auth/client-credentials-jwt") {
+    const proof = context.private_key_pem ? { privateKey: context.private_key_pem, signingAlgorithm: context.signing_algorithm } : { clientSecret: context.client_secret };
+    return { grantType: "client_credentials", clientId: context.client_id, ...proof, authorizationServer: await authorizationServerOf(url) };
   }
-  if (scenario === "auth/client-credentials-jwt") throw new Error("client credentials with a private-key JWT (private_key_jwt) are not supported");
   if (scenario === "auth/cross-app-access-complete-flow") throw new Error("cross-app access (SEP-990, enterprise-managed authorization) is not supported");
   return undefined;
 }

@@ -32,8 +32,12 @@ describe("server entries: oauth", () => {
           url: URL_,
           oauth: { grantType: "client_credentials", clientId: "m", clientSecret: "${SECRET}", authorizationServer: "https://auth.example.com" },
         },
+        signed: {
+          url: URL_,
+          oauth: { grantType: "client_credentials", clientId: "m", privateKey: "${KEY}", signingAlgorithm: "ES256", authorizationServer: "https://auth.example.com" },
+        },
       },
-      { ID: "pi-client", SECRET: "s3cret" },
+      { ID: "pi-client", SECRET: "s3cret", KEY: "-----BEGIN PRIVATE KEY-----" },
     );
     expect(config.problems).toEqual([]);
     expect(serversByName(config)).toEqual({
@@ -48,6 +52,11 @@ describe("server entries: oauth", () => {
         url: URL_,
         oauth: { grantType: "client_credentials", clientId: "m", clientSecret: "s3cret", authorizationServer: "https://auth.example.com" },
       },
+      signed: {
+        enabled: true,
+        url: URL_,
+        oauth: { grantType: "client_credentials", clientId: "m", privateKey: "-----BEGIN PRIVATE KEY-----", signingAlgorithm: "ES256", authorizationServer: "https://auth.example.com" },
+      },
     });
   });
 
@@ -60,6 +69,11 @@ describe("server entries: oauth", () => {
       badGrant: { url: URL_, oauth: { grantType: "password" } },
       secretAlone: { url: URL_, oauth: { clientSecret: "hidden-1" } },
       machineWithoutIssuer: { url: URL_, oauth: { grantType: "client_credentials", clientId: "m", clientSecret: "hidden-2" } },
+      secretAndKey: {
+        url: URL_,
+        oauth: { grantType: "client_credentials", clientId: "m", clientSecret: "hidden-5", privateKey: "hidden-6", authorizationServer: "https://auth.example.com" },
+      },
+      badAlgorithm: { url: URL_, oauth: { signingAlgorithm: "none" } },
       ok: { url: URL_, oauth: {} },
     });
     expect(Object.keys(serversByName(config))).toEqual(["ok"]);
@@ -71,7 +85,9 @@ describe("server entries: oauth", () => {
       `${f}: server "rootCimd": "oauth.clientMetadataUrl": must be an https:// URL with a path (the address of the client's metadata document)`,
       `${f}: server "badGrant": "oauth.grantType": must be one of "authorization_code", "client_credentials" (got "password")`,
       `${f}: server "secretAlone": "oauth.clientSecret": needs "oauth.clientId" (a secret belongs to a pre-registered client)`,
-      `${f}: server "machineWithoutIssuer": "oauth.grantType": "client_credentials" needs "oauth.clientId", "oauth.clientSecret" and "oauth.authorizationServer" (the issuer the client belongs to: its secret is sent nowhere else)`,
+      `${f}: server "machineWithoutIssuer": "oauth.grantType": "client_credentials" needs "oauth.clientId", one of "oauth.clientSecret" and "oauth.privateKey", and "oauth.authorizationServer" (the issuer the client belongs to: its credentials are sent nowhere else)`,
+      `${f}: server "secretAndKey": "oauth.grantType": "client_credentials" needs "oauth.clientId", one of "oauth.clientSecret" and "oauth.privateKey", and "oauth.authorizationServer" (the issuer the client belongs to: its credentials are sent nowhere else)`,
+      `${f}: server "badAlgorithm": "oauth.signingAlgorithm": must be one of "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA" (got "none")`,
     ]);
     expect(JSON.stringify(config.problems)).not.toMatch(/hidden-/);
   });
@@ -81,7 +97,7 @@ describe("server entries: oauth", () => {
       both: { url: URL_, auth: "oauth", bearerToken: "hidden-3", headers: { authorization: "Bearer hidden-4", "X-Team": "a" } },
       bearer: { url: URL_, auth: "bearer", bearerTokenEnv: "TOKEN", oauth: { scope: "x" } },
       local: { command: "server", oauth: { scope: "x" } },
-      stray: { url: URL_, oauth: { authorizationServer: "https://auth.example.com", colour: "blue" } },
+      stray: { url: URL_, oauth: { authorizationServer: "https://auth.example.com", privateKey: "hidden-7", colour: "blue" } },
     });
     expect(serversByName(config)).toEqual({
       both: { enabled: true, url: URL_, auth: "oauth", headers: { "X-Team": "a" } },
@@ -97,6 +113,7 @@ describe("server entries: oauth", () => {
       ["warning", `${f}: server "local": "oauth": only applies to an HTTP server (url); ignored`],
       ["warning", `${f}: server "stray": "oauth.colour": unknown field, ignored`],
       ["warning", `${f}: server "stray": "oauth.authorizationServer": only applies to "grantType": "client_credentials"; ignored`],
+      ["warning", `${f}: server "stray": "oauth.privateKey": only applies to "grantType": "client_credentials"; ignored`],
     ]);
     expect(JSON.stringify(config.problems)).not.toMatch(/hidden-/);
   });

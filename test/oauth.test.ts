@@ -5,6 +5,7 @@
  * scope), private storage by URL, refresh on expiry, step-up, revocation, sign-out, timeouts, cancelling, a pasted
  * callback, and client credentials.
  */
+import { generateKeyPairSync } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -20,9 +21,11 @@ let fixture: OAuthFixture;
 let dir: { path: string; remove: () => void };
 let manager: McpServerManager;
 let announced: string[];
+const machineKey = generateKeyPairSync("ec", { namedCurve: "P-256" });
 
 beforeAll(async () => {
-  fixture = await startOAuthFixture({ FIXTURE_CC_ID: "machine", FIXTURE_CC_SECRET: "machine-secret" });
+  const publicKey = machineKey.publicKey.export({ type: "spki", format: "pem" }).toString();
+  fixture = await startOAuthFixture({ FIXTURE_CC_ID: "machine", FIXTURE_CC_SECRET: "machine-secret", FIXTURE_CC_PUBLIC_KEY: publicKey });
 });
 afterAll(() => fixture.stop());
 
@@ -208,14 +211,18 @@ describe("OAuth with the server manager", () => {
     expect(manager.deliverSignInCallback("notes", "http://127.0.0.1/callback")).toBeUndefined();
   });
 
-  it("client credentials get a token without anybody signing in", async () => {
-    const oauth = { grantType: "client_credentials", clientId: "machine", clientSecret: "machine-secret", authorizationServer: fixture.url("") } as const;
-    const def = notes({ oauth });
-    const before = (await fixture.events()).length;
-    await manager.connect(def);
-    expect((await manager.callTool("notes", "echo", { text: "m2m" })).content).toEqual([{ type: "text", text: "m2m" }]);
-    expect((await eventsSince(before)).filter((event) => event.event === "token").map((event) => event.grant_type)).toEqual(["client_credentials"]);
+  it("client credentials, a secret or a signed JWT, get a token without anybody signing in; bad ones point at the config", async () => {
+    const privateKey = machineKey.privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+    const machine = { grantType: "client_credentials", clientId: "machine", authorizationServer: fixture.url("") } as const;
+    for (const [name, proof] of [["secret", { clientSecret: "machine-secret" }], ["jwt", { privateKey, signingAlgorithm: "ES256" }]] as const) {
+      const before = (await fixture.events()).length;
+      await manager.connect(serverDef(name, { url: fixture.mcpUrl, oauth: { ...machine, ...proof } }));
+      expect((await manager.callTool(name, "echo", { text: name })).content).toEqual([{ type: "text", text: name }]);
+      expect((await eventsSince(before)).filter((event) => event.event === "token").map((event) => event.grant_type)).toEqual(["client_credentials"]);
+    }
     expect(storedFiles()).toEqual([]);
+    const wrong = await failure(manager.connect(serverDef("wrong", { url: fixture.mcpUrl, oauth: { ...machine, clientSecret: "not-it" } })));
+    expect(wrong.message).toBe('MCP server "wrong" failed to connect: the authorization server answered "invalid_client"');
   });
 
   it("a server whose config gives it a token is not signed in to", async () => {
