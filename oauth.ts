@@ -108,7 +108,11 @@ async function authorizationCodeFlow(def: ServerDefinition, options: SignInOptio
     const provider = new StoredOAuthProvider(def, store, authState, {
       redirectUrl: listener.redirectUrl,
       state: listener.state,
-      open: options.open,
+      // A sign-in cancelled meanwhile must not send the browser anywhere.
+      open: (url) => {
+        signal.throwIfAborted();
+        return options.open(url);
+      },
       discovery: { ...discovery, resourceMetadataUrl: resourceMetadataUrl?.href },
     });
     // Without tokens to refresh, this ends by sending the browser to the authorization URL (`open`).

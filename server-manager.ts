@@ -293,6 +293,7 @@ export class McpServerManager {
    */
   async signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
     if (!canSignIn(def)) throw new Error(`MCP server "${def.name}" does not sign in with OAuth (it is a local process, or its config gives it a token)`);
+    if (def.oauth?.grantType === "client_credentials") throw new Error(`MCP server "${def.name}" gets its tokens with its client credentials: nobody signs in`);
     const record = this.record(def.name);
     record.signIn?.cancel.abort(new Error(`The sign-in to MCP server "${def.name}" was replaced by a new one.`));
     const pending: PendingSignIn = { cancel: new AbortController() };

@@ -225,9 +225,10 @@ describe("OAuth with the server manager", () => {
     expect(wrong.message).toBe('MCP server "wrong" failed to connect: the authorization server answered "invalid_client"');
   });
 
-  it("a server whose config gives it a token is not signed in to", async () => {
-    const error = await failure(manager.signIn(notes({ bearerToken: "configured" }), headless));
-    expect(error.message).toContain("does not sign in with OAuth");
+  it("a server whose config gives it a token, or client credentials, is not signed in to", async () => {
+    expect((await failure(manager.signIn(notes({ bearerToken: "configured" }), headless))).message).toContain("does not sign in with OAuth");
+    const machine = notes({ oauth: { grantType: "client_credentials", clientId: "machine", clientSecret: "s", authorizationServer: fixture.url("") } });
+    expect((await failure(manager.signIn(machine, headless))).message).toContain("gets its tokens with its client credentials: nobody signs in");
   });
 });
 
