@@ -7,7 +7,8 @@
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { openInBrowser } from "./browser.ts";
-import { canSignIn, errorMessage, NeedsAuthError } from "./connection-common.ts";
+import { canSignIn, NeedsAuthError } from "./connection-common.ts";
+import { errorMessage } from "./guards.ts";
 import { updateStatus } from "./init.ts";
 import { DEFAULT_SIGN_IN_TIMEOUT_MS, safeUrl, type ServerState } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";

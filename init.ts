@@ -21,6 +21,7 @@ import { statSync } from "node:fs";
 import { loadConfig } from "./config.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./elicitation.ts";
+import { errorMessage } from "./guards.ts";
 import { detectHost } from "./host.ts";
 import { McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache, writeServerEntries } from "./metadata-cache.ts";
@@ -79,7 +80,7 @@ export class McpAdapter {
       this.registrar.register(this.definitions(view));
       this.early = { view, cacheStamp: fileStamp(cache.path), cacheProblems: cache.problems };
     } catch (error) {
-      console.error(`[mcp] could not register MCP tools at startup: ${messageOf(error)}`);
+      console.error(`[mcp] could not register MCP tools at startup: ${errorMessage(error)}`);
     }
   }
 
@@ -92,7 +93,7 @@ export class McpAdapter {
     try {
       state = this.createState(ctx, ui);
     } catch (error) {
-      ui.notify(`MCP adapter could not start: ${messageOf(error)}`, "error");
+      ui.notify(`MCP adapter could not start: ${errorMessage(error)}`, "error");
       return;
     }
     this.state = state;
@@ -370,6 +371,3 @@ export function updateStatus(state: McpExtensionState): void {
   state.ui.setStatus(`MCP ${connected}/${enabled.length} up · ${tools} tools${failing > 0 ? ` · ${failing} failing` : ""}`);
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -29,7 +29,6 @@ import { stat } from "node:fs/promises";
 import {
   abortable,
   canSignIn,
-  errorMessage,
   hasAuthorizationHeader,
   mergeEnv,
   NeedsAuthError,
@@ -39,6 +38,7 @@ import {
   signInNeeded,
   transportFamily,
 } from "./connection-common.ts";
+import { errorMessage } from "./guards.ts";
 import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./output-tail.ts";

@@ -11,7 +11,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, ElicitRequestFormParams, ElicitResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
-import { abortable, canSignIn, errorMessage, NeedsAuthError, type ServerAuthState, transportFamily } from "./connection-common.ts";
+import { abortable, canSignIn, NeedsAuthError, type ServerAuthState, transportFamily } from "./connection-common.ts";
+import { errorMessage } from "./guards.ts";
 import type { McpSession } from "./mcp-connection.ts";
 import type { CallbackListener } from "./oauth-callback.ts";
 import { OAuthStore } from "./oauth-store.ts";
