@@ -10,7 +10,7 @@ import { type ModelRequest, offeredToolNames, type ScriptStep } from "./helpers/
 import { currentHost } from "./helpers/hosts.ts";
 import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
-import { runPrint, runRpc } from "./helpers/pi-print.ts";
+import { type PrintResult, runPrint, runRpc } from "./helpers/pi-print.ts";
 import { CACHE_VERSION } from "../metadata-cache.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
 
@@ -166,26 +166,32 @@ describe(`adapter on Pi ${host.version}`, () => {
   });
 
   test("print mode with the real pi CLI: search and call within one prompt; /mcp status prints", async () => {
-    const dirs = await dirsWith({ everything: REAL_SERVERS.everything });
-    const result = await runPrint({
-      extensions: [ENTRY],
-      script: "test/fixtures/faux-scripts/mcp-echo.ts",
-      prompts: ["echo something", "/mcp status"],
-      agentDir: dirs.agentDir,
-      cwd: dirs.cwd,
-    });
-    expect(result.exitCode).toBe(0);
-    expect(result.toolResults.map((record) => [record.toolName, record.isError])).toEqual([
-      ["ToolSearch", false],
-      [host.refreshesToolsEachTurn ? ECHO_TOOL : "McpCall", false],
-    ]);
-    expect(result.toolResults[1]!.text).toBe(`Echo: ${ECHO_MESSAGE}`);
+    const result = await findAndCallWithCli(runPrint);
     expect(result.stdout).toBe("Echoed.\n");
     // Pi sends what extensions write to stdout to stderr in print mode, keeping stdout for the answer.
     expect(result.stderr).toMatch(/✓ everything: connected · lazy · stdio · \d+ tools \(live\) · pid \d+/);
-    expect(await descendantProcesses(EVERYTHING_MARKER)).toEqual([]);
   });
 });
+
+/** The real CLI in a non-interactive mode: one prompt that finds and calls echo, then `/mcp status`; nothing left after. */
+async function findAndCallWithCli(run: typeof runPrint): Promise<PrintResult> {
+  const dirs = await dirsWith({ everything: REAL_SERVERS.everything });
+  const result = await run({
+    extensions: [ENTRY],
+    script: "test/fixtures/faux-scripts/mcp-echo.ts",
+    prompts: ["echo something", "/mcp status"],
+    agentDir: dirs.agentDir,
+    cwd: dirs.cwd,
+  });
+  expect(result.exitCode).toBe(0);
+  expect(result.toolResults.map((record) => [record.toolName, record.isError])).toEqual([
+    ["ToolSearch", false],
+    [host.refreshesToolsEachTurn ? ECHO_TOOL : "McpCall", false],
+  ]);
+  expect(result.toolResults[1]!.text).toBe(`Echo: ${ECHO_MESSAGE}`);
+  expect(await descendantProcesses(EVERYTHING_MARKER)).toEqual([]);
+  return result;
+}
 
 describe(`adapter across /reload on Pi ${host.version}`, () => {
   test("tools loaded before a reload stay loaded; the old servers are ended, one process serves the new session", async () => {
@@ -209,24 +215,10 @@ describe(`adapter across /reload on Pi ${host.version}`, () => {
 
 describe(`adapter in RPC mode on Pi ${host.version}`, () => {
   test("the real pi CLI in --mode rpc: search and call within one prompt; notifications and status reach the client", async () => {
-    const dirs = await dirsWith({ everything: REAL_SERVERS.everything });
-    const result = await runRpc({
-      extensions: [ENTRY],
-      script: "test/fixtures/faux-scripts/mcp-echo.ts",
-      prompts: ["echo something", "/mcp status"],
-      agentDir: dirs.agentDir,
-      cwd: dirs.cwd,
-    });
-    expect(result.exitCode).toBe(0);
-    expect(result.toolResults.map((record) => [record.toolName, record.isError])).toEqual([
-      ["ToolSearch", false],
-      [host.refreshesToolsEachTurn ? ECHO_TOOL : "McpCall", false],
-    ]);
-    expect(result.toolResults[1]!.text).toBe(`Echo: ${ECHO_MESSAGE}`);
+    const result = await findAndCallWithCli(runRpc);
     const uiRequests = (result.rpcLines ?? []).filter((line) => line.type === "extension_ui_request");
     expect(uiRequests).toContainEqual(expect.objectContaining({ method: "setStatus", statusKey: "mcp", statusText: expect.stringMatching(/^MCP \d\/1 up · \d+ tools$/) }));
     expect(uiRequests).toContainEqual(expect.objectContaining({ method: "notify", message: expect.stringMatching(/✓ everything: connected · lazy · stdio · \d+ tools/) }));
-    expect(await descendantProcesses(EVERYTHING_MARKER)).toEqual([]);
   });
 });
 

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { McpServerManager } from "../server-manager.ts";
-import { FAULTY_SERVER, readEvents } from "./helpers/fault-setup.ts";
+import { FAULTY_SERVER } from "./helpers/fault-setup.ts";
+import { readEvents } from "./helpers/fixture-log.ts";
 import { failure, killLeftovers, serverDef, tempDir, waitFor } from "./server-manager-helpers.ts";
 
 let dir: ReturnType<typeof tempDir>;

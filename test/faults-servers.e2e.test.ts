@@ -15,12 +15,12 @@ import {
   faultHarness,
   faulty,
   notifications,
-  readEvents,
   search,
   startedPids,
   stdioFixture,
   waitForStatus,
 } from "./helpers/fault-setup.ts";
+import { readEvents } from "./helpers/fixture-log.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
 import { isRunning, waitFor } from "./server-manager-helpers.ts";
 

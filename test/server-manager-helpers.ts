@@ -1,11 +1,12 @@
 /** Shared by the server-manager, lifecycle and process-tree tests: fixture servers, temp dirs, the process table. */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 import type { ServerDefinition } from "../types.ts";
+import { readEvents } from "./helpers/fixture-log.ts";
 
 const TEST_DIR = dirname(fileURLToPath(import.meta.url));
 export const FIXTURES = join(TEST_DIR, "fixtures", "servers");
@@ -30,26 +31,7 @@ export function everythingStdioDef(name: string, extra: Partial<ServerDefinition
   return serverDef(name, { command: process.execPath, args: [EVERYTHING_BIN, "stdio"], ...extra });
 }
 
-export interface FixtureEvent {
-  event: "start" | "grandchild" | "cancelled";
-  pid?: number;
-  requestId?: number | string;
-}
-
-export function readEvents(logFile: string): FixtureEvent[] {
-  let text = "";
-  try {
-    text = readFileSync(logFile, "utf8");
-  } catch {
-    return [];
-  }
-  return text
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as FixtureEvent);
-}
-
-export function pidsOf(logFile: string, event: FixtureEvent["event"]): number[] {
+export function pidsOf(logFile: string, event: "start" | "grandchild" | "cancelled"): number[] {
   return readEvents(logFile)
     .filter((entry) => entry.event === event)
     .map((entry) => entry.pid!);

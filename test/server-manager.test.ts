@@ -8,13 +8,13 @@ import {
   isRunning,
   killLeftovers,
   pidsOf,
-  readEvents,
   serverDef,
   startHttpFixture,
   tempDir,
   waitFor,
   type HttpFixture,
 } from "./server-manager-helpers.ts";
+import { readEvents } from "./helpers/fixture-log.ts";
 
 let dir: ReturnType<typeof tempDir>;
 let manager: McpServerManager;

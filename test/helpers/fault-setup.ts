@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import type { ScriptStep } from "./faux-script.ts";
+import { readEvents } from "./fixture-log.ts";
 import { REPO_ROOT } from "./hosts.ts";
 import { type McpDirs, mcpDirs } from "./mcp-setup.ts";
 import { type PiSession, startSession } from "./pi-session.ts";
@@ -22,26 +23,6 @@ export function faulty(env: Record<string, string> = {}, extra: Record<string, u
 /** stdio-server.mjs (startup faults: exit-at-start, hang, grandchildren). */
 export function stdioFixture(env: Record<string, string> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { command: process.execPath, args: [STDIO_SERVER], env, ...extra };
-}
-
-export interface FixtureEvent {
-  event: string;
-  pid?: number;
-  name?: string;
-  requestId?: number | string;
-}
-
-export function readEvents(logFile: string): FixtureEvent[] {
-  let text: string;
-  try {
-    text = readFileSync(logFile, "utf8");
-  } catch {
-    return [];
-  }
-  return text
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as FixtureEvent);
 }
 
 export function startedPids(logFile: string): number[] {
