@@ -1,11 +1,11 @@
 /**
  * 6. Search quality over the real 1,052-tool catalog: recall@1, recall@5 and MRR (first expected tool in the top 10)
- * on the dev and held-out requests of `test/fixtures/search-eval/`, for our index, a plain BM25 reference and
- * MiniSearch (the library our hand-written index was measured against). Prints a markdown table.
+ * on the request sets of `test/fixtures/search-eval/` (dev, dev2 and held-out), for our index, a plain BM25
+ * reference and MiniSearch (the library our hand-written index was measured against). Prints a markdown table.
  *
  *   npx jiti bench/search-quality.ts            # the table
- *   npx jiti bench/search-quality.ts --misses   # also the DEV requests ours misses in the top 5 (never held-out ones)
- *   npx jiti bench/search-quality.ts --dev-only # while tuning: do not even look at the held-out figures
+ *   npx jiti bench/search-quality.ts --misses   # also the DEV and DEV2 requests ours misses in the top 5 (never held-out ones)
+ *   npx jiti bench/search-quality.ts --dev-only # while tuning: the held-out part is not even read
  */
 import MiniSearch from "minisearch";
 import { buildSearchIndex } from "../search-index.ts";
@@ -117,25 +117,29 @@ function printMisses(rank: Ranker, requests: readonly EvalRequest[]): void {
 }
 
 const tools = loadCorpusTools();
-const dev = loadEvalSet("dev");
-const heldout = loadEvalSet("heldout");
+const devOnly = process.argv.includes("--dev-only");
+const devParts: [string, EvalRequest[]][] = [
+  ["dev", loadEvalSet("dev")],
+  ["dev2", loadEvalSet("dev2")],
+];
+const heldout = devOnly ? [] : loadEvalSet("heldout");
+const parts: [string, EvalRequest[]][] = devOnly ? devParts : [...devParts, ["held-out", heldout]];
 const rankers: [string, Ranker][] = [
   ["ours (search-index.ts)", ours(tools)],
   ["plain BM25 (name + description)", plainBm25(tools)],
   ["MiniSearch 7 (same analysis, fuzzy + prefix)", miniSearch(tools)],
 ];
 
-const devOnly = process.argv.includes("--dev-only");
 const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
 const cells = (scores: Scores) => `${percent(scores.recallAt1)} | ${percent(scores.recallAt5)} | ${scores.mrr.toFixed(3)}`;
-console.log(`Catalog: ${tools.length} tools; requests: ${dev.length} dev, ${heldout.length} held-out.\n`);
-console.log(`| ranker | dev R@1 | dev R@5 | dev MRR |${devOnly ? "" : " held-out R@1 | held-out R@5 | held-out MRR |"}`);
-console.log(`|---|---:|---:|---:|${devOnly ? "" : "---:|---:|---:|"}`);
+console.log(`Catalog: ${tools.length} tools; requests: ${parts.map(([name, requests]) => `${requests.length} ${name}`).join(", ")}.\n`);
+console.log(`| ranker |${parts.map(([name]) => ` ${name} R@1 | ${name} R@5 | ${name} MRR |`).join("")}`);
+console.log(`|---|${parts.map(() => "---:|---:|---:|").join("")}`);
 for (const [name, rank] of rankers) {
-  console.log(`| ${name} | ${cells(evaluate(rank, dev))} |${devOnly ? "" : ` ${cells(evaluate(rank, heldout))} |`}`);
+  console.log(`| ${name} |${parts.map(([, requests]) => ` ${cells(evaluate(rank, requests))} |`).join("")}`);
 }
 if (!devOnly) {
-  // Held-out only: the dev part is what the ranking was tuned on.
+  // Held-out only: the dev parts are what the ranking was tuned on.
   const ourScores = evaluate(rankers[0][1], heldout);
   const reference = evaluate(rankers[1][1], heldout);
   const points = (value: number) => `${value >= 0 ? "+" : ""}${fixed(value * 100, 1)} points`;
@@ -149,6 +153,8 @@ if (!devOnly) {
   });
 }
 if (process.argv.includes("--misses")) {
-  console.log("\nDev misses (ours, top 5):");
-  printMisses(rankers[0][1], dev);
+  for (const [name, requests] of devParts) {
+    console.log(`\n${name} misses (ours, top 5):`);
+    printMisses(rankers[0][1], requests);
+  }
 }
