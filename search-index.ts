@@ -1,9 +1,11 @@
 /**
  * Ranks tools for a ToolSearch request: BM25F over each tool's name parts, server name, description, parameter
- * names and parameter descriptions, with synonyms, typo correction and a boost for names the request spells out.
+ * names and parameter descriptions, for the weighted terms search-query.ts reads out of the request, with a boost
+ * for names the request spells out.
  */
-import { foldAccents, splitWords, stem, synonymsOf, termOf } from "./search-text.ts";
-import { IntList, TermReader, type Vocabulary } from "./term-reader.ts";
+import { foldAccents } from "./search-text.ts";
+import { analyzeQuery } from "./search-query.ts";
+import { IntList, TermReader } from "./term-reader.ts";
 import type { ToolMetadata } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
 
@@ -33,21 +35,13 @@ const DEFAULT_LIMIT = 5;
 const MAX_LIMIT = 100;
 /** Untrusted input: a request is a sentence, anything longer is cut. */
 const MAX_QUERY_CHARS = 1_000;
-const MAX_QUERY_WORDS = 48;
 /** Bounded work per tool whatever a server sends: past these, text is usage examples and boilerplate. */
 const MAX_DESCRIPTION_CHARS = 1_000;
 const MAX_PARAMETER_DESCRIPTION_CHARS = 300;
 const MAX_PARAMETERS = 200;
 const MAX_SCHEMA_DEPTH = 4;
-/** How much a query word counts when it reaches a tool only through a typo's correction. */
-const TYPO_WEIGHT = 0.6;
-/** Each correction scans the vocabulary: a request of made-up words must not cost more than a few. */
-const MAX_CORRECTIONS = 6;
-/** No catalog word is longer (see term-reader.ts); longer query words are not looked into. */
-const MAX_WORD_LENGTH = 40;
 /** Score multiplier for a tool whose whole name the query covers (`r2 put object` for `r2_put_object`). */
 const NAME_COVERAGE_BOOST = 0.5;
-const URL_PATTERN = /\b(?:https?:\/\/|www\.)\S+/gi;
 const NOT_LETTER_OR_DIGIT = /[^\p{L}\p{N}]+/gu;
 
 export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchIndex {
@@ -65,7 +59,7 @@ export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchInde
       if (typeof query !== "string" || !(count > 0) || tools.length === 0) return [];
       const text = query.slice(0, MAX_QUERY_CHARS);
       const scores = new Float64Array(tools.length);
-      const terms = analyzeQuery(text, vocabulary, postings);
+      const terms = analyzeQuery(text, vocabulary, (term) => postings.start[term + 1] - postings.start[term]);
       const termWeights = new Float64Array(vocabulary.terms.length);
       for (const [term, weight] of terms) {
         termWeights[term] = weight;
@@ -223,85 +217,6 @@ function addTermScores(scores: Float64Array, postings: Postings, term: number, w
   const { start, docs, tfs, idf } = postings;
   const termWeight = weight * idf[term] * (K1 + 1);
   for (let p = start[term]; p < start[term + 1]; p++) scores[docs[p]] += (termWeight * tfs[p]) / (tfs[p] + K1);
-}
-
-/**
- * The query's term ids with their weights: its own words (stemmed, stop words out), words it runs together or
- * splits differently from the catalog (`who am i` / `whoami`, `flowchart` / `flow chart`), the nearest catalog
- * word for a typo, and synonyms. Only terms the catalog contains are kept.
- */
-function analyzeQuery(text: string, vocabulary: Vocabulary, postings: Postings): Map<number, number> {
-  const weights = new Map<number, number>();
-  const add = (term: string, weight: number) => {
-    const id = vocabulary.idOf(term);
-    if (id !== undefined && weight > (weights.get(id) ?? 0)) weights.set(id, weight);
-  };
-  const words = splitWords(text.replace(URL_PATTERN, " url ")).slice(0, MAX_QUERY_WORDS);
-  let corrections = 0;
-  words.forEach((word, i) => {
-    for (const length of [2, 3]) {
-      const joined = words.slice(i, i + length).join("");
-      if (i + length <= words.length && joined.length >= 5) add(stem(joined), 1);
-    }
-    const term = termOf(word);
-    if (term === undefined || word.length > MAX_WORD_LENGTH) return;
-    if (vocabulary.idOf(term) !== undefined) add(term, 1);
-    else if (corrections++ < MAX_CORRECTIONS) {
-      for (const [known, weight] of nearestKnownTerms(word, term, vocabulary, postings)) add(known, weight);
-    }
-    for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
-  });
-  return weights;
-}
-
-/** For a word the catalog does not contain: the two catalog words it is made of, else the closest spelling. */
-function nearestKnownTerms(word: string, term: string, vocabulary: Vocabulary, postings: Postings): [string, number][] {
-  for (let cut = 4; cut <= word.length - 4; cut++) {
-    const left = stem(word.slice(0, cut));
-    const right = stem(word.slice(cut));
-    if (vocabulary.idOf(left) !== undefined && vocabulary.idOf(right) !== undefined) return [[left, 1], [right, 1]];
-  }
-  if (term.length < 5 || !/^[a-z]+$/.test(term)) return [];
-  // Ties go to the more common word: it is the likelier meaning of a misspelling.
-  const frequency = (id: number) => postings.start[id + 1] - postings.start[id];
-  let best = -1;
-  let bestDistance = term.length >= 8 ? 2 : 1;
-  vocabulary.terms.forEach((known, id) => {
-    if (Math.abs(known.length - term.length) > bestDistance) return;
-    const distance = editDistance(term, known, bestDistance);
-    if (distance > bestDistance) return;
-    if (best < 0 || distance < bestDistance || frequency(id) > frequency(best)) {
-      best = id;
-      bestDistance = distance;
-    }
-  });
-  return best < 0 ? [] : [[vocabulary.terms[best], TYPO_WEIGHT]];
-}
-
-// Rows of the edit-distance table, reused: a correction compares a word with thousands of catalog terms.
-const rows = [0, 1, 2].map(() => new Int32Array(MAX_WORD_LENGTH + 2));
-
-/** Optimal-string-alignment distance (a swap of two neighbours counts once), or `limit + 1` once it exceeds `limit`. */
-function editDistance(a: string, b: string, limit: number): number {
-  if (b.length > MAX_WORD_LENGTH) return limit + 1;
-  let [beforePrevious, previous, current] = rows;
-  for (let j = 0; j <= b.length; j++) previous[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    current[0] = i;
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
-      let value = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
-      const swapped =
-        i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1);
-      if (swapped) value = Math.min(value, beforePrevious[j - 2] + 1);
-      current[j] = value;
-      rowMin = Math.min(rowMin, value);
-    }
-    if (rowMin > limit) return limit + 1;
-    [beforePrevious, previous, current] = [previous, current, beforePrevious];
-  }
-  return previous[b.length];
 }
 
 /** A name the query covers whole is what the user asked for; part of a name is weaker evidence. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { splitWords, synonymsOf, termOf } from "../search-text.ts";
+import { splitWords, termOf } from "../search-text.ts";
+import { synonymsOf } from "../search-synonyms.ts";
 
 describe("splitWords", () => {
   it("splits identifiers in every naming style", () => {

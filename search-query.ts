@@ -1,0 +1,97 @@
+/**
+ * Reads a ToolSearch request as weighted catalog terms: its own words (stemmed, stop words out), words it runs
+ * together or splits differently from the catalog, the nearest catalog word for a typo, and synonyms.
+ */
+import { splitWords, stem, termOf } from "./search-text.ts";
+import { synonymsOf } from "./search-synonyms.ts";
+import type { Vocabulary } from "./term-reader.ts";
+
+const MAX_QUERY_WORDS = 48;
+/** How much a query word counts when it reaches a tool only through a typo's correction. */
+const TYPO_WEIGHT = 0.6;
+/** Each correction scans the vocabulary: a request of made-up words must not cost more than a few. */
+const MAX_CORRECTIONS = 6;
+/** No catalog word is longer (see term-reader.ts); longer query words are not looked into. */
+const MAX_WORD_LENGTH = 40;
+const URL_PATTERN = /\b(?:https?:\/\/|www\.)\S+/gi;
+
+/** How many tools contain a term: a typo's likelier correction is the more common word. */
+export type TermFrequency = (term: number) => number;
+
+/**
+ * The query's term ids with their weights: its own words, words it runs together or splits differently from the
+ * catalog (`who am i` / `whoami`, `flowchart` / `flow chart`), the nearest catalog word for a typo, and synonyms.
+ * Only terms the catalog contains are kept.
+ */
+export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: TermFrequency): Map<number, number> {
+  const weights = new Map<number, number>();
+  const add = (term: string, weight: number) => {
+    const id = vocabulary.idOf(term);
+    if (id !== undefined && weight > (weights.get(id) ?? 0)) weights.set(id, weight);
+  };
+  const words = splitWords(text.replace(URL_PATTERN, " url ")).slice(0, MAX_QUERY_WORDS);
+  let corrections = 0;
+  words.forEach((word, i) => {
+    for (const length of [2, 3]) {
+      const joined = words.slice(i, i + length).join("");
+      if (i + length <= words.length && joined.length >= 5) add(stem(joined), 1);
+    }
+    const term = termOf(word);
+    if (term === undefined || word.length > MAX_WORD_LENGTH) return;
+    if (vocabulary.idOf(term) !== undefined) add(term, 1);
+    else if (corrections++ < MAX_CORRECTIONS) {
+      for (const [known, weight] of nearestKnownTerms(word, term, vocabulary, frequency)) add(known, weight);
+    }
+    for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
+  });
+  return weights;
+}
+
+/** For a word the catalog does not contain: the two catalog words it is made of, else the closest spelling. */
+function nearestKnownTerms(word: string, term: string, vocabulary: Vocabulary, frequency: TermFrequency): [string, number][] {
+  for (let cut = 4; cut <= word.length - 4; cut++) {
+    const left = stem(word.slice(0, cut));
+    const right = stem(word.slice(cut));
+    if (vocabulary.idOf(left) !== undefined && vocabulary.idOf(right) !== undefined) return [[left, 1], [right, 1]];
+  }
+  if (term.length < 5 || !/^[a-z]+$/.test(term)) return [];
+  // Ties go to the more common word: it is the likelier meaning of a misspelling.
+  let best = -1;
+  let bestDistance = term.length >= 8 ? 2 : 1;
+  vocabulary.terms.forEach((known, id) => {
+    if (Math.abs(known.length - term.length) > bestDistance) return;
+    const distance = editDistance(term, known, bestDistance);
+    if (distance > bestDistance) return;
+    if (best < 0 || distance < bestDistance || frequency(id) > frequency(best)) {
+      best = id;
+      bestDistance = distance;
+    }
+  });
+  return best < 0 ? [] : [[vocabulary.terms[best], TYPO_WEIGHT]];
+}
+
+// Rows of the edit-distance table, reused: a correction compares a word with thousands of catalog terms.
+const rows = [0, 1, 2].map(() => new Int32Array(MAX_WORD_LENGTH + 2));
+
+/** Optimal-string-alignment distance (a swap of two neighbours counts once), or `limit + 1` once it exceeds `limit`. */
+function editDistance(a: string, b: string, limit: number): number {
+  if (b.length > MAX_WORD_LENGTH) return limit + 1;
+  let [beforePrevious, previous, current] = rows;
+  for (let j = 0; j <= b.length; j++) previous[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    current[0] = i;
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
+      let value = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      const swapped =
+        i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1);
+      if (swapped) value = Math.min(value, beforePrevious[j - 2] + 1);
+      current[j] = value;
+      rowMin = Math.min(rowMin, value);
+    }
+    if (rowMin > limit) return limit + 1;
+    [beforePrevious, previous, current] = [previous, current, beforePrevious];
+  }
+  return previous[b.length];
+}
