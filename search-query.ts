@@ -3,7 +3,7 @@
  * together or splits differently from the catalog, the nearest catalog word for a typo, and synonyms.
  */
 import { splitWords, stem, termOf } from "./search-text.ts";
-import { synonymsOf } from "./search-synonyms.ts";
+import { phraseSynonymsAt, synonymsOf } from "./search-synonyms.ts";
 import type { Vocabulary } from "./term-reader.ts";
 
 const MAX_QUERY_WORDS = 48;
@@ -13,7 +13,36 @@ const TYPO_WEIGHT = 0.6;
 const MAX_CORRECTIONS = 6;
 /** No catalog word is longer (see term-reader.ts); longer query words are not looked into. */
 const MAX_WORD_LENGTH = 40;
-const URL_PATTERN = /\b(?:https?:\/\/|www\.)\S+/gi;
+/** Weight of what a token's shape tells (a file name is about files) next to what its words say. */
+const CUE_WEIGHT = 0.5;
+
+/**
+ * Tokens whose shape says what the request is about, whatever their value: `notes.txt` is about a file, `#general`
+ * about a channel, `9am` about a time. `keep`: the token's own words still count (`wrangler.toml` names a tool's
+ * subject; `#incidents` or `10:30` would only mislead).
+ */
+const TOKEN_CUES: readonly { pattern: RegExp; terms: string[]; weight: number; keep: boolean }[] = [
+  { pattern: /\b(?:https?:\/\/|www\.)\S+/gi, terms: ["url"], weight: 1, keep: false },
+  { pattern: /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, terms: ["email"], weight: CUE_WEIGHT, keep: false },
+  { pattern: /\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|app|ai|co)\b/gi, terms: ["url"], weight: 1, keep: true },
+  { pattern: /(?:^|[\s/])[\w./-]*\.[a-z][a-z0-9]{1,4}\b(?!\.)/gi, terms: ["file"], weight: CUE_WEIGHT, keep: true },
+  { pattern: /(?<![\w&])#[a-z][\w-]*/gi, terms: ["channel"], weight: CUE_WEIGHT, keep: false },
+  { pattern: /(?<![\w.])@[a-z][\w.-]*/gi, terms: ["user"], weight: CUE_WEIGHT, keep: false },
+  { pattern: /\b\d+(?:\.\d+)?\s?%/g, terms: ["percent"], weight: 1, keep: false },
+  { pattern: /\b\d{1,2}(?::\d\d)?\s?[ap]\.?m\b\.?|\b\d{1,2}:\d\d\b/gi, terms: ["time"], weight: CUE_WEIGHT, keep: false },
+  {
+    pattern: /\b\d+\s?(?:h|hrs?|hours?|mins?|minutes?|secs?|seconds?|days?|weeks?|months?)\b/gi,
+    terms: ["time"],
+    weight: CUE_WEIGHT,
+    keep: true,
+  },
+];
+/** `check whether`, `see if`: asking to find something out, not to check or see anything in particular. */
+const ASKING = new Set(["check", "see", "ask", "wonder"]);
+const WHETHER = new Set(["whether", "if"]);
+const NUMBER = /^\d+$/;
+/** `to-do`, `pop-up`, `re-run`: written apart, meant as one word. */
+const HYPHENATED = /\b[a-z]+(?:-[a-z]+)+\b/gi;
 
 /** How many tools contain a term: a typo's likelier correction is the more common word. */
 export type TermFrequency = (term: number) => number;
@@ -29,15 +58,25 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
     const id = vocabulary.idOf(term);
     if (id !== undefined && weight > (weights.get(id) ?? 0)) weights.set(id, weight);
   };
-  const words = splitWords(text.replace(URL_PATTERN, " url ")).slice(0, MAX_QUERY_WORDS);
+  let rest = text;
+  for (const { pattern, terms, weight, keep } of TOKEN_CUES) {
+    rest = rest.replace(pattern, (token) => {
+      for (const term of terms) add(term, weight);
+      return keep ? token : " ";
+    });
+  }
+  for (const [compound] of rest.matchAll(HYPHENATED)) add(stem(compound.replaceAll("-", "").toLowerCase()), 1);
+  const words = splitWords(rest).slice(0, MAX_QUERY_WORDS);
   let corrections = 0;
   words.forEach((word, i) => {
     for (const length of [2, 3]) {
       const joined = words.slice(i, i + length).join("");
       if (i + length <= words.length && joined.length >= 5) add(stem(joined), 1);
     }
+    for (const [synonym, weight] of phraseSynonymsAt(words, i)) add(synonym, weight);
     const term = termOf(word);
-    if (term === undefined || word.length > MAX_WORD_LENGTH) return;
+    if (term === undefined || word.length > MAX_WORD_LENGTH || NUMBER.test(word)) return;
+    if (ASKING.has(word) && WHETHER.has(words[i + 1])) return;
     if (vocabulary.idOf(term) !== undefined) add(term, 1);
     else if (corrections++ < MAX_CORRECTIONS) {
       for (const [known, weight] of nearestKnownTerms(word, term, vocabulary, frequency)) add(known, weight);

@@ -1,14 +1,13 @@
 /**
  * What people say for what tool descriptions call something else: synonym groups of general software vocabulary,
- * looked up by a query's (stemmed) terms.
+ * looked up by a query's (stemmed) words and two- or three-word phrases.
  */
-import { termsOf } from "./search-text.ts";
+import { splitWords, stem, termsOf } from "./search-text.ts";
 
 /**
- * Words people use for what tool descriptions call something else. General software vocabulary only, not tuned to
- * any one server. A single query word from a group also searches for the rest of its group: at nearly full weight
- * for true equivalents (abbreviations, `folder` / `directory`), at half weight for related words (`make` / `create`),
- * which may lead somewhere else.
+ * General software vocabulary only, not tuned to any one server. A query word or phrase from a group also searches
+ * for the rest of its group: at nearly full weight for true equivalents (abbreviations, `folder` / `directory`), at
+ * half weight for related words (`make` / `create`), which may lead somewhere else.
  */
 const EQUIVALENT_WEIGHT = 0.9;
 const RELATED_WEIGHT = 0.5;
@@ -26,7 +25,8 @@ const EQUIVALENTS: readonly string[][] = [
   ["documentation", "docs", "doc"],
   ["organization", "org"],
   ["environment", "env"],
-  ["configuration", "config", "settings"],
+  // Not "settings": it stems to "set", which would make every "set" mean configuration.
+  ["configuration", "config"],
   ["lint", "linter", "linting"],
   ["dispute", "chargeback"],
   ["elevation", "altitude"],
@@ -36,6 +36,11 @@ const EQUIVALENTS: readonly string[][] = [
   ["reaction", "emoji"],
   ["email", "mail"],
   ["auth", "authenticate", "authentication", "login", "signin", "oauth"],
+  ["relation", "relationship"],
+  ["diff", "difference"],
+  ["mute", "silence", "snooze"],
+  ["hover", "mouseover"],
+  ["percent", "percentage"],
 ];
 
 const RELATED: readonly string[][] = [
@@ -45,46 +50,121 @@ const RELATED: readonly string[][] = [
   ["search", "find", "lookup", "query", "look"],
   ["update", "edit", "modify", "change", "patch"],
   ["run", "execute", "start", "launch", "trigger"],
-  ["stop", "kill", "terminate", "halt"],
+  // Not "terminate": it stems as "terminal" does.
+  ["stop", "kill", "halt"],
   ["list", "enumerate", "show", "browse"],
   ["navigate", "go", "visit", "open"],
   ["rollback", "revert", "undo"],
   ["cancel", "abort"],
   ["screenshot", "picture", "photo", "capture"],
-  ["schedule", "nightly", "recurring", "periodic", "cron", "daily", "weekly"],
+  // Not "periodic": it stems as "period" does.
+  ["schedule", "nightly", "recurring", "cron", "daily", "weekly"],
   ["chart", "plot", "diagram"],
   ["note", "comment"],
   ["memory", "remember", "memorize"],
   ["page", "tab"],
-  ["place", "restaurant", "cafe", "shop", "hotel", "venue", "business"],
-  ["geocode", "coordinates", "latitude", "longitude"],
+  // Not "business": it stems as "busy" does.
+  ["place", "restaurant", "cafe", "shop", "hotel", "venue"],
+  ["geocode", "coordinates", "latitude", "longitude", "lat", "lng"],
   ["user", "member", "people", "person"],
   ["error", "exception", "crash", "failure"],
   ["multiple", "several", "many", "bulk", "batch"],
+  ["sprint", "iteration"],
+  ["watch", "follow", "subscribe"],
+  ["emulate", "simulate", "fake", "mock", "spoof", "pretend"],
+  ["column", "field", "property", "attribute"],
+  ["analytics", "stats", "statistics", "metrics", "traffic"],
+  ["dialog", "popup", "modal", "confirm"],
+  ["attach", "upload"],
+  ["downtime", "maintenance"],
+  ["website", "site", "webpage"],
 ];
 
-const SYNONYMS: ReadonlyMap<string, ReadonlyMap<string, number>> = buildSynonyms([
-  [EQUIVALENTS, EQUIVALENT_WEIGHT],
-  [RELATED, RELATED_WEIGHT],
-]);
+/**
+ * One way only: the words or phrases on the left lead to the terms on the right, never back (`forget` means delete,
+ * but a request to delete is not about forgetting). Shell commands, idioms, and everyday words for what tools name
+ * in their own terms.
+ */
+const IMPLIED: readonly [sources: string[], targets: string, weight: number][] = [
+  [["mkdir"], "create directory", EQUIVALENT_WEIGHT],
+  [["ls"], "list directory", EQUIVALENT_WEIGHT],
+  [["grep"], "search", EQUIVALENT_WEIGHT],
+  [["mv"], "move", EQUIVALENT_WEIGHT],
+  [["how many"], "count number", RELATED_WEIGHT],
+  [["at once", "in bulk", "in one go"], "multiple bulk batch", RELATED_WEIGHT],
+  [["forget", "evict", "throw away", "get rid of"], "delete remove", RELATED_WEIGHT],
+  [["store", "save", "persist"], "create add", RELATED_WEIGHT],
+  [["see", "view"], "get list show", RELATED_WEIGHT],
+  [["finish", "end"], "stop close complete", RELATED_WEIGHT],
+  [["set up"], "create", RELATED_WEIGHT],
+  [["turn on", "switch on", "turn off", "switch off", "enable", "disable"], "toggle", RELATED_WEIGHT],
+  [["logged in", "signed in"], "login", EQUIVALENT_WEIGHT],
+  [["mouse over"], "hover", EQUIVALENT_WEIGHT],
+  [["money back"], "refund", EQUIVALENT_WEIGHT],
+  [["bill", "billing"], "invoice", RELATED_WEIGHT],
+  [["plan"], "subscription", RELATED_WEIGHT],
+  [["bug", "defect"], "issue", RELATED_WEIGHT],
+  [["standup", "sync up", "one on one"], "meeting event", RELATED_WEIGHT],
+  [["meeting", "appointment"], "event", RELATED_WEIGHT],
+  [["google", "googling", "look up online"], "web search", RELATED_WEIGHT],
+  [["replicas", "copies"], "scale", RELATED_WEIGHT],
+  [["green light", "sign off", "lgtm"], "approve", RELATED_WEIGHT],
+  [["code style"], "lint", RELATED_WEIGHT],
+  [["sea level"], "elevation", RELATED_WEIGHT],
+  [["big", "bigger", "biggest", "large", "larger", "largest", "huge"], "size", RELATED_WEIGHT],
+  [["latency", "p50", "p95", "p99", "throughput"], "metric performance", RELATED_WEIGHT],
+  [["spend", "spending", "consumption", "credits"], "usage cost", RELATED_WEIGHT],
+  [["server", "machine"], "host", RELATED_WEIGHT],
+  [["compare"], "diff", RELATED_WEIGHT],
+  [["doc", "docs"], "document", RELATED_WEIGHT],
+  [["foot"], "walking", RELATED_WEIGHT],
+  [
+    ["today", "tomorrow", "tonight", "yesterday", "weekend", "morning", "afternoon", "evening", "noon", "midnight"],
+    "time date",
+    RELATED_WEIGHT,
+  ],
+  [["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"], "time date", RELATED_WEIGHT],
+];
 
-function buildSynonyms(tiers: readonly [readonly string[][], number][]): Map<string, Map<string, number>> {
-  const synonyms = new Map<string, Map<string, number>>();
-  for (const [groups, weight] of tiers) {
-    for (const group of groups) {
-      const phrases = group.map(termsOf);
-      phrases.forEach((phrase, i) => {
-        if (phrase.length !== 1) return; // a phrase is only ever a target: the query already contains its words
-        let related = synonyms.get(phrase[0]);
-        if (!related) synonyms.set(phrase[0], (related = new Map()));
-        phrases.forEach((other, j) => {
-          if (j === i) return;
-          for (const term of other) if (term !== phrase[0] && !related.has(term)) related.set(term, weight);
-        });
+type Synonyms = Map<string, Map<string, number>>;
+
+/** Group words by their key: a word's stem, or a phrase's stems joined by spaces (see `phraseKey`). */
+const SYNONYMS: Synonyms = new Map();
+addGroups(SYNONYMS, EQUIVALENTS, EQUIVALENT_WEIGHT);
+addGroups(SYNONYMS, RELATED, RELATED_WEIGHT);
+for (const [sources, targets, weight] of IMPLIED) addImplied(SYNONYMS, sources, termsOf(targets), weight);
+
+function addGroups(synonyms: Synonyms, groups: readonly string[][], weight: number): void {
+  for (const group of groups) {
+    const targets = group.map(termsOf);
+    group.forEach((source, i) => {
+      const key = keyOf(source);
+      let related = synonyms.get(key);
+      if (!related) synonyms.set(key, (related = new Map()));
+      targets.forEach((terms, j) => {
+        if (j === i) return;
+        for (const term of terms) if (!targets[i].includes(term) && !related.has(term)) related.set(term, weight);
       });
-    }
+    });
   }
-  return synonyms;
+}
+
+function addImplied(synonyms: Synonyms, sources: readonly string[], targets: readonly string[], weight: number): void {
+  for (const source of sources) {
+    const key = keyOf(source);
+    let related = synonyms.get(key);
+    if (!related) synonyms.set(key, (related = new Map()));
+    for (const term of targets) if ((related.get(term) ?? 0) < weight) related.set(term, weight);
+  }
+}
+
+/** A word's stem; for a phrase, every word's stem (stop words too: "how many", "at once"), joined by spaces. */
+function keyOf(source: string): string {
+  return phraseKey(splitWords(source));
+}
+
+function phraseKey(words: readonly string[]): string {
+  return words.map(stem).join(" ");
 }
 
 const NO_SYNONYMS: ReadonlyMap<string, number> = new Map();
@@ -93,3 +173,15 @@ const NO_SYNONYMS: ReadonlyMap<string, number> = new Map();
 export function synonymsOf(term: string): ReadonlyMap<string, number> {
   return SYNONYMS.get(term) ?? NO_SYNONYMS;
 }
+
+/** The longest phrase of a group that starts at `words[start]`: its group's terms and weights. */
+export function phraseSynonymsAt(words: readonly string[], start: number): ReadonlyMap<string, number> {
+  for (let length = MAX_PHRASE_WORDS; length >= 2; length--) {
+    if (start + length > words.length) continue;
+    const synonyms = SYNONYMS.get(phraseKey(words.slice(start, start + length)));
+    if (synonyms) return synonyms;
+  }
+  return NO_SYNONYMS;
+}
+
+const MAX_PHRASE_WORDS = 3;

@@ -85,11 +85,13 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
     "a about above after again against all also am an and any are aren as at be because been before being below " +
     "between both but by can cannot could did do does doing don down during each either else etc ever few for from " +
     "further had has have having he her here hers herself him himself his how i if in into is it its itself just " +
-    "let lets like may me might mine more most much must my myself no nor not now of off on once only or other our " +
+    "let lets like may me might mine most much must my myself no nor not now of off on once only or other our " +
     "ours ourselves out over own per please same shall she should so some such than that the their theirs them " +
     "themselves then there these they this those through to too under until up upon us very via was we were what " +
     "when where whether which while who whom whose why will with within without would yet you your yours yourself " +
-    "yourselves want wants need needs ok okay hey hi thanks thank kindly able using use used s t d m ll re ve"
+    "yourselves want wants need needs ok okay hey hi thanks thank kindly able using use used s t d m ll re ve " +
+    "instead still already anymore really actually maybe give know anything something everything nothing anyone " +
+    "someone everyone anybody somebody everybody anywhere somewhere everywhere"
   ).split(" "),
 );
 

@@ -85,6 +85,17 @@ describe("search over the real 1,052-tool catalog", () => {
     );
   });
 
+  it("reads a channel, a time or a percentage by what it is, not by its value", () => {
+    expect(top("post it in #releases", 1)).toEqual(["slack/slack_post_message"]);
+    expect(top("what is on at 9am", 1)).toEqual(["google-calendar/get-current-time"]);
+    expect(top("set it to 25%", 1)).toEqual(["stripe/create_coupon"]);
+  });
+
+  it("reads everyday phrases and hyphenated words as the catalog names them", () => {
+    expect(top("get rid of the old branch", 1)).toEqual(["gitlab-zereight/delete_branch"]);
+    expect(top("write to-do list", 1)).toEqual(["gitlab-zereight/list_todos"]);
+  });
+
   it("answers the same request the same way every time", () => {
     expect(top("list issues", 10)).toEqual(top("list issues", 10));
     expect(buildSearchIndex([...tools].reverse()).search("list issues", 10).map((hit) => evalKey(hit.tool))).toEqual(
