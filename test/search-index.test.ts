@@ -26,9 +26,9 @@ describe("search over the real 1,052-tool catalog", () => {
     expect(index.size).toBe(1052);
   });
 
-  it("answers the dev requests: the right tool in the top 5 for at least 95%, first for at least 75%", () => {
-    // A quality floor, not a timing: the held-out part is measured by bench/search-quality.ts, never asserted.
-    const requests = loadEvalSet("dev");
+  /** Share of a development set's requests with an expected tool first, and in the top 5. */
+  const quality = (set: "dev" | "dev2") => {
+    const requests = loadEvalSet(set);
     let inTop5 = 0;
     let first = 0;
     for (const request of requests) {
@@ -36,8 +36,20 @@ describe("search over the real 1,052-tool catalog", () => {
       if (position >= 0) inTop5++;
       if (position === 0) first++;
     }
-    expect(inTop5 / requests.length).toBeGreaterThanOrEqual(0.95);
-    expect(first / requests.length).toBeGreaterThanOrEqual(0.75);
+    return { recallAt1: first / requests.length, recallAt5: inTop5 / requests.length };
+  };
+
+  // Quality floors, not timings: the held-out part is measured by bench/search-quality.ts, never asserted.
+  it("answers the dev requests: the right tool in the top 5 for at least 95%, first for at least 75%", () => {
+    const { recallAt1, recallAt5 } = quality("dev");
+    expect(recallAt5).toBeGreaterThanOrEqual(0.95);
+    expect(recallAt1).toBeGreaterThanOrEqual(0.75);
+  });
+
+  it("answers the harder conversational dev2 requests: top 5 for at least 77%, first for at least 48%", () => {
+    const { recallAt1, recallAt5 } = quality("dev2");
+    expect(recallAt5).toBeGreaterThanOrEqual(0.77);
+    expect(recallAt1).toBeGreaterThanOrEqual(0.48);
   });
 
   it("puts the tool first when the query is its Pi name, in any case or separator style", () => {
