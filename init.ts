@@ -112,7 +112,12 @@ export class McpAdapter {
   /** agent_start: the tools the model is offered during this run (a host that snapshots them keeps this set). */
   onAgentStart(): void {
     const state = this.state;
-    if (state && !state.shutDown) state.offeredThisRun = new Set(this.pi.getActiveTools());
+    if (!state || state.shutDown) return;
+    state.offeredThisRun = new Set(this.pi.getActiveTools());
+    // The model may call an MCP tool it already has (a direct tool, one loaded before) without a ToolSearch first:
+    // load the connection code while it thinks, not when the call arrives.
+    const offersMcpTool = [...state.offeredThisRun].some((name) => state.tools.byName.has(name));
+    if (offersMcpTool) setImmediate(() => state.manager.preloadConnectionCode());
   }
 
   /** turn_end: bring back eager/keep-alive servers that dropped. Never waits. */

@@ -51,10 +51,13 @@ export interface CorpusAgent {
 }
 
 /**
- * A fresh agent dir whose `mcp.json` names these corpus servers (lazy, the default) and, unless `cached` is false,
- * whose `mcp-cache.json` holds their tools for exactly that config.
+ * A fresh agent dir whose `mcp.json` names these corpus servers (lazy, the default; every tool direct with
+ * `directTools`) and, unless `cached` is false, whose `mcp-cache.json` holds their tools for exactly that config.
  */
-export async function prepareCorpusAgent(servers: readonly CorpusServer[], options: { cached?: boolean } = {}): Promise<CorpusAgent> {
+export async function prepareCorpusAgent(
+  servers: readonly CorpusServer[],
+  options: { cached?: boolean; directTools?: boolean } = {},
+): Promise<CorpusAgent> {
   const agentDir = await mkdtemp(join(tmpdir(), "bench-agent-"));
   const cwd = await mkdtemp(join(tmpdir(), "bench-cwd-"));
   const cleanup = async () => {
@@ -63,7 +66,8 @@ export async function prepareCorpusAgent(servers: readonly CorpusServer[], optio
   };
   try {
     const mcpServers = Object.fromEntries(servers.map(({ server }) => [server, corpusServerEntry(server)]));
-    await writeFile(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers }, null, 2));
+    const settings = { directTools: options.directTools ?? false };
+    await writeFile(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers, settings }, null, 2));
     if (options.cached !== false) await writeCache(agentDir, cwd, servers);
     return { agentDir, cwd, cleanup };
   } catch (error) {
