@@ -127,6 +127,8 @@ const IMPLIED: readonly [sources: string[], targets: string, weight: number][] =
 ];
 
 type Synonyms = Map<string, Map<string, number>>;
+/** The most words of a phrase in the lists above (`in one go`). */
+const MAX_PHRASE_WORDS = 3;
 
 /** Group words by their key: a word's stem, or a phrase's stems joined by spaces (see `phraseKey`). */
 const SYNONYMS: Synonyms = new Map();
@@ -138,9 +140,7 @@ function addGroups(synonyms: Synonyms, groups: readonly string[][], weight: numb
   for (const group of groups) {
     const targets = group.map(termsOf);
     group.forEach((source, i) => {
-      const key = keyOf(source);
-      let related = synonyms.get(key);
-      if (!related) synonyms.set(key, (related = new Map()));
+      const related = relatedOf(synonyms, source);
       targets.forEach((terms, j) => {
         if (j === i) return;
         for (const term of terms) if (!targets[i].includes(term) && !related.has(term)) related.set(term, weight);
@@ -151,11 +151,17 @@ function addGroups(synonyms: Synonyms, groups: readonly string[][], weight: numb
 
 function addImplied(synonyms: Synonyms, sources: readonly string[], targets: readonly string[], weight: number): void {
   for (const source of sources) {
-    const key = keyOf(source);
-    let related = synonyms.get(key);
-    if (!related) synonyms.set(key, (related = new Map()));
+    const related = relatedOf(synonyms, source);
     for (const term of targets) if ((related.get(term) ?? 0) < weight) related.set(term, weight);
   }
+}
+
+/** The terms a word or phrase leads to, created empty on first use. */
+function relatedOf(synonyms: Synonyms, source: string): Map<string, number> {
+  const key = keyOf(source);
+  let related = synonyms.get(key);
+  if (!related) synonyms.set(key, (related = new Map()));
+  return related;
 }
 
 /** A word's stem; for a phrase, every word's stem (stop words too: "how many", "at once"), joined by spaces. */
@@ -183,5 +189,3 @@ export function phraseSynonymsAt(words: readonly string[], start: number): Reado
   }
   return NO_SYNONYMS;
 }
-
-const MAX_PHRASE_WORDS = 3;
