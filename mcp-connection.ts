@@ -331,8 +331,10 @@ function failureReason(def: ServerDefinition, error: unknown): string {
   const oauth = describeOAuthError(error);
   if (oauth) return oauth;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === "ENOENT" && (error as { syscall?: string }).syscall?.startsWith("spawn")) {
-    return `command not found: ${def.command}`;
+  if ((error as { syscall?: string } | undefined)?.syscall?.startsWith("spawn")) {
+    if (code === "ENOENT") return `command not found: ${def.command}`;
+    // The system says EACCES, not ENOENT, for a command found nowhere when PATH has a directory it may not search.
+    if (code === "EACCES") return `cannot run ${def.command}: permission denied (a file that is not executable, or a command not found with a directory on PATH this user cannot search)`;
   }
   if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && def.command) {
     return "the server process exited before it was ready";

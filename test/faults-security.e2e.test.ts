@@ -9,6 +9,7 @@ import { describe, expect, test, vi } from "vitest";
 import { currentHost } from "./helpers/hosts.ts";
 import { FAULTY_SERVER, callLoaded, faultHarness, faulty, search } from "./helpers/fault-setup.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
+import { searchablePath } from "./helpers/searchable-path.ts";
 import { startHttpFixture } from "./server-manager-helpers.ts";
 
 const host = currentHost();
@@ -50,7 +51,7 @@ describe(`security on Pi ${host.version}`, () => {
         interpolated: { url: http.url("/auth/mcp"), headers: { Authorization: "Bearer ${PI_MCP_FAULTS_WRONG_TOKEN}" }, lifecycle: "eager" },
         userinfo: { url: withPassword, lifecycle: "eager" },
         local: faulty({ API_TOKEN: SECRETS.env }, { args: [FAULTY_SERVER, "--token", SECRETS.arg] }),
-        missing: { command: "pi-mcp-faults-no-such-command", args: ["--password", SECRETS.arg], env: { API_TOKEN: SECRETS.env }, lifecycle: "eager" },
+        missing: { command: "pi-mcp-faults-no-such-command", args: ["--password", SECRETS.arg], env: { API_TOKEN: SECRETS.env, PATH: searchablePath() }, lifecycle: "eager" },
       },
       { captureStats: true },
     );

@@ -4,6 +4,7 @@
  * The failure is simulated: the real module cannot be made to fail to load here.
  */
 import { afterEach, expect, it, vi } from "vitest";
+import { searchablePath } from "./helpers/searchable-path.ts";
 import { serverDef, tempDir } from "./server-manager-helpers.ts";
 
 afterEach(() => {
@@ -22,7 +23,7 @@ it("a failed load of the SDK half fails the connect by server name, and the next
   const { McpServerManager } = await import("../server-manager.ts");
   const dir = tempDir();
   const manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false });
-  const missing = serverDef("missing", { command: "pi-mcp-no-such-command" });
+  const missing = serverDef("missing", { command: "pi-mcp-no-such-command", env: { PATH: searchablePath() } });
   try {
     // (vitest words the factory's error its own way)
     await expect(manager.connect(missing)).rejects.toThrow(/^MCP server "missing" failed to connect: /);

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { McpServerManager, NeedsAuthError } from "../server-manager.ts";
 import {
@@ -15,6 +16,7 @@ import {
   type HttpFixture,
 } from "./server-manager-helpers.ts";
 import { readEvents } from "./helpers/fixture-log.ts";
+import { searchablePath } from "./helpers/searchable-path.ts";
 
 let dir: ReturnType<typeof tempDir>;
 let manager: McpServerManager;
@@ -99,8 +101,14 @@ describe("stdio", () => {
   });
 
   it("names a command that does not exist and a working directory that does not exist", async () => {
-    const missing = await failure(manager.connect(serverDef("nope", { command: "pi-mcp-no-such-command" })));
+    const missing = await failure(manager.connect(serverDef("nope", { command: "pi-mcp-no-such-command", env: { PATH: searchablePath() } })));
     expect(missing.message).toContain("command not found: pi-mcp-no-such-command");
+    const notExecutable = join(dir.path, "server.sh");
+    writeFileSync(notExecutable, "#!/bin/sh\n", { mode: 0o644 });
+    const denied = await failure(manager.connect(serverDef("denied", { command: notExecutable })));
+    expect(denied.message).toBe(
+      `MCP server "denied" failed to connect: cannot run ${notExecutable}: permission denied (a file that is not executable, or a command not found with a directory on PATH this user cannot search)`,
+    );
     const badCwd = await failure(manager.connect(everythingStdioDef("cwd", { cwd: join(dir.path, "absent") })));
     expect(badCwd.message).toContain(`the working directory "cwd" (${join(dir.path, "absent")}) does not exist`);
   });
