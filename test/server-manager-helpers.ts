@@ -1,12 +1,12 @@
 /** Shared by the server-manager, lifecycle and process-tree tests: fixture servers, temp dirs, the process table. */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createInterface } from "node:readline";
 import type { ServerDefinition } from "../types.ts";
 import { readEvents } from "./helpers/fixture-log.ts";
+import { startFixtureProcess } from "./helpers/fixture-process.ts";
 
 const TEST_DIR = dirname(fileURLToPath(import.meta.url));
 export const FIXTURES = join(TEST_DIR, "fixtures", "servers");
@@ -91,23 +91,10 @@ export interface HttpFixture {
 }
 
 export async function startHttpFixture(env: Record<string, string> = {}): Promise<HttpFixture> {
-  const child: ChildProcess = spawn(process.execPath, [join(FIXTURES, "http-server.mjs")], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`HTTP fixture exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once("line", (line) => resolve((JSON.parse(line) as { port: number }).port));
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const { base, stop } = await startFixtureProcess(join(FIXTURES, "http-server.mjs"), "HTTP fixture", env);
   return {
     url: (path) => `${base}${path}`,
     requests: async () => (await (await fetch(`${base}/__log`)).json()) as string[],
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGKILL");
-      await exited;
-    },
+    stop,
   };
 }

@@ -1,7 +1,6 @@
 /** The OAuth fixture server (test/fixtures/servers/oauth-server.mjs) in a child process, and a browser for it. */
-import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
+import { startFixtureProcess } from "./fixture-process.ts";
 import { REPO_ROOT } from "./hosts.ts";
 
 /** `$BROWSER` for sign-ins without a user: follows the authorization URL's redirect to the callback. */
@@ -32,15 +31,7 @@ export interface OAuthFixture {
 }
 
 export async function startOAuthFixture(env: Record<string, string> = {}): Promise<OAuthFixture> {
-  const child: ChildProcess = spawn(process.execPath, [join(REPO_ROOT, "test/fixtures/servers/oauth-server.mjs")], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`OAuth fixture exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once("line", (line) => resolve((JSON.parse(line) as { port: number }).port));
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const { base, stop } = await startFixtureProcess(join(REPO_ROOT, "test/fixtures/servers/oauth-server.mjs"), "OAuth fixture", env);
   const post = async (path: string) => void (await fetch(`${base}${path}`, { method: "POST" })).body?.cancel();
   return {
     mcpUrl: `${base}/mcp`,
@@ -48,11 +39,6 @@ export async function startOAuthFixture(env: Record<string, string> = {}): Promi
     events: async () => (await (await fetch(`${base}/__log`)).json()) as OAuthEvent[],
     expireTokens: () => post("/__expire"),
     revokeTokens: () => post("/__revoke"),
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGKILL");
-      await exited;
-    },
+    stop,
   };
 }
