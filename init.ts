@@ -24,7 +24,8 @@ import { piElicitation } from "./elicitation.ts";
 import { errorMessage } from "./guards.ts";
 import { detectHost } from "./host.ts";
 import { McpLifecycleManager } from "./lifecycle.ts";
-import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache, writeServerEntries } from "./metadata-cache.ts";
+import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
+import { MetadataCacheWriter } from "./metadata-cache-writer.ts";
 import { McpServerManager, NeedsAuthError } from "./server-manager.ts";
 import { createCallStats } from "./stats.ts";
 import type { McpExtensionState, McpUi, ToolView } from "./state.ts";
@@ -184,7 +185,9 @@ export class McpAdapter {
       searchIndex: undefined,
       offeredThisRun: new Set(),
       startup: Promise.resolve(),
-      pendingWrites: new Set(),
+      cacheWriter: new MetadataCacheWriter(this.agentDir, (result) => {
+        if (!result.written) ui.notify(`MCP cache not updated: ${result.reason}`, "warning");
+      }),
       shutDown: false,
     };
     return state;
@@ -274,7 +277,7 @@ export class McpAdapter {
     this.state = undefined;
     state.shutDown = true;
     await state.lifecycle.stop();
-    await Promise.allSettled([...state.pendingWrites, state.stats?.flush()]);
+    await Promise.allSettled([state.cacheWriter.flush(), state.stats?.flush()]);
   }
 }
 
@@ -321,11 +324,7 @@ async function bootstrap(state: McpExtensionState, servers: readonly ServerDefin
 }
 
 function persist(state: McpExtensionState, name: string, entry: CachedServerEntry): void {
-  const write = writeServerEntries(state.agentDir, { [name]: entry }).then((result) => {
-    if (!result.written) state.ui.notify(`MCP cache not updated: ${result.reason}`, "warning");
-  });
-  state.pendingWrites.add(write);
-  void write.finally(() => state.pendingWrites.delete(write));
+  state.cacheWriter.queue(name, entry);
 }
 
 /** Tools loaded by ToolSearch earlier in this session (before a reload, resume or fork): they stay loaded. */

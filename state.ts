@@ -4,6 +4,7 @@
  */
 import type { ToolSearchIndex } from "./search-index.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
+import type { MetadataCacheWriter } from "./metadata-cache-writer.ts";
 import type { McpServerManager } from "./server-manager.ts";
 import type { CallStats } from "./stats.ts";
 import type { ServerCatalog, ToolMetadataIndex } from "./tool-metadata.ts";
@@ -58,7 +59,7 @@ export interface McpExtensionState extends ToolView {
   offeredThisRun: ReadonlySet<string>;
   /** Connecting eager/keep-alive servers and learning the tools of servers not in the cache. */
   startup: Promise<void>;
-  /** Cache writes not finished yet (flushed at shutdown). */
-  readonly pendingWrites: Set<Promise<unknown>>;
+  /** Writes listed servers to the cache, batched (flushed at shutdown). */
+  readonly cacheWriter: MetadataCacheWriter;
   shutDown: boolean;
 }

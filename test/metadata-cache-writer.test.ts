@@ -1,0 +1,45 @@
+// The in-process cache writer: a session's listings are batched into few writes, none lost, the last per server wins.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { loadMetadataCache, type WriteResult } from "../metadata-cache.ts";
+import { MetadataCacheWriter } from "../metadata-cache-writer.ts";
+
+let agentDir: string | undefined;
+
+afterEach(() => {
+  if (agentDir) rmSync(agentDir, { recursive: true, force: true });
+});
+
+function entry(tool: string) {
+  return { configHash: "hash", tools: [{ name: tool }], resources: [], cachedAt: Date.now() };
+}
+
+it("keeps all 76 servers listed at once in one session, and the last listing of each", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "mcp-cache-writer-"));
+  agentDir = dir;
+  const reports: WriteResult[] = [];
+  const writer = new MetadataCacheWriter(dir, (result) => reports.push(result));
+  const names = Array.from({ length: 76 }, (_, i) => `server-${i}`);
+  for (const name of names) writer.queue(name, entry("old"));
+  for (const name of names) writer.queue(name, entry("new"));
+  await writer.flush();
+
+  expect(reports).toEqual([]);
+  const snapshot = loadMetadataCache(dir);
+  expect([...snapshot.servers.keys()].sort()).toEqual([...names].sort());
+  for (const name of names) expect(snapshot.servers.get(name)?.tools.map((tool) => tool.name)).toEqual(["new"]);
+});
+
+it("keeps entries of a write that could not be done and reports only after the retries", async () => {
+  // An agent directory that cannot be created (a NUL byte in its path): every attempt fails.
+  const dir = mkdtempSync(join(tmpdir(), "mcp-cache-writer-"));
+  agentDir = dir;
+  const reports: WriteResult[] = [];
+  const writer = new MetadataCacheWriter(join(dir, "missing", "\0bad"), (result) => reports.push(result));
+  writer.queue("a", entry("x"));
+  await writer.flush();
+  expect(reports).toHaveLength(1);
+  expect(reports[0]?.written).toBe(false);
+});
