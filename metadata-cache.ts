@@ -13,8 +13,8 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createRequire } from "node:module";
 import { writeFileAtomic } from "./atomic-file.ts";
+import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS, errorCode } from "./file-lock.ts";
 import { toProviderSafeSchema } from "./json-schema.ts";
 import type { McpResource, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
 import { errorMessage, isJsonObject } from "./guards.ts";
@@ -23,10 +23,6 @@ import { errorMessage, isJsonObject } from "./guards.ts";
 export const CACHE_VERSION = 2;
 export const CACHE_FILE_NAME = "mcp-cache.json";
 export const CACHE_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
-/** A lock not refreshed for this long belongs to a dead process and is taken over. */
-export const LOCK_STALE_MS = 5_000;
-/** Longer than LOCK_STALE_MS, so a lock left by a crashed process is recovered rather than waited out. */
-export const DEFAULT_LOCK_TIMEOUT_MS = 8_000;
 
 export interface CachedServerEntry {
   configHash: string;
@@ -152,7 +148,7 @@ export async function writeServerEntries(
     return { written: false, path, reason: `cannot create ${agentDir}: ${errorMessage(error)}` };
   }
   let compromised: Error | undefined;
-  const release = await acquireLock(path, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, (error) => {
+  const release = await acquireFileLock(path, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, (error) => {
     compromised = error;
   });
   if (typeof release === "string") return { written: false, path, reason: release };
@@ -182,31 +178,6 @@ async function readServersForMerge(path: string): Promise<ReadonlyMap<string, Ca
   } catch {
     // Missing or unreadable: rebuilt from this write's entries.
     return new Map();
-  }
-}
-
-/** Loaded by the first write, not with the extension (it costs ~18 ms, and most starts write nothing). */
-const requireModule = createRequire(import.meta.url);
-let lockfile: typeof import("proper-lockfile") | undefined;
-
-/** Returns the release function, or why the lock could not be had. */
-async function acquireLock(
-  path: string,
-  timeoutMs: number,
-  onCompromised: (error: Error) => void,
-): Promise<(() => Promise<void>) | string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      // realpath: false lets the lock exist before the cache file does.
-      lockfile ??= requireModule("proper-lockfile") as typeof import("proper-lockfile");
-      return await lockfile.lock(path, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised });
-    } catch (error) {
-      if (errorCode(error) !== "ELOCKED") return `cannot lock ${path}: ${errorMessage(error)}; write skipped`;
-      if (Date.now() >= deadline) return `${path} stayed locked by another process for ${timeoutMs} ms; write skipped`;
-      // Random back-off so that waiting processes do not retry in lockstep.
-      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
-    }
   }
 }
 
@@ -269,8 +240,3 @@ function pickResource(resource: McpResource): McpResource {
   if (typeof resource.mimeType === "string") picked.mimeType = resource.mimeType;
   return picked;
 }
-
-function errorCode(error: unknown): string | undefined {
-  return isJsonObject(error) && typeof error.code === "string" ? error.code : undefined;
-}
-

@@ -1,13 +1,14 @@
 /**
  * Call statistics (`settings.captureStats`): per MCP tool, how often it was called, how often it failed, and how
  * long calls took. Totals accumulate across sessions in a JSON file (default `<agentDir>/mcp-stats.json`), written
- * a moment after calls (`flushDelayMs`) and at shutdown. Only counts and durations are kept: never arguments or
+ * a moment after calls (`flushDelayMs`) and at shutdown, merged under a cross-process lock. Only counts and durations are kept: never arguments or
  * results.
  */
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { writeFileAtomic } from "./atomic-file.ts";
+import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "./file-lock.ts";
 import type { McpSettings } from "./types.ts";
 
 export const STATS_FILE_NAME = "mcp-stats.json";
@@ -74,13 +75,41 @@ export class CallStats {
     if (this.unflushed.size === 0) return;
     const pending = this.unflushed;
     this.unflushed = new Map();
-    try {
-      const totals = await readTotals(this.path);
-      for (const [key, stats] of pending) totals.set(key, add(totals.get(key), stats));
-      await writeFileAtomic(this.path, JSON.stringify({ version: STATS_VERSION, tools: Object.fromEntries(totals) }, null, 2));
-    } catch {
+    if (!(await mergeIntoFile(this.path, pending))) {
       for (const [key, stats] of pending) this.unflushed.set(key, add(this.unflushed.get(key), stats));
     }
+  }
+}
+
+/**
+ * Adds these figures to the file's totals under the cross-process lock (two processes merging at once used to lose
+ * each other's calls). False when it could not be done: the caller keeps the figures for the next flush.
+ */
+async function mergeIntoFile(path: string, pending: ReadonlyMap<string, ToolCallStats>): Promise<boolean> {
+  let compromised = false;
+  try {
+    await mkdir(dirname(path), { recursive: true });
+  } catch {
+    return false;
+  }
+  const release = await acquireFileLock(path, DEFAULT_LOCK_TIMEOUT_MS, () => {
+    compromised = true;
+  });
+  if (typeof release === "string") return false;
+  try {
+    const totals = await readTotals(path);
+    for (const [key, stats] of pending) totals.set(key, add(totals.get(key), stats));
+    await writeFileAtomic(path, JSON.stringify({ version: STATS_VERSION, tools: Object.fromEntries(totals) }, null, 2), {
+      beforeRename: () => {
+        // Another process took the lock over (ours looked stale): renaming now could undo its merge.
+        if (compromised) throw new Error("stats lock lost");
+      },
+    });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await release().catch(() => undefined);
   }
 }
 

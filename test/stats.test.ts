@@ -54,4 +54,20 @@ describe("call statistics", () => {
     stats.record("srv", "echo", 1, true);
     await expect.poll(() => readStats(stats.path).catch(() => undefined), { timeout: 5_000 }).toMatchObject({ tools: { "srv/echo": { calls: 1 } } });
   });
+
+  test("two trackers writing one file at once (as two Pi processes do) lose no call", async () => {
+    const trackers = [0, 1].map(() => createCallStats({ captureStats: true }, dir)!);
+    await Promise.all(
+      trackers.map(async (tracker, index) => {
+        for (let call = 0; call < 300; call++) {
+          tracker.record(`server-${index}`, "tool", 1, true);
+          void tracker.flush();
+          if (call % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
+        }
+        await tracker.flush();
+      }),
+    );
+    const { tools } = await readStats(join(dir, STATS_FILE_NAME));
+    expect(tools["server-0/tool"].calls + tools["server-1/tool"].calls).toBe(600);
+  });
 });
