@@ -119,6 +119,11 @@ class LiveConnection implements ServerConnection {
   resourceProblems: string[] = [];
   /** list_changed refreshes run one after another, so an older answer never overwrites a newer one. */
   refreshQueue: Promise<void> = Promise.resolve();
+  /**
+   * Per list, whether a list_changed refresh runs and whether another notification came meanwhile: notifications that
+   * arrive during a refresh are merged into one more (a storm of 300 gave 301 listings and as many cache writes).
+   */
+  readonly followed = { tools: { running: false, pending: false }, resources: { running: false, pending: false } };
   private probe?: ProcessProbe;
   private aliveAt = Number.NEGATIVE_INFINITY;
 
@@ -550,15 +555,25 @@ export class McpServerManager {
   }
 
   private async followListChanged(connection: LiveConnection, list: "tools" | "resources"): Promise<void> {
+    const followed = connection.followed[list];
+    followed.pending = true;
+    if (followed.running) return;
+    followed.running = true;
     try {
-      await this.refreshList(connection, list);
+      while (followed.pending) {
+        followed.pending = false;
+        await this.refreshList(connection, list);
+        try {
+          this.onMetadataChanged?.(connection.name);
+        } catch {
+          // A failing listener must not break the connection.
+        }
+      }
     } catch {
-      return; // The server went away meanwhile; reconnecting reads everything again.
-    }
-    try {
-      this.onMetadataChanged?.(connection.name);
-    } catch {
-      // A failing listener must not break the connection.
+      // The server went away meanwhile; reconnecting reads everything again.
+    } finally {
+      followed.running = false;
+      followed.pending = false;
     }
   }
 

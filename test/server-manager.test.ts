@@ -160,6 +160,18 @@ describe("tools and resources", () => {
     expect(metadataChanged).toEqual(["changing"]);
     expect(manager.getConnection("changing")!.tools.map((tool) => tool.name)).toContain("added_tool");
   });
+
+  it("merges a storm of 300 tools/list_changed into at most one refresh in flight and one pending; the newest list wins", async () => {
+    await manager.connect(fixtureDef("stormy", {}));
+    await manager.callTool("stormy", "storm", { count: 300 });
+    await waitFor(() => manager.getConnection("stormy")!.tools.some((tool) => tool.name === "storm_v_300"));
+    // The server counts the listings it served; asking again (one more storm of 1) reads the count.
+    const counted = await manager.callTool("stormy", "storm", { count: 1 });
+    const listings = Number((counted.content[0] as { text: string }).text);
+    expect(listings).toBeLessThanOrEqual(3); // the listing at connect, one refresh in flight, one pending
+    await waitFor(() => manager.getConnection("stormy")!.tools.some((tool) => tool.name === "storm_v_1"));
+    expect(manager.getConnection("stormy")!.tools.filter((tool) => tool.name.startsWith("storm_v_")).map((tool) => tool.name)).toEqual(["storm_v_1"]);
+  });
 });
 
 describe("calls", () => {
