@@ -38,6 +38,8 @@ import { createUi } from "./ui.ts";
 
 export const CONFIG_FLAG = "mcp-config";
 const BOOTSTRAP_CONCURRENCY = 10;
+/** How long shutdown waits for the last cache writes (a lock held by another process must not hold Pi open). */
+const SHUTDOWN_CACHE_FLUSH_MS = 5_000;
 
 /** The view built at module scope, and what it was built from (to tell whether the session may reuse it). */
 interface EarlyView {
@@ -277,7 +279,7 @@ export class McpAdapter {
     this.state = undefined;
     state.shutDown = true;
     await state.lifecycle.stop();
-    await Promise.allSettled([state.cacheWriter.flush(), state.stats?.flush()]);
+    await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_CACHE_FLUSH_MS), state.stats?.flush()]);
   }
 }
 

@@ -34,10 +34,27 @@ export class MetadataCacheWriter {
     });
   }
 
-  /** Resolves when every queued entry is written or given up on. */
-  async flush(): Promise<void> {
-    while (this.running) await this.running;
+  /**
+   * Resolves when every queued entry is written or given up on, or after `maxWaitMs` (shutdown must not wait out
+   * three lock timeouts of another process).
+   */
+  async flush(maxWaitMs = Number.POSITIVE_INFINITY): Promise<void> {
+    let expired = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      if (!Number.isFinite(maxWaitMs)) return;
+      timer = setTimeout(() => {
+        expired = true;
+        resolve();
+      }, maxWaitMs);
+    });
+    try {
+      while (this.running && !expired) await Promise.race([this.running, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
+
 
   private async drain(): Promise<void> {
     let failures = 0;

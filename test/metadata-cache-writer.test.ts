@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { loadMetadataCache, type WriteResult } from "../metadata-cache.ts";
+import { acquireFileLock } from "../file-lock.ts";
+import { getCachePath, loadMetadataCache, type WriteResult } from "../metadata-cache.ts";
 import { MetadataCacheWriter } from "../metadata-cache-writer.ts";
 
 let agentDir: string | undefined;
@@ -42,4 +43,18 @@ it("keeps entries of a write that could not be done and reports only after the r
   await writer.flush();
   expect(reports).toHaveLength(1);
   expect(reports[0]?.written).toBe(false);
+});
+
+it("a bounded flush returns while another process holds the lock, and the entry is written once it is released", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "mcp-cache-writer-"));
+  agentDir = dir;
+  const release = await acquireFileLock(getCachePath(dir), 1_000, () => undefined);
+  if (typeof release === "string") throw new Error(release);
+  const writer = new MetadataCacheWriter(dir, () => undefined);
+  writer.queue("a", entry("x"));
+  await writer.flush(50);
+  expect(loadMetadataCache(dir).servers.has("a")).toBe(false);
+  await release();
+  await writer.flush();
+  expect(loadMetadataCache(dir).servers.has("a")).toBe(true);
 });
