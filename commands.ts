@@ -73,6 +73,9 @@ export function statusReport(state: McpExtensionState): string {
   for (const server of servers) lines.push(...serverStatus(state, server));
   const problems = state.config.problems.filter((problem) => problem.level === "error");
   if (problems.length > 0) lines.push("Config errors (these servers were skipped):", ...problems.map((problem) => `  ${problem.message}`));
+  // Warnings of a listed server are shown with it; these are the others (settings, files, unlisted servers).
+  const warnings = state.config.problems.filter((problem) => problem.level === "warning" && !state.servers.has(problem.server ?? ""));
+  if (warnings.length > 0) lines.push("Config warnings:", ...warnings.map((problem) => `  ${problem.message}`));
   return lines.join("\n");
 }
 
@@ -92,6 +95,8 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
     live.pid ? `pid ${live.pid}` : undefined,
   ].filter(Boolean);
   const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${source}`];
+  // Fields it has that are not supported, values replaced by a default: the server loaded, but not quite as written.
+  for (const problem of state.config.problems) if (problem.level === "warning" && problem.server === server.name) lines.push(`    warning: ${problem.message}`);
   // What its tools/list or resources/list answer had that could not be used (dropped entries, endless pages).
   for (const problem of state.manager.getConnection(server.name)?.problems ?? []) lines.push(`    ${problem}`);
   const calls = state.stats ? callSummary([...state.stats.sessionStats(server.name).values()]) : undefined;

@@ -2,10 +2,15 @@
  * Validating one server entry or one `settings` object written in our format (host files are first mapped to it by
  * config-imports.ts) and substituting variables in it. Every problem names the file, the server and the field;
  * nothing here throws.
+ *
+ * Configs written for pi-mcp-adapter 2.x (upstream, which reads the same files) must not lose a server: its fields
+ * we lack are unknown fields (a warning), and a behaviour field with a value we do not know falls back to its default
+ * with a warning (an unknown `lifecycle` is `lazy`; an unreadable `approveTools` asks for every tool: fail closed).
  */
 import { configProblem, describeValue, isPlainObject, type ProblemLocation } from "./config-problems.ts";
 import { expandHome, interpolate, pathModule, type InterpolationContext, type InterpolationIssue } from "./interpolation.ts";
 import type {
+  ApprovalRule,
   AuthKind,
   CaptureStatsSettings,
   ConfigProblem,
@@ -52,13 +57,13 @@ export interface ConfigLayer {
 type Checked<T> = { ok: true; value: T } | { ok: false; expected: string; at?: string };
 type Check<T> = (value: unknown) => Checked<T>;
 
-const LIFECYCLES: readonly LifecycleMode[] = ["lazy", "eager", "keep-alive"];
+const LIFECYCLES: readonly LifecycleMode[] = ["lazy", "eager", "keep-alive", "lazy-keep-alive"];
 const OAUTH_GRANT_TYPES: readonly OAuthGrantType[] = ["authorization_code", "client_credentials"];
 /** JWS algorithms for private_key_jwt (RFC 7518, RFC 8037). */
 const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
 /** Fields of the `oauth` object that only the client_credentials grant uses. */
 const CLIENT_CREDENTIALS_ONLY = ["authorizationServer", "privateKey", "signingAlgorithm"] as const;
-const TOOL_PREFIXES: readonly ToolPrefixMode[] = ["server", "short", "none"];
+const TOOL_PREFIXES: readonly ToolPrefixMode[] = ["server", "short", "none", "mcp"];
 /** Spellings of `type` found in real host files. */
 const TRANSPORT_NAMES: Readonly<Record<string, TransportKind>> = {
   stdio: "stdio",
@@ -116,6 +121,16 @@ function number(minimum: number, inclusive: boolean): Check<number> {
 const booleanOrStringList: Check<boolean | string[]> = (value) =>
   typeof value === "boolean" ? { ok: true, value } : withExpectation(stringList(value), "must be true, false or an array of strings");
 
+/** `"search"` is upstream's name for what we always do (tools found through search): the same as `false`. */
+const directToolsField: Check<boolean | string[]> = (value) =>
+  value === "search" ? { ok: true, value: false } : withExpectation(booleanOrStringList(value), `must be true, false, "search" or an array of strings (got ${quoteIfString(value)})`);
+
+const directToolsSetting: Check<boolean> = (value) =>
+  value === "search" ? { ok: true, value: false } : withExpectation(boolean(value), `must be true, false or "search" (got ${quoteIfString(value)})`);
+
+const approvalRule: Check<ApprovalRule> = (value) =>
+  withExpectation(booleanOrStringList(value), `must be true, false or an array of tool names or patterns (got ${quoteIfString(value)})`);
+
 function withExpectation<T>(checked: Checked<T>, expected: string): Checked<T> {
   return checked.ok || checked.at !== undefined ? checked : { ok: false, expected };
 }
@@ -159,10 +174,32 @@ const BEHAVIOUR_CHECKS = {
   idleTimeout: number(0, true),
   startupTimeoutMs: number(0, false),
   exposeResources: boolean,
-  directTools: booleanOrStringList,
+  directTools: directToolsField,
+  includeTools: stringList,
   excludeTools: stringList,
+  approveTools: approvalRule,
+  toolPrefix: oneOf(TOOL_PREFIXES),
   debug: boolean,
 } satisfies Record<string, Check<unknown>>;
+
+/** What a bad value of a behaviour field falls back to (with a warning) instead of costing the server. */
+interface Fallback {
+  /** Said after the problem: what applies instead. */
+  means: string;
+  /** Used in its place; none = the field is left out (its default applies). */
+  value?: unknown;
+}
+
+const BEHAVIOUR_FALLBACKS: Readonly<Record<string, Fallback>> = {
+  lifecycle: { means: `using "lazy"` },
+  idleTimeout: { means: "using the default" },
+  startupTimeoutMs: { means: "using the default (30000)" },
+  exposeResources: { means: "using the default (true)" },
+  directTools: { means: "ignored (tools are found through ToolSearch)" },
+  toolPrefix: { means: "ignored (settings.toolPrefix applies)" },
+  debug: { means: "ignored" },
+  approveTools: { means: "every tool of this server asks before it runs", value: true },
+};
 
 const CONNECTION_CHECKS = {
   command: nonEmptyString,
@@ -212,7 +249,7 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
     problems.push(configProblem("error", at(), `must be an object (got ${describeValue(raw)})`));
     return { kind: "invalid" };
   }
-  const fields = checkFields(raw, ALL_CHECKS, "", options, at, problems) as RawFields | undefined;
+  const fields = checkFields(raw, ALL_CHECKS, "", options, at, problems, BEHAVIOUR_FALLBACKS) as RawFields | undefined;
   if (!fields) return { kind: "invalid" };
   const enabled = fields.disabled === true ? false : fields.enabled;
   const behaviour = behaviourEntry(fields, enabled);
@@ -261,7 +298,10 @@ function locator(server: string, options: EntryOptions): Locator {
   };
 }
 
-/** The fields of an object (the entry, or an object in it: `prefix` names it), each checked; undefined on an error. */
+/**
+ * The fields of an object (the entry, or an object in it: `prefix` names it), each checked; undefined on an error.
+ * A bad value of a field with a fallback is a warning instead.
+ */
 function checkFields(
   raw: Record<string, unknown>,
   checks: Readonly<Record<string, Check<unknown>>>,
@@ -269,6 +309,7 @@ function checkFields(
   options: EntryOptions,
   at: Locator,
   problems: ConfigProblem[],
+  fallbacks: Readonly<Record<string, Fallback>> = {},
 ): Record<string, unknown> | undefined {
   const fields: Record<string, unknown> = {};
   let valid = true;
@@ -279,8 +320,12 @@ function checkFields(
       continue;
     }
     const checked = check(value);
+    const fallback = Object.hasOwn(fallbacks, key) ? fallbacks[key] : undefined;
     if (checked.ok) {
       fields[key] = checked.value;
+    } else if (fallback) {
+      problems.push(configProblem("warning", at(prefix + key + (checked.at ?? "")), `${checked.expected}; ${fallback.means}`));
+      if (fallback.value !== undefined) fields[key] = fallback.value;
     } else {
       problems.push(configProblem("error", at(prefix + key + (checked.at ?? "")), checked.expected));
       valid = false;
@@ -346,7 +391,10 @@ function behaviourEntry(fields: RawFields, enabled: boolean | undefined): Server
   if (fields.startupTimeoutMs !== undefined) entry.startupTimeoutMs = fields.startupTimeoutMs;
   if (fields.exposeResources !== undefined) entry.exposeResources = fields.exposeResources;
   if (fields.directTools !== undefined) entry.directTools = fields.directTools;
+  if (fields.includeTools !== undefined) entry.includeTools = fields.includeTools;
   if (fields.excludeTools !== undefined) entry.excludeTools = fields.excludeTools;
+  if (fields.approveTools !== undefined) entry.approveTools = fields.approveTools;
+  if (fields.toolPrefix !== undefined) entry.toolPrefix = fields.toolPrefix;
   if (fields.debug !== undefined) entry.debug = fields.debug;
   return entry;
 }
@@ -461,11 +509,16 @@ function checkUrl(url: string): string | undefined {
 const SETTINGS_CHECKS = {
   toolPrefix: oneOf(TOOL_PREFIXES),
   idleTimeout: number(0, true),
-  directTools: boolean,
+  directTools: directToolsSetting,
+  approveTools: approvalRule,
   toonEncode: booleanOrStringList,
 } satisfies Record<string, Check<unknown>>;
 
-/** An invalid setting is reported and left out; the others still apply. */
+const SETTINGS_FALLBACKS: Readonly<Record<string, Fallback>> = {
+  approveTools: { means: "every MCP tool asks before it runs", value: true },
+};
+
+/** An invalid setting is reported and left out (or set to its fail-closed fallback); the others still apply. */
 export function parseSettings(raw: unknown, file: string, context: InterpolationContext, problems: ConfigProblem[]): McpSettings {
   if (raw === undefined) return {};
   if (!isPlainObject(raw)) {
@@ -486,8 +539,12 @@ export function parseSettings(raw: unknown, file: string, context: Interpolation
       continue;
     }
     const checked = check(value);
+    const fallback = Object.hasOwn(SETTINGS_FALLBACKS, key) ? SETTINGS_FALLBACKS[key] : undefined;
     if (checked.ok) settings[key] = checked.value;
-    else problems.push(configProblem("error", { file, field: field + (checked.at ?? "") }, checked.expected));
+    else if (fallback) {
+      problems.push(configProblem("warning", { file, field: field + (checked.at ?? "") }, `${checked.expected}; ${fallback.means}`));
+      settings[key] = fallback.value;
+    } else problems.push(configProblem("error", { file, field: field + (checked.at ?? "") }, checked.expected));
   }
   return settings as McpSettings;
 }

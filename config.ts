@@ -1,5 +1,6 @@
 /**
- * Loading the adapter's configuration: our own files (user, shared project, Pi project), the other hosts' files named
+ * Loading the adapter's configuration: our own files (user, shared project, Pi project, and the host-neutral
+ * `~/.config/mcp/mcp.json` that upstream 2.x reads too), the other hosts' files named
  * in `imports`, merged by precedence. Synchronous (the extension loads it at module scope) and it never throws:
  * a broken file or server becomes a `ConfigProblem`, and everything else still loads.
  */
@@ -36,11 +37,14 @@ export interface LoadConfigOptions {
   platform?: NodeJS.Platform;
 }
 
-/** Our own files, highest precedence first. */
-const OWN_FILES: ReadonlyArray<{ kind: Extract<ConfigSourceKind, "project" | "project-shared" | "user">; label: string }> = [
+type OwnFileKind = Extract<ConfigSourceKind, "project" | "project-shared" | "user" | "user-shared">;
+
+/** Files in our format, highest precedence first. */
+const OWN_FILES: ReadonlyArray<{ kind: OwnFileKind; label: string }> = [
   { kind: "project", label: ".pi/mcp.json" },
   { kind: "project-shared", label: ".mcp.json" },
   { kind: "user", label: "mcp.json" },
+  { kind: "user-shared", label: "~/.config/mcp/mcp.json" },
 ];
 
 const OWN_TOP_LEVEL_KEYS = new Set(["mcpServers", "mcp-servers", "imports", "settings", "$schema"]);
@@ -64,8 +68,11 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
 function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
   const context = interpolationContext(options);
   const problems: ConfigProblem[] = [];
+  const userFile = ownFilePath("user", options, context);
   const ownFiles = OWN_FILES.flatMap(({ kind }) => {
     const file = ownFilePath(kind, options, context);
+    // `--mcp-config ~/.config/mcp/mcp.json` makes the shared file the user file: it is read once.
+    if (kind === "user-shared" && file === userFile) return [];
     const own = readOwnFile(kind, file, context, problems);
     if (!own && kind === "user" && options.configPath !== undefined) {
       problems.push(configProblem("warning", { file }, "the file given with --mcp-config does not exist"));
@@ -88,13 +95,15 @@ function interpolationContext(options: LoadConfigOptions): InterpolationContext 
   return { env, platform, homeDir, cwd: pathModule(platform).resolve(options.cwd) };
 }
 
-function ownFilePath(kind: OwnFile["layer"]["source"]["kind"], options: LoadConfigOptions, context: InterpolationContext): string {
+function ownFilePath(kind: OwnFileKind, options: LoadConfigOptions, context: InterpolationContext): string {
   const { join, resolve } = pathModule(context.platform);
   switch (kind) {
     case "project":
       return join(context.cwd, ".pi", "mcp.json");
     case "project-shared":
       return join(context.cwd, ".mcp.json");
+    case "user-shared":
+      return join(context.homeDir, ".config", "mcp", "mcp.json");
     default:
       return options.configPath !== undefined
         ? resolve(context.cwd, expandHome(options.configPath, context.homeDir, context.platform))

@@ -23,7 +23,7 @@ import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./elicitation.ts";
 import { errorMessage } from "./guards.ts";
 import { detectHost } from "./host.ts";
-import { McpLifecycleManager } from "./lifecycle.ts";
+import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
 import { MetadataCacheWriter } from "./metadata-cache-writer.ts";
 import { McpServerManager, NeedsAuthError } from "./server-manager.ts";
@@ -262,7 +262,7 @@ export class McpAdapter {
   private async runStartup(state: McpExtensionState): Promise<void> {
     const rules = directRules(state.config);
     const uncached = [...state.servers.values()].filter(
-      (server) => server.enabled !== false && (server.lifecycle ?? "lazy") === "lazy" && !state.catalogs.has(server.name),
+      (server) => server.enabled !== false && connectsOnFirstUse(server) && !state.catalogs.has(server.name),
     );
     await Promise.all([state.lifecycle.connectStartupServers(), bootstrap(state, uncached)]);
     if (state.shutDown) return;
@@ -308,7 +308,7 @@ function sameConfig(a: LoadedConfig, b: LoadedConfig): boolean {
 }
 
 /**
- * Lazy servers missing from the cache are started once to learn their tools, then ended again (unless a call is
+ * Lazy (and lazy-keep-alive) servers missing from the cache are started once to learn their tools, then ended again (unless a call is
  * already using them): lazy means no process until a tool is called.
  */
 async function bootstrap(state: McpExtensionState, servers: readonly ServerDefinition[]): Promise<void> {
@@ -319,7 +319,7 @@ async function bootstrap(state: McpExtensionState, servers: readonly ServerDefin
         () => true,
         () => false, // reported through onConnectFailed
       );
-      if (connected && !state.shutDown && state.manager.isIdle(server.name, 0)) await state.manager.close(server.name);
+      if (connected && !state.shutDown && state.manager.isIdle(server.name, 0)) await state.lifecycle.closeAfterListing(server.name);
     }
   };
   await Promise.all(Array.from({ length: Math.min(BOOTSTRAP_CONCURRENCY, queue.length) }, worker));

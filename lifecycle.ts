@@ -1,6 +1,8 @@
 /**
  * When servers connect and disconnect: `lazy` ones on first use, `eager` and `keep-alive` ones at startup; idle
  * servers are closed, dropped `keep-alive` servers revived; a server that failed is left alone for a while.
+ * `lazy-keep-alive` (upstream 2.x's mode) connects on first use like `lazy`, and from then on is `keep-alive`: never
+ * idle-closed, revived when it drops. Being started only to learn its tools (init.ts bootstrap) is not a use.
  *
  * - Failure backoff: after a failed connect no new attempt for `FAILURE_BACKOFF_MS`; the error says when the next
  *   one may happen. A successful connect clears it.
@@ -63,6 +65,8 @@ export class McpLifecycleManager {
   private readonly revivals = new Map<string, Revivals>();
   /** Closed for being idle: they come back on next use, not by revival. */
   private readonly idleClosed = new Set<string>();
+  /** `lazy-keep-alive` servers connected for use: kept up like `keep-alive` from then on. */
+  private readonly inUse = new Set<string>();
   /** Connections already reported through onReconnect (one connect may be awaited by several callers). */
   private readonly announced = new WeakSet<ServerConnection>();
   private healthTimer: ReturnType<typeof setInterval> | undefined;
@@ -93,7 +97,7 @@ export class McpLifecycleManager {
 
   /** Connects the `eager` and `keep-alive` servers, at most 10 at a time. Never rejects. */
   async connectStartupServers(): Promise<Map<string, ServerConnection | Error>> {
-    const defs = [...this.servers.values()].filter((def) => modeOf(def) !== "lazy");
+    const defs = [...this.servers.values()].filter((def) => !connectsOnFirstUse(def));
     const results = await this.manager.connectAll(defs);
     const settled = new Map<string, ServerConnection | Error>();
     for (const [name, result] of results) {
@@ -130,15 +134,23 @@ export class McpLifecycleManager {
     return this.healthCheck;
   }
 
-  /** For Pi's `turn_end`: bring back `eager` and `keep-alive` servers that dropped (not those closed for idling). */
-  async reviveDropped(): Promise<void> {
-    await Promise.all([...this.servers.values()].filter((def) => modeOf(def) !== "lazy").map((def) => this.revive(def)));
+  /**
+   * Ends a server that was started only to learn its tools: a `lazy-keep-alive` one is then not in use (not revived).
+   */
+  async closeAfterListing(name: string): Promise<void> {
+    this.inUse.delete(name);
+    await this.manager.close(name);
   }
 
-  /** 0 = never idle-closed: `keep-alive`, `eager` without its own `idleTimeout`, or `idleTimeout: 0`. */
+  /** For Pi's `turn_end`: bring back `eager` and kept-alive servers that dropped (not those closed for idling). */
+  async reviveDropped(): Promise<void> {
+    await Promise.all([...this.servers.values()].filter((def) => modeOf(def) === "eager" || this.keptAlive(def)).map((def) => this.revive(def)));
+  }
+
+  /** 0 = never idle-closed: `keep-alive`, `lazy-keep-alive`, `eager` without its own `idleTimeout`, or `idleTimeout: 0`. */
   getIdleTimeoutMs(name: string): number {
     const def = this.servers.get(name);
-    if (!def || modeOf(def) === "keep-alive") return 0;
+    if (!def || modeOf(def) === "keep-alive" || modeOf(def) === "lazy-keep-alive") return 0;
     const minutes = def.idleTimeout ?? (modeOf(def) === "eager" ? 0 : (this.settings.idleTimeout ?? DEFAULT_IDLE_TIMEOUT_MINUTES));
     return Math.max(0, minutes) * 60_000;
   }
@@ -174,6 +186,7 @@ export class McpLifecycleManager {
     if (!(result instanceof Error)) {
       this.failures.delete(name);
       this.idleClosed.delete(name);
+      if (modeOf(this.servers.get(name)) === "lazy-keep-alive") this.inUse.add(name);
       if (!this.announced.has(result)) {
         this.announced.add(result);
         this.notify(() => this.callbacks.onReconnect?.(name));
@@ -192,8 +205,13 @@ export class McpLifecycleManager {
 
   private async healthCheckPass(): Promise<void> {
     await Promise.all(
-      [...this.servers.values()].map((def) => (modeOf(def) === "keep-alive" ? this.revive(def) : this.closeIfIdle(def))),
+      [...this.servers.values()].map((def) => (this.keptAlive(def) ? this.revive(def) : this.closeIfIdle(def))),
     );
+  }
+
+  /** `keep-alive`, or `lazy-keep-alive` once in use: revived when it drops. */
+  private keptAlive(def: ServerDefinition): boolean {
+    return modeOf(def) === "keep-alive" || (modeOf(def) === "lazy-keep-alive" && this.inUse.has(def.name));
   }
 
   private async revive(def: ServerDefinition): Promise<void> {
@@ -234,8 +252,13 @@ export class McpLifecycleManager {
   }
 }
 
-function modeOf(def: ServerDefinition): LifecycleMode {
-  return def.lifecycle ?? "lazy";
+function modeOf(def: ServerDefinition | undefined): LifecycleMode {
+  return def?.lifecycle ?? "lazy";
+}
+
+/** Not started with the session: `lazy` and `lazy-keep-alive`. Their tools come from the cache, or a bootstrap. */
+export function connectsOnFirstUse(def: ServerDefinition): boolean {
+  return modeOf(def) === "lazy" || modeOf(def) === "lazy-keep-alive";
 }
 
 /** 0 before the first revival, then 5 s, 10 s, 20 s, … capped at a minute. */

@@ -12,6 +12,11 @@ export function resourceToolName(resource: McpResource): string {
   return `${RESOURCE_TOOL_PREFIX}${slug || `resource_${shortHash(resource.uri)}`}`;
 }
 
+/** The name pi-mcp-adapter 2.x gives the same resource tool (`read_<resource>`): its filters may use it. */
+export function upstreamResourceToolName(requestName: string): string {
+  return `read_${requestName.slice(RESOURCE_TOOL_PREFIX.length)}`;
+}
+
 export function resourceToolDescription(resource: McpResource): string {
   const read = `Read resource: ${resource.uri}`;
   return resource.description ? `${read}\n${resource.description}` : read;

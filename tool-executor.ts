@@ -92,10 +92,9 @@ async function findUnlistedTool(state: McpExtensionState, piName: string): Promi
 }
 
 function serverByPrefix(state: McpExtensionState, piName: string): string | undefined {
-  const mode = state.config.settings.toolPrefix ?? "server";
-  if (mode === "none") return undefined;
-  for (const name of state.servers.keys()) {
-    if (state.catalogs.has(name)) continue;
+  for (const [name, server] of state.servers) {
+    const mode = server.toolPrefix ?? state.config.settings.toolPrefix ?? "server";
+    if (mode === "none" || state.catalogs.has(name)) continue;
     if (piName.startsWith(`${getServerPrefix(name, mode)}${PREFIX_SEPARATOR}`)) return name;
   }
   return undefined;

@@ -1,10 +1,12 @@
 /**
  * Builds the tools the model sees (`ToolMetadata`) from every server's tools and resources at once: names are
  * allocated globally because they collide across servers (toolPrefix `none`/`short`), schemas are made safe for
- * every provider, and `excludeTools` is applied.
+ * every provider, and `includeTools` / `excludeTools` are applied (tool-filters.ts). A server's own `toolPrefix`
+ * wins over the setting.
  */
 import { toProviderSafeSchema } from "./json-schema.ts";
-import { resourceToolDescription, resourceToolName } from "./resource-tools.ts";
+import { resourceToolDescription, resourceToolName, upstreamResourceToolName } from "./resource-tools.ts";
+import { isToolFilteredOut, type ToolFilter } from "./tool-filters.ts";
 import type {
   McpResource,
   McpTool,
@@ -14,7 +16,7 @@ import type {
   ToolNameRequest,
   ToolPrefixMode,
 } from "./types.ts";
-import { allocateToolNames, formatToolName, isToolExcluded, shortHash, toolKey } from "./types.ts";
+import { allocateToolNames, formatToolName, shortHash, toolKey } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
 
 /** One server's tools and resources, live or from the metadata cache. */
@@ -38,7 +40,7 @@ export interface SkippedTool {
 }
 
 export interface ToolMetadataIndex {
-  /** Every catalog's server, in catalog order (an empty list when all its tools are excluded). */
+  /** Every catalog's server, in catalog order (an empty list when all its tools are filtered out). */
   byServer: Map<string, ToolMetadata[]>;
   /** Pi tool name → metadata. */
   byName: Map<string, ToolMetadata>;
@@ -51,9 +53,11 @@ export interface ToolMetadataIndex {
 interface Candidate {
   serverName: string;
   requestName: string;
-  /** Names `excludeTools` may use for it, besides the Pi name it is given. */
-  excludableNames: string[];
-  excludeTools: readonly string[] | undefined;
+  /** Names `includeTools` / `excludeTools` may use for it, besides the Pi name it is given. */
+  filterNames: string[];
+  filter: ToolFilter;
+  /** The server's own `toolPrefix`, when it has one. */
+  mode: ToolPrefixMode | undefined;
   build(piName: string): ToolMetadata;
 }
 
@@ -70,7 +74,7 @@ export function buildToolMetadata(catalogs: readonly ServerCatalog[], settings: 
       continue;
     }
     byServer.set(serverName, []);
-    candidates.push(...collectCandidates(catalog, skipped).filter((candidate) => !isExcludedBeforeAllocation(candidate, mode)));
+    candidates.push(...collectCandidates(catalog, skipped).filter((candidate) => !isFilteredOutBeforeAllocation(candidate, mode)));
   }
 
   const allocation = allocateToolNames(candidates.map(toRequest), mode);
@@ -80,7 +84,7 @@ export function buildToolMetadata(catalogs: readonly ServerCatalog[], settings: 
     const key = toolKey(candidate.serverName, candidate.requestName);
     const piName = allocation.names.get(key) as string;
     // Someone may exclude a tool by the hashed name it was given after a conflict.
-    if (isToolExcluded(candidate.excludeTools, candidate.requestName, piName)) {
+    if (isToolFilteredOut(candidate.filter, candidate.serverName, [...candidate.filterNames, piName])) {
       excludedKeys.add(key);
       continue;
     }
@@ -92,15 +96,16 @@ export function buildToolMetadata(catalogs: readonly ServerCatalog[], settings: 
   return { byServer, byName, conflicts, skipped };
 }
 
-/** Excluded tools take no part in name allocation, so they cannot push another tool to a hashed name. */
-function isExcludedBeforeAllocation(candidate: Candidate, mode: ToolPrefixMode): boolean {
-  return candidate.excludableNames.some((name) =>
-    isToolExcluded(candidate.excludeTools, name, formatToolName(name, candidate.serverName, mode)),
-  );
+/** Filtered-out tools take no part in name allocation, so they cannot push another tool to a hashed name. */
+function isFilteredOutBeforeAllocation(candidate: Candidate, mode: ToolPrefixMode): boolean {
+  const wanted = formatToolName(candidate.requestName, candidate.serverName, candidate.mode ?? mode);
+  return isToolFilteredOut(candidate.filter, candidate.serverName, [...candidate.filterNames, wanted]);
 }
 
 function toRequest(candidate: Candidate): ToolNameRequest {
-  return { serverName: candidate.serverName, originalName: candidate.requestName };
+  const request: ToolNameRequest = { serverName: candidate.serverName, originalName: candidate.requestName };
+  if (candidate.mode) request.mode = candidate.mode;
+  return request;
 }
 
 function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Candidate[] {
@@ -144,8 +149,9 @@ function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe
   return {
     serverName,
     requestName: tool.name,
-    excludableNames: [tool.name],
-    excludeTools: definition.excludeTools,
+    filterNames: [tool.name],
+    filter: definition,
+    mode: definition.toolPrefix,
     build: (piName) => ({
       name: piName,
       serverName,
@@ -161,8 +167,9 @@ function resourceCandidate(definition: ServerDefinition, resource: McpResource, 
   return {
     serverName,
     requestName,
-    excludableNames: [requestName, resource.name],
-    excludeTools: definition.excludeTools,
+    filterNames: [requestName, upstreamResourceToolName(requestName), resource.name],
+    filter: definition,
+    mode: definition.toolPrefix,
     build: (piName) => ({
       name: piName,
       serverName,

@@ -7,8 +7,12 @@ import { createHash } from "node:crypto";
 // Configuration
 // ---------------------------------------------------------------------------------------------
 
-export type LifecycleMode = "lazy" | "eager" | "keep-alive";
-export type ToolPrefixMode = "server" | "short" | "none";
+/** `lazy-keep-alive`: connected on first use like `lazy`, then kept up like `keep-alive` (upstream 2.x's mode). */
+export type LifecycleMode = "lazy" | "eager" | "keep-alive" | "lazy-keep-alive";
+/** `mcp`: `mcp__<server>__<tool>`, the `server` name behind an `mcp__` prefix (upstream 2.x's mode, Claude Code's names). */
+export type ToolPrefixMode = "server" | "short" | "none" | "mcp";
+/** Tools that ask the user before they run: all (`true`), none (`false`), or those matching these patterns. */
+export type ApprovalRule = boolean | string[];
 export type TransportKind = "stdio" | "http" | "sse";
 export type AuthKind = "bearer" | "oauth";
 export type OAuthGrantType = "authorization_code" | "client_credentials";
@@ -61,7 +65,14 @@ export interface ServerEntry {
   startupTimeoutMs?: number;
   exposeResources?: boolean;
   directTools?: boolean | string[];
+  /** Only these tools (names or globs); `excludeTools` is applied after it. */
+  includeTools?: string[];
+  /** Names or globs of tools hidden. */
   excludeTools?: string[];
+  /** Overrides `settings.approveTools` for this server. */
+  approveTools?: ApprovalRule;
+  /** Overrides `settings.toolPrefix` for this server. */
+  toolPrefix?: ToolPrefixMode;
   debug?: boolean;
 }
 
@@ -75,12 +86,15 @@ export interface McpSettings {
   /** Minutes; default 10; 0 disables idle shutdown. */
   idleTimeout?: number;
   directTools?: boolean;
+  /** Default for servers without their own `approveTools`; unset = no approval asked. */
+  approveTools?: ApprovalRule;
   toonEncode?: boolean | string[];
   captureStats?: boolean | CaptureStatsSettings;
 }
 
 /** Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process. */
-export type ConfigSourceKind = "user" | "project" | "project-shared" | ImportKind;
+/** `user-shared`: `~/.config/mcp/mcp.json`, the host-neutral file upstream 2.x reads too. */
+export type ConfigSourceKind = "user" | "project" | "project-shared" | "user-shared" | ImportKind;
 
 export interface ConfigSource {
   kind: ConfigSourceKind;
@@ -176,6 +190,7 @@ function sanitizeNamePart(text: string, allowHyphen: boolean): string {
 
 export function getServerPrefix(serverName: string, mode: ToolPrefixMode): string {
   if (mode === "none") return "";
+  if (mode === "mcp") return `mcp${PREFIX_SEPARATOR}${getServerPrefix(serverName, "server")}`;
   const base = mode === "short" ? serverName.replace(/[-_]mcp$/i, "").replace(/^mcp[-_]/i, "") || serverName : serverName;
   return sanitizeNamePart(base, false);
 }
@@ -201,6 +216,8 @@ function withHashSuffix(name: string, identity: string): string {
 export interface ToolNameRequest {
   serverName: string;
   originalName: string;
+  /** The server's own `toolPrefix`, over the one given to `allocateToolNames`. */
+  mode?: ToolPrefixMode;
 }
 
 export interface ToolNameConflict extends ToolNameRequest {
@@ -240,7 +257,7 @@ export function allocateToolNames(
   for (const request of sorted) {
     const key = toolKey(request.serverName, request.originalName);
     if (names.has(key)) continue;
-    const wanted = formatToolName(request.originalName, request.serverName, mode);
+    const wanted = formatToolName(request.originalName, request.serverName, request.mode ?? mode);
     const reason = BUILTIN_TOOL_NAMES.has(wanted)
       ? "builtin"
       : reserved.has(wanted)
@@ -262,9 +279,4 @@ export function allocateToolNames(
 
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** `excludeTools` entries match the MCP name or the name the model sees. */
-export function isToolExcluded(excludeTools: readonly string[] | undefined, originalName: string, piName: string): boolean {
-  return !!excludeTools && (excludeTools.includes(originalName) || excludeTools.includes(piName));
 }

@@ -346,8 +346,7 @@ describe("loadConfig: bad input", () => {
         envNumber: { command: "x", env: { DEBUG: true } },
         both: { command: "x", url: "http://127.0.0.1:1/" },
         neither: { args: ["x"] },
-        badLifecycle: { command: "x", lifecycle: "sometimes" },
-        negativeIdle: { command: "x", idleTimeout: -1 },
+        badInclude: { command: "x", includeTools: "ec*" },
         notObject: "npx server",
         emptyCommand: { command: "" },
         badUrl: { url: "not a url" },
@@ -356,7 +355,7 @@ describe("loadConfig: bad input", () => {
         httpCommand: { type: "http", command: "x" },
         websocket: { type: "ws", url: "ws://127.0.0.1:1/" },
         badAuth: { url: "http://127.0.0.1:1/", auth: "basic" },
-        directToolsString: { command: "x", directTools: "all" },
+        badExclude: { command: "x", excludeTools: [1] },
         "": { command: "x" },
         ok: { command: "ok" },
       },
@@ -369,8 +368,7 @@ describe("loadConfig: bad input", () => {
       `${f}: server "envNumber": "env.DEBUG": must be a string (got the boolean true)`,
       `${f}: server "both": "url": has both "command" and "url"; a server is either a process (command) or an endpoint (url)`,
       `${f}: server "neither": "command": has "args" but needs "command" (a process) or "url" (an HTTP endpoint)`,
-      `${f}: server "badLifecycle": "lifecycle": must be one of "lazy", "eager", "keep-alive" (got "sometimes")`,
-      `${f}: server "negativeIdle": "idleTimeout": must be a number ≥ 0 (got the number -1)`,
+      `${f}: server "badInclude": "includeTools": must be an array of strings (got a string)`,
       `${f}: server "notObject": must be an object (got a string)`,
       `${f}: server "emptyCommand": "command": must be a non-empty string (got an empty string)`,
       `${f}: server "badUrl": "url": is not a valid URL`,
@@ -379,7 +377,7 @@ describe("loadConfig: bad input", () => {
       `${f}: server "httpCommand": "type": is an HTTP transport but the server has a "command" and no "url"`,
       `${f}: server "websocket": "type": must be "stdio", "http" (or "streamable-http") or "sse" (got "ws")`,
       `${f}: server "badAuth": "auth": must be "bearer", "oauth" or false (got "basic")`,
-      `${f}: server "directToolsString": "directTools": must be true, false or an array of strings`,
+      `${f}: server "badExclude": "excludeTools[0]": must be a string (got the number 1)`,
       `${f}: server "": a server needs a non-empty name`,
     ]);
     expect(config.problems.every((problem) => problem.level === "error" && problem.file === f)).toBe(true);
@@ -407,10 +405,10 @@ describe("loadConfig: bad input", () => {
 
   it("does not let a lower file stand in for a server that is broken in a higher one", () => {
     writeUser({ mcpServers: { db: { command: "user-db" } } });
-    writeProject({ mcpServers: { db: { command: "project-db", lifecycle: "always" } } });
+    writeProject({ mcpServers: { db: { command: "project-db", args: "--fast" } } });
     const config = sandbox.load();
     expect(config.servers).toEqual([]);
-    expect(config.problems.map((problem) => problem.field)).toEqual(["lifecycle"]);
+    expect(config.problems.map((problem) => problem.field)).toEqual(["args"]);
   });
 
   it("does not start a server whose project override is broken", () => {
@@ -446,7 +444,7 @@ describe("loadConfig: bad input", () => {
       "error settings.captureStats.path",
       "warning settings.colour",
     ]);
-    expect(config.problems[0]!.message).toBe(`${f}: "settings.toolPrefix": must be one of "server", "short", "none" (got "long")`);
+    expect(config.problems[0]!.message).toBe(`${f}: "settings.toolPrefix": must be one of "server", "short", "none", "mcp" (got "long")`);
   });
 
   it("never throws, whatever the files hold", () => {

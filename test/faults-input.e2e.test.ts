@@ -31,11 +31,11 @@ const usage = (reason: string) =>
   `${reason}\nDescribe the tool you need in a few words, or use "select:name1,name2" with exact tool names.\nMCP servers: good.`;
 
 describe(`bad input on Pi ${host.version}`, () => {
-  test("config: invalid JSON and TOML, wrong types, an unknown lifecycle, a missing variable, no command or url: each named; the good server works", async () => {
+  test("config: invalid JSON and TOML, wrong types, an unknown lifecycle (lazy instead), a missing variable, no command or url: each named; the good servers work", async () => {
     const dirs = await harness.dirs({
       good: faulty(),
       wrongTypes: { command: 42, args: "server.js" },
-      sometimes: { command: "node", lifecycle: "sometimes" },
+      sometimes: faulty({}, { lifecycle: "sometimes" }),
       needsToken: { command: "node", env: { TOKEN: "${PI_MCP_FAULTS_UNSET_VARIABLE}" } },
       noTarget: { args: ["server.js"] },
     });
@@ -60,14 +60,18 @@ describe(`bad input on Pi ${host.version}`, () => {
       `${projectFile}: invalid JSON at line 1, column 50: close brace expected`,
       `${userFile}: server "wrongTypes": "command": must be a non-empty string (got the number 42)`,
       `${userFile}: server "wrongTypes": "args": must be an array of strings (got a string)`,
-      `${userFile}: server "sometimes": "lifecycle": must be one of "lazy", "eager", "keep-alive" (got "sometimes")`,
       `${userFile}: server "noTarget": "command": has "args" but needs "command" (a process) or "url" (an HTTP endpoint)`,
       `${join(codexHome, "config.toml")}: invalid TOML at line 2, column 16: control characters are not allowed in strings`,
       `${userFile}: server "needsToken": "env.TOKEN": environment variable PI_MCP_FAULTS_UNSET_VARIABLE is not set (write \${PI_MCP_FAULTS_UNSET_VARIABLE:-default} to give a default)`,
     ];
-    expect(notifications(pi)).toEqual(problems.map((problem) => ({ level: "error", message: `MCP config: ${problem}` })));
+    const unknownLifecycle = `${userFile}: server "sometimes": "lifecycle": must be one of "lazy", "eager", "keep-alive", "lazy-keep-alive" (got "sometimes"); using "lazy"`;
+    const notices = problems.map((problem) => ({ level: "error", message: `MCP config: ${problem}` }));
+    notices.splice(3, 0, { level: "warning", message: `MCP config: ${unknownLifecycle}` });
+    expect(notifications(pi)).toEqual(notices);
     const status = (await pi.command("/mcp status")).text;
-    expect(status).toMatch(/^MCP servers: 1 enabled\n✓ good: connected/);
+    expect(status).toMatch(/^MCP servers: 2 enabled\n✓ good: connected/);
+    expect(status).toMatch(/\n○ sometimes: [^\n]+ · lazy · [^\n]+\n    source: [^\n]+\n    warning: /);
+    expect(status).toContain(`\n    warning: ${unknownLifecycle}\n`);
     expect(status).toContain(`Config errors (these servers were skipped):\n${problems.map((problem) => `  ${problem}`).join("\n")}`);
     expect(pi.errors).toEqual([]);
   });

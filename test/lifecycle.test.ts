@@ -222,6 +222,34 @@ describe("revival", () => {
     expect(manager.getConnection("sleepy")).toBeDefined();
   });
 
+  it("lazy-keep-alive: not started with the session; once used, never idle-closed and revived when it dies; a bootstrap listing is no use", async () => {
+    fakeClock();
+    lifecycle.registerServers([server("resident", { lifecycle: "lazy-keep-alive", idleTimeout: 1 }), server("listed", { lifecycle: "lazy-keep-alive" })]);
+    expect([...(await lifecycle.connectStartupServers()).keys()]).toEqual([]);
+    expect(pidsOf(log("resident"), "start")).toEqual([]);
+    expect(lifecycle.getIdleTimeoutMs("resident")).toBe(0);
+
+    await lifecycle.ensureConnected("resident");
+    advanceClock(24 * 60 * 60_000);
+    await lifecycle.runHealthCheck();
+    expect(manager.getConnection("resident")).toBeDefined();
+    await killServer("resident");
+    await lifecycle.runHealthCheck();
+    expect(manager.getConnection("resident")).toBeDefined();
+    await killServer("resident");
+    advanceClock(5_000);
+    await lifecycle.reviveDropped();
+    expect(manager.getConnection("resident")).toBeDefined();
+    expect(pidsOf(log("resident"), "start")).toHaveLength(3);
+
+    await lifecycle.ensureConnected("listed");
+    await lifecycle.closeAfterListing("listed");
+    await lifecycle.runHealthCheck();
+    await lifecycle.reviveDropped();
+    expect(manager.getConnection("listed")).toBeUndefined();
+    expect(pidsOf(log("listed"), "start")).toHaveLength(1);
+  });
+
   it("does not keep retrying a keep-alive server that needs auth", async () => {
     fakeClock();
     const def = serverDef("locked", { url: "http://127.0.0.1:9/mcp", bearerTokenEnv: "PI_MCP_TEST_NEVER_SET", lifecycle: "keep-alive" });
