@@ -8,6 +8,7 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ElicitationHandler } from "./server-manager.ts";
 import { isJsonObject } from "./guards.ts";
+import { DIALOG_TIMEOUT_MS } from "./ui.ts";
 
 type Field = Record<string, unknown>;
 type Value = string | number | boolean | string[];
@@ -21,8 +22,6 @@ interface DialogOptions {
 }
 
 const SKIP = "(leave empty)";
-/** A dialog the user never answers must not hold the tool call forever. */
-const DIALOG_TIMEOUT_MS = 5 * 60_000;
 
 export function piElicitation(context: () => ExtensionContext | undefined): ElicitationHandler {
   return async (serverName, request, signal) => {

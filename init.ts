@@ -18,6 +18,7 @@
  */
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { statSync } from "node:fs";
+import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./approvals.ts";
 import { loadConfig } from "./config.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./elicitation.ts";
@@ -53,8 +54,8 @@ export class McpAdapter {
   private readonly registrar: ToolRegistrar;
   private readonly agentDir = getAgentDir();
   private readonly host = detectHost(VERSION);
-  private readonly run: McpToolRunner = (name, params, signal, onUpdate) =>
-    executeMcpTool(this.requireState(), name, params, signal, onUpdate);
+  private readonly run: McpToolRunner = (name, params, signal, onUpdate, ctx) =>
+    executeMcpTool(this.requireState(), name, params, signal, onUpdate, ctx);
   private state: McpExtensionState | undefined;
   private early: EarlyView | undefined;
   private generation = 0;
@@ -183,6 +184,10 @@ export class McpAdapter {
       lifecycle,
       host: this.host,
       ui,
+      // Grants made before a reload or resume are in the session; new ones go there (names only).
+      approvals: new SessionApprovals(grantsInSession(ctx.sessionManager.getBranch()), (grant) => {
+        if (state && !state.shutDown) this.pi.appendEntry(APPROVAL_ENTRY_TYPE, grant);
+      }),
       stats: createCallStats(config.settings, this.agentDir),
       searchIndex: undefined,
       offeredThisRun: new Set(),

@@ -2,6 +2,7 @@
  * What one Pi session of the adapter knows: its configuration, its connections, every server's tools, and what the
  * model has been given. Built at `session_start` (init.ts), dropped at `session_shutdown`.
  */
+import type { SessionApprovals } from "./approvals.ts";
 import type { ToolSearchIndex } from "./search-index.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import type { MetadataCacheWriter } from "./metadata-cache-writer.ts";
@@ -51,6 +52,8 @@ export interface McpExtensionState extends ToolView {
   readonly lifecycle: McpLifecycleManager;
   readonly host: HostCapabilities;
   readonly ui: McpUi;
+  /** Tools and servers the user allowed for this session (approveTools). */
+  readonly approvals: SessionApprovals;
   /** Set when `settings.captureStats` is on. */
   readonly stats: CallStats | undefined;
   /** Built on the first search after `tools` changed. */

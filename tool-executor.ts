@@ -1,13 +1,14 @@
 /**
- * Runs an MCP tool for the model: finds it, connects its server when needed (lazy servers, dropped ones, within
- * the failure backoff), calls it (or reads the resource it stands for) with cancellation and progress, and turns
- * the answer into a Pi result.
+ * Runs an MCP tool for the model: finds it, asks the user first when `approveTools` says so (approvals.ts),
+ * connects its server when needed (lazy servers, dropped ones, within the failure backoff), calls it (or reads the
+ * resource it stands for) with cancellation and progress, and turns the answer into a Pi result.
  *
  * Every failure is thrown, because Pi marks a tool result as an error only when `execute` throws. Messages say
  * what went wrong and what the model can do about it: for argument errors, the parameters the tool expects.
  */
-import type { AgentToolResult, AgentToolUpdateCallback } from "@mariozechner/pi-coding-agent";
+import type { AgentToolResult, AgentToolUpdateCallback, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
+import { askApproval, needsApproval } from "./approvals.ts";
 import { formatParameters } from "./json-schema.ts";
 import { loadToonEncoder, McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./mcp-content.ts";
 import type { McpExtensionState } from "./state.ts";
@@ -34,9 +35,12 @@ export async function executeMcpTool(
   params: unknown,
   signal: AbortSignal | undefined,
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
+  ctx?: ExtensionContext,
 ): Promise<AgentToolResult<McpToolDetails>> {
-  // The common case (a known tool of a connected server) takes no extra await: every one costs on each call.
+  // The common case (a known tool of a connected server, no approval asked) takes no extra await: each costs on every call.
   const found = state.tools.byName.get(piName) ?? (await findUnlistedTool(state, piName));
+  // Before the server is started: a call the user refuses must not start one either.
+  if (needsApproval(state, found)) await askApproval(state, found, params, ctx, signal);
   const startedAt = performance.now();
   let ok = false;
   try {

@@ -5,7 +5,7 @@
  * and shows a changed definition from the next run — on Pi 0.87 it also writes the whole changed definition into
  * the transcript. So a tool is registered again only when what the model would see changed.
  */
-import type { AgentToolResult, AgentToolUpdateCallback, ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { AgentToolResult, AgentToolUpdateCallback, ExtensionAPI, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { TSchema } from "typebox";
 import type { ToolMetadata } from "./types.ts";
 
@@ -14,6 +14,8 @@ export type McpToolRunner = (
   params: unknown,
   signal: AbortSignal | undefined,
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
+  /** The calling session's context: its UI asks for approvals. */
+  ctx: ExtensionContext | undefined,
 ) => Promise<AgentToolResult<unknown>>;
 
 /** Pi accepts a plain JSON Schema as `parameters` (it serialises exactly as given). */
@@ -27,7 +29,7 @@ export function mcpToolDefinition(tool: ToolMetadata, run: McpToolRunner): ToolD
     label: `${tool.serverName}: ${tool.originalName}`,
     description: tool.description || `${tool.originalName} (MCP server ${tool.serverName})`,
     parameters: jsonSchemaParameters(tool.inputSchema),
-    execute: (_toolCallId, params, signal, onUpdate) => run(tool.name, params, signal, onUpdate),
+    execute: (_toolCallId, params, signal, onUpdate, ctx) => run(tool.name, params, signal, onUpdate, ctx),
   };
 }
 

@@ -75,7 +75,7 @@ export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: Mc
       },
       required: ["tool"],
     }),
-    execute: async (toolCallId, params, signal, onUpdate) => {
+    execute: async (toolCallId, params, signal, onUpdate, ctx) => {
       const { tool: name, arguments: args } = params as { tool: string; arguments?: unknown };
       const tool = access().tools.byName.get(name);
       if (!tool) throw new Error(`"${name}" is not an MCP tool. Use ${TOOL_SEARCH_NAME} to find and load one first.`);
@@ -85,7 +85,7 @@ export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: Mc
         { type: "toolCall", id: toolCallId, name: tool.name, arguments: (args ?? {}) as Record<string, unknown> },
       );
       activate(pi, [tool.name]);
-      return run(tool.name, validated, signal, onUpdate);
+      return run(tool.name, validated, signal, onUpdate, ctx);
     },
   };
 }

@@ -6,6 +6,8 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpUi } from "./state.ts";
 
 const STATUS_KEY = "mcp";
+/** A dialog the user never answers (or an RPC client that never replies) must not hold a tool call forever. */
+export const DIALOG_TIMEOUT_MS = 5 * 60_000;
 
 /** A UI that goes silent once `isStale()` (Pi's ctx throws after its session ended). */
 export function createUi(ctx: ExtensionContext, isStale: () => boolean): McpUi {

@@ -1,6 +1,7 @@
 /**
  * Interactive mode: the real `pi` TUI in a terminal (tmux), the user typing a prompt and `/mcp status`. The model
- * finds the echo tool and calls it within that prompt, as in the other modes.
+ * finds the echo tool and calls it within that prompt, as in the other modes. And a tool under `approveTools` asks
+ * in the TUI's dialog and runs once the user picks "Allow once".
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -12,7 +13,8 @@ import { ECHO_MESSAGE, ECHO_TOOL } from "./fixtures/faux-scripts/mcp-echo-steps.
 import type { ToolResultRecord } from "./helpers/faux-script.ts";
 import { FAUX_MODEL, type FauxRecordLine } from "./helpers/faux-provider-extension.ts";
 import { currentHost } from "./helpers/hosts.ts";
-import { mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
+import { itemsRan, itemsServer, warmCache } from "./helpers/items-fixture.ts";
+import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
 
 const host = currentHost();
@@ -31,9 +33,8 @@ async function toolResults(recordFile: string): Promise<ToolResultRecord[]> {
   return lines.flatMap((line) => ("toolResult" in line ? [line.toolResult] : []));
 }
 
-test(`interactive mode on Pi ${host.version}: a typed prompt finds and calls a tool; /mcp status shows it; quitting leaves nothing`, async () => {
-  const dirs = await mcpDirs({ mcpServers: { everything: REAL_SERVERS.everything } });
-  cleanups.push(dirs.cleanup);
+/** Starts the real `pi` TUI in tmux with the adapter and a faux model script; returns the file its tool results go to. */
+async function startTui(dirs: McpDirs, script: string, env: Record<string, string> = {}): Promise<string> {
   const work = await mkdtemp(join(tmpdir(), "pi-interactive-"));
   cleanups.push(() => rm(work, { recursive: true, force: true }));
   await writeFile(join(dirs.agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false }, cacheWarming: "off" }));
@@ -41,14 +42,22 @@ test(`interactive mode on Pi ${host.version}: a typed prompt finds and calls a t
   const command = [
     `PI_CODING_AGENT_DIR=${dirs.agentDir}`,
     `PI_FAUX_RECORD=${recordFile}`,
+    ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
     host.nodeBinary,
     host.cliPath,
     "--offline --no-session",
-    `-e ${resolve("pi-mcp-adapter.ts")} -e ${resolve("test/fixtures/faux-scripts/mcp-echo.ts")}`,
+    `-e ${resolve("pi-mcp-adapter.ts")} -e ${resolve(script)}`,
     `--model ${FAUX_MODEL}`,
   ].join(" ");
   tmux("new-session", "-d", "-s", SESSION, "-x", "200", "-y", "50", "-c", dirs.cwd, command);
   cleanups.push(async () => void execFileSync("tmux", ["kill-session", "-t", SESSION], { stdio: "ignore" }));
+  return recordFile;
+}
+
+test(`interactive mode on Pi ${host.version}: a typed prompt finds and calls a tool; /mcp status shows it; quitting leaves nothing`, async () => {
+  const dirs = await mcpDirs({ mcpServers: { everything: REAL_SERVERS.everything } });
+  cleanups.push(dirs.cleanup);
+  const recordFile = await startTui(dirs, "test/fixtures/faux-scripts/mcp-echo.ts");
 
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP ");
   tmux("send-keys", "-t", SESSION, "echo something", "Enter");
@@ -66,4 +75,32 @@ test(`interactive mode on Pi ${host.version}: a typed prompt finds and calls a t
 
   tmux("send-keys", "-t", SESSION, "/quit", "Enter");
   await expect.poll(() => descendantProcesses("server-everything/dist/index.js"), { timeout: 30_000 }).toEqual([]);
+});
+
+test(`interactive mode on Pi ${host.version}: an approveTools tool asks in the TUI and runs after "Allow once"; the other tool runs unasked`, async () => {
+  const dirs = await mcpDirs({ mcpServers: { items: itemsServer({ approveTools: ["delete_*"], directTools: true }) } });
+  cleanups.push(dirs.cleanup);
+  await warmCache(dirs, "items");
+  const ranBefore = itemsRan(dirs).length;
+  const steps = join(dirs.cwd, "steps.json");
+  const calls = [{ name: "items__delete_item", arguments: { id: "tmux" } }, { name: "items__echo", arguments: { text: "unasked" } }];
+  await writeFile(steps, JSON.stringify([{ toolCalls: calls }, "Deleted."]));
+  const recordFile = await startTui(dirs, "test/helpers/faux-json-script.ts", { PI_FAUX_STEPS: steps });
+
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP ");
+  tmux("send-keys", "-t", SESSION, "delete the tmux item", "Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain('MCP server "items" wants to run delete_item with {"id":"tmux"}. Allow it?');
+  expect(screen()).toMatch(/Allow once[\s\S]*Allow delete_item for this session[\s\S]*Allow every tool of items for this session[\s\S]*Deny/);
+  expect(itemsRan(dirs).slice(ranBefore)).not.toContain("delete_item");
+  tmux("send-keys", "-t", SESSION, "Enter");
+  await expect.poll(() => toolResults(recordFile), { timeout: 30_000 }).toHaveLength(2);
+  const results = await toolResults(recordFile);
+  expect(results.map((result) => [result.toolName, result.isError, result.text]).sort()).toEqual([
+    ["items__delete_item", false, "deleted tmux"],
+    ["items__echo", false, "unasked"],
+  ]);
+  expect(itemsRan(dirs).slice(ranBefore).sort()).toEqual(["delete_item", "echo"]);
+  await expect.poll(screen, { timeout: 30_000 }).toContain("Deleted.");
+  tmux("send-keys", "-t", SESSION, "/quit", "Enter");
+  await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
 });

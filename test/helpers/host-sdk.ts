@@ -15,6 +15,14 @@ export interface HostAgentSession {
   readonly messages: readonly HostMessage[];
   readonly systemPrompt: string;
   readonly extensionRunner: { getCommand(name: string): unknown };
+  /** The session's entries (custom entries extensions wrote among them). */
+  readonly sessionManager: { getBranch(): readonly HostSessionEntry[] };
+}
+
+export interface HostSessionEntry {
+  type: string;
+  customType?: string;
+  data?: unknown;
 }
 
 export interface HostMessage {
