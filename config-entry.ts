@@ -514,11 +514,13 @@ const SETTINGS_CHECKS = {
   toonEncode: booleanOrStringList,
 } satisfies Record<string, Check<unknown>>;
 
+/** A setting with a bad value is left out (its default applies), except where that would not be safe. */
 const SETTINGS_FALLBACKS: Readonly<Record<string, Fallback>> = {
   approveTools: { means: "every MCP tool asks before it runs", value: true },
 };
+const SETTING_LEFT_OUT: Fallback = { means: "ignored (the default applies)" };
 
-/** An invalid setting is reported and left out (or set to its fail-closed fallback); the others still apply. */
+/** An invalid setting is a warning and falls back (see SETTINGS_FALLBACKS); the others still apply. */
 export function parseSettings(raw: unknown, file: string, context: InterpolationContext, problems: ConfigProblem[]): McpSettings {
   if (raw === undefined) return {};
   if (!isPlainObject(raw)) {
@@ -539,12 +541,13 @@ export function parseSettings(raw: unknown, file: string, context: Interpolation
       continue;
     }
     const checked = check(value);
-    const fallback = Object.hasOwn(SETTINGS_FALLBACKS, key) ? SETTINGS_FALLBACKS[key] : undefined;
-    if (checked.ok) settings[key] = checked.value;
-    else if (fallback) {
-      problems.push(configProblem("warning", { file, field: field + (checked.at ?? "") }, `${checked.expected}; ${fallback.means}`));
-      settings[key] = fallback.value;
-    } else problems.push(configProblem("error", { file, field: field + (checked.at ?? "") }, checked.expected));
+    if (checked.ok) {
+      settings[key] = checked.value;
+      continue;
+    }
+    const fallback = Object.hasOwn(SETTINGS_FALLBACKS, key) ? SETTINGS_FALLBACKS[key]! : SETTING_LEFT_OUT;
+    problems.push(configProblem("warning", { file, field: field + (checked.at ?? "") }, `${checked.expected}; ${fallback.means}`));
+    if (fallback.value !== undefined) settings[key] = fallback.value;
   }
   return settings as McpSettings;
 }
@@ -557,7 +560,8 @@ function parseCaptureStats(
 ): boolean | CaptureStatsSettings | undefined {
   if (typeof value === "boolean") return value;
   if (!isPlainObject(value)) {
-    problems.push(configProblem("error", { file, field: "settings.captureStats" }, `must be true, false or { "path", "flushDelayMs" } (got ${describeValue(value)})`));
+    const expected = `must be true, false or { "path", "flushDelayMs" } (got ${describeValue(value)})`;
+    problems.push(configProblem("warning", { file, field: "settings.captureStats" }, `${expected}; ${SETTING_LEFT_OUT.means}`));
     return undefined;
   }
   const stats: CaptureStatsSettings = {};
@@ -566,7 +570,7 @@ function parseCaptureStats(
     const checked = key === "path" ? nonEmptyString(item) : key === "flushDelayMs" ? number(0, true)(item) : undefined;
     if (!checked) problems.push(configProblem("warning", { file, field }, "unknown field, ignored"));
     else if (!checked.ok) {
-      problems.push(configProblem("error", { file, field }, checked.expected));
+      problems.push(configProblem("warning", { file, field }, `${checked.expected}; ${SETTING_LEFT_OUT.means}`));
       return undefined;
     } else if (key === "path") stats.path = expandHome(checked.value as string, context.homeDir, context.platform);
     else stats.flushDelayMs = checked.value as number;

@@ -201,6 +201,7 @@ function codexLayer(file: string, data: Record<string, unknown>, context: Interp
 const CODEX_RENAMES: Readonly<Record<string, string>> = {
   http_headers: "headers",
   bearer_token_env_var: "bearerTokenEnv",
+  enabled_tools: "includeTools",
   disabled_tools: "excludeTools",
   startup_timeout_ms: "startupTimeoutMs",
 };
@@ -213,9 +214,6 @@ function mapCodexEntry(raw: unknown, where: ProblemLocation, context: Interpolat
     return undefined;
   };
   if (raw.bearer_token !== undefined) return error("bearer_token", "is rejected by Codex; put the token in an environment variable and name it in bearer_token_env_var");
-  if (raw.enabled_tools !== undefined) {
-    problems.push(configProblem("warning", { ...where, field: "enabled_tools" }, "is not supported: every tool not in disabled_tools is available"));
-  }
 
   const mapped: Record<string, unknown> = {};
   const hostFieldNames: Record<string, string> = {};

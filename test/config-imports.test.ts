@@ -228,12 +228,11 @@ describe("import: codex", () => {
       ].join("\n"),
     );
     const config = importing("codex");
-    expect(serversByName(config)).toEqual({ allow: { enabled: true, command: "x" } });
+    expect(serversByName(config)).toEqual({ allow: { enabled: true, command: "x", includeTools: ["a"] } });
     expect(messages(config)).toEqual([
       `error ${file}: server "inline": "bearer_token": is rejected by Codex; put the token in an environment variable and name it in bearer_token_env_var`,
       `error ${file}: server "slow": "startup_timeout_sec": must be a number > 0 (got a string)`,
       `error ${file}: server "headers": "http_headers.A": must be a string (got the number 1)`,
-      `warning ${file}: server "allow": "enabled_tools": is not supported: every tool not in disabled_tools is available`,
       `error ${file}: server "mixed": "url": has both "command" and "url"; a server is either a process (command) or an endpoint (url)`,
     ]);
   });

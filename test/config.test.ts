@@ -431,7 +431,7 @@ describe("loadConfig: bad input", () => {
     ]);
   });
 
-  it("keeps valid settings when one is invalid, and warns about unknown ones", () => {
+  it("keeps valid settings when one is invalid (a warning: its default applies), and warns about unknown ones", () => {
     writeUser({
       settings: { toolPrefix: "long", idleTimeout: 3, directTools: true, toonEncode: ["a", 1], captureStats: { path: 5 }, colour: "red" },
     });
@@ -439,12 +439,12 @@ describe("loadConfig: bad input", () => {
     expect(config.settings).toEqual({ idleTimeout: 3, directTools: true });
     const f = userFile();
     expect(config.problems.map(({ level, field }) => `${level} ${field}`)).toEqual([
-      "error settings.toolPrefix",
-      "error settings.toonEncode[1]",
-      "error settings.captureStats.path",
+      "warning settings.toolPrefix",
+      "warning settings.toonEncode[1]",
+      "warning settings.captureStats.path",
       "warning settings.colour",
     ]);
-    expect(config.problems[0]!.message).toBe(`${f}: "settings.toolPrefix": must be one of "server", "short", "none", "mcp" (got "long")`);
+    expect(config.problems[0]!.message).toBe(`${f}: "settings.toolPrefix": must be one of "server", "short", "none", "mcp" (got "long"); ignored (the default applies)`);
   });
 
   it("never throws, whatever the files hold", () => {
