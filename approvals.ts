@@ -123,5 +123,8 @@ function howToAllow(context: ApprovalContext, tool: ToolMetadata): string {
   const server = context.servers.get(tool.serverName);
   const file = server ? ` in ${server.source.path}` : "";
   const where = server?.approveTools !== undefined ? `the "approveTools" of server "${tool.serverName}"${file}` : `"settings.approveTools"`;
-  return `To let it run without asking, the user can take it out of ${where} (or set "approveTools": false on server "${tool.serverName}"), or run it in an interactive session and allow it there.`;
+  return (
+    `To let it run without asking, the user can take it out of ${where} (or set "approveTools": false on server "${tool.serverName}"), ` +
+    "or run it in an interactive session and allow it there."
+  );
 }

@@ -6,6 +6,7 @@
  * the browser is out; in print mode the command waits for it (bounded by the sign-in's timeout).
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { needsApproval } from "./approvals.ts";
 import { openInBrowser } from "./browser.ts";
 import { canSignIn, NeedsAuthError } from "./connection-common.ts";
 import { errorMessage } from "./guards.ts";
@@ -141,7 +142,8 @@ function toolsReport(pi: ExtensionAPI, state: McpExtensionState, serverName: str
     lines.push(`${server} (${tools.length} tools):`);
     for (const tool of tools) {
       const flag = state.directToolNames.has(tool.name) ? " [direct]" : active.has(tool.name) ? " [loaded]" : "";
-      lines.push(`  ${tool.name}${flag} — ${firstLine(tool.description)}`);
+      const asks = needsApproval(state, tool) ? " [asks first]" : "";
+      lines.push(`  ${tool.name}${flag}${asks} — ${firstLine(tool.description)}`);
     }
   }
   return lines.length > 0 ? lines.join("\n") : "No MCP tools known yet.";

@@ -123,7 +123,9 @@ const booleanOrStringList: Check<boolean | string[]> = (value) =>
 
 /** `"search"` is upstream's name for what we always do (tools found through search): the same as `false`. */
 const directToolsField: Check<boolean | string[]> = (value) =>
-  value === "search" ? { ok: true, value: false } : withExpectation(booleanOrStringList(value), `must be true, false, "search" or an array of strings (got ${quoteIfString(value)})`);
+  value === "search"
+    ? { ok: true, value: false }
+    : withExpectation(booleanOrStringList(value), `must be true, false, "search" or an array of strings (got ${quoteIfString(value)})`);
 
 const directToolsSetting: Check<boolean> = (value) =>
   value === "search" ? { ok: true, value: false } : withExpectation(boolean(value), `must be true, false or "search" (got ${quoteIfString(value)})`);

@@ -313,8 +313,8 @@ function sameConfig(a: LoadedConfig, b: LoadedConfig): boolean {
 }
 
 /**
- * Lazy (and lazy-keep-alive) servers missing from the cache are started once to learn their tools, then ended again (unless a call is
- * already using them): lazy means no process until a tool is called.
+ * Lazy (and lazy-keep-alive) servers missing from the cache are started once to learn their tools, then ended again
+ * (unless a call is already using them): lazy means no process until a tool is called.
  */
 async function bootstrap(state: McpExtensionState, servers: readonly ServerDefinition[]): Promise<void> {
   const queue = [...servers];

@@ -144,7 +144,8 @@ export class McpLifecycleManager {
 
   /** For Pi's `turn_end`: bring back `eager` and kept-alive servers that dropped (not those closed for idling). */
   async reviveDropped(): Promise<void> {
-    await Promise.all([...this.servers.values()].filter((def) => modeOf(def) === "eager" || this.keptAlive(def)).map((def) => this.revive(def)));
+    const revived = [...this.servers.values()].filter((def) => modeOf(def) === "eager" || this.keptAlive(def));
+    await Promise.all(revived.map((def) => this.revive(def)));
   }
 
   /** 0 = never idle-closed: `keep-alive`, `lazy-keep-alive`, `eager` without its own `idleTimeout`, or `idleTimeout: 0`. */

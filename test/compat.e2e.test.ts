@@ -83,6 +83,12 @@ describe(`upstream configs and approvals on Pi ${host.version}`, () => {
       'MCP server "items" wants to run delete_item with {"id":"c"}. Allow it?',
     ]);
 
+    // delete_item is allowed for the session now.
+    const listed = (await pi.command("/mcp tools items")).text;
+    expect(listed.split("\n").filter((line) => line.includes("[asks first]")).map((line) => line.trim().split(" ")[0])).toEqual([
+      "items__delete_all",
+      "items__get_inventory",
+    ]);
     pi.script([deleteItem("d"), deleteItem("e"), "granted"]);
     await pi.prompt("delete d and e");
     expect(pi.toolResults.slice(6).map((result) => result.text)).toEqual(["deleted d", "deleted e"]);
