@@ -11,7 +11,7 @@
  *   for a minute starts again from no delay.
  * - Every timer is cleared by `stop()`, and no callback fires after it (Pi's context is stale by then).
  */
-import type { McpServerManager, ServerConnection } from "./server-manager.ts";
+import { ConnectCancelledError, type McpServerManager, type ServerConnection } from "./server-manager.ts";
 import type { LifecycleMode, McpSettings, ServerDefinition } from "./types.ts";
 
 export const DEFAULT_IDLE_TIMEOUT_MINUTES = 10;
@@ -194,8 +194,8 @@ export class McpLifecycleManager {
       }
       return result;
     }
-    // Cancelled by close()/stop(): the server did nothing wrong.
-    if (this.manager.getState(name).status === "closed") throw result;
+    // Cancelled by close()/stop(), maybe with a new attempt under way by now (a reconnect): the server did nothing wrong.
+    if (result instanceof ConnectCancelledError || this.manager.getState(name).status === "closed") throw result;
     // Several callers may await one attempt: count (and report) its failure once.
     if (this.failures.get(name)?.error !== result) {
       this.failures.set(name, { at: Date.now(), error: result });

@@ -71,6 +71,14 @@ export type ElicitationHandler = (serverName: string, request: ElicitRequestForm
 /** The answer when nobody can be asked: accept the form as its defaults fill it. */
 export const acceptElicitationDefaults: ElicitationHandler = async () => ({ action: "accept", content: {} });
 
+/** A connect attempt ended by `close()` (a reconnect, shutdown): not the server's failure. */
+export class ConnectCancelledError extends Error {
+  constructor(serverName: string) {
+    super(`MCP server "${serverName}" was closed while it was still connecting`);
+    this.name = "ConnectCancelledError";
+  }
+}
+
 export interface McpServerManagerOptions {
   /** Pi's agent directory (npx resolution keeps its cache there). */
   agentDir: string;
@@ -434,7 +442,7 @@ export class McpServerManager {
   private async closeRecord(record: ServerRecord): Promise<void> {
     const { pending } = record;
     if (pending) {
-      pending.cancel.abort(new Error(`MCP server "${record.name}" was closed while it was still connecting`));
+      pending.cancel.abort(new ConnectCancelledError(record.name));
       await pending.promise.catch(() => {});
     }
     const { connection } = record;

@@ -133,6 +133,21 @@ describe("failure backoff", () => {
     expect(lifecycle.backoffRemainingMs("flaky")).toBe(0);
     expect(events).toEqual(["failed flaky", "reconnect flaky"]);
   });
+
+  it("a connect that reconnect() cancels is not a failure: no report, no backoff", async () => {
+    // The startup settles its servers once all of them are done: "slower" keeps it going past the reconnect.
+    lifecycle.registerServers([
+      server("slow", { lifecycle: "eager" }, { FIXTURE_START_DELAY_MS: "300" }),
+      server("slower", { lifecycle: "eager" }, { FIXTURE_START_DELAY_MS: "1500" }),
+    ]);
+    const startup = lifecycle.connectStartupServers();
+    await waitFor(() => manager.getState("slow").status === "connecting");
+    const connection = await lifecycle.reconnect("slow");
+    expect((await startup).get("slow")).toBeInstanceOf(Error);
+    expect(connection).toBe(manager.getConnection("slow"));
+    expect(lifecycle.backoffRemainingMs("slow")).toBe(0);
+    expect(events.sort()).toEqual(["reconnect slow", "reconnect slower"]);
+  });
 });
 
 describe("idle shutdown", () => {
