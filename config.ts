@@ -5,6 +5,7 @@
  * a broken file or server becomes a `ConfigProblem`, and everything else still loads.
  */
 import os from "node:os";
+import { join } from "node:path";
 import { readConfigFile } from "./config-files.ts";
 import { parseServerEntry, parseSettings, type ConfigLayer, type EntryOptions } from "./config-entry.ts";
 import { importHostServers } from "./config-imports.ts";
@@ -61,7 +62,8 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   } catch (error) {
     // Only a bug gets here; a throw out of the extension factory would make Pi exit, so it is reported instead.
     const message = `unexpected error while loading the MCP configuration: ${error instanceof Error ? error.message : String(error)}`;
-    return { servers: [], settings: {}, problems: [{ level: "error", file: options.configPath ?? options.agentDir, message }] };
+    const userFile = options.configPath ?? join(options.agentDir, "mcp.json");
+    return { servers: [], settings: {}, problems: [{ level: "error", file: userFile, message }], userFile };
   }
 }
 
@@ -73,10 +75,7 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
     const file = ownFilePath(kind, options, context);
     // `--mcp-config ~/.config/mcp/mcp.json` makes the shared file the user file: it is read once.
     if (kind === "user-shared" && file === userFile) return [];
-    const own = readOwnFile(kind, file, context, problems);
-    if (!own && kind === "user" && options.configPath !== undefined) {
-      problems.push(configProblem("warning", { file }, "the file given with --mcp-config does not exist"));
-    }
+    const own = readOwnFile(kind, file, context, problems, kind === "user" && options.configPath !== undefined);
     return own ? [own] : [];
   });
 
@@ -85,7 +84,7 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
   const servers = resolveServers(layers, problems);
   // Lowest precedence first, so a project file's setting replaces the user's.
   const settings = Object.assign({}, ...[...ownFiles].reverse().map((own) => own.settings)) as McpSettings;
-  return { servers, settings, problems };
+  return { servers, settings, problems, userFile };
 }
 
 function interpolationContext(options: LoadConfigOptions): InterpolationContext {
@@ -111,9 +110,13 @@ function ownFilePath(kind: OwnFileKind, options: LoadConfigOptions, context: Int
   }
 }
 
-function readOwnFile(kind: ConfigSourceKind, file: string, context: InterpolationContext, problems: ConfigProblem[]): OwnFile | undefined {
+/** `given`: the file was named with --mcp-config, so its absence is worth a warning. */
+function readOwnFile(kind: ConfigSourceKind, file: string, context: InterpolationContext, problems: ConfigProblem[], given: boolean): OwnFile | undefined {
   const read = readConfigFile(file, "json");
-  if (read.status === "absent") return undefined;
+  if (read.status === "absent") {
+    if (given) problems.push(configProblem("warning", { file }, "the file given with --mcp-config does not exist"));
+    return undefined;
+  }
   if (read.status === "error") {
     problems.push(read.problem);
     return undefined;

@@ -120,6 +120,8 @@ export interface LoadedConfig {
   servers: ServerDefinition[];
   settings: McpSettings;
   problems: ConfigProblem[];
+  /** The user file in use: `<agentDir>/mcp.json`, or the file given with `--mcp-config` (which may not exist). */
+  userFile: string;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -130,7 +130,7 @@ describe("import: claude-code", () => {
 
   it("is quiet about a ~/.claude.json without MCP servers", () => {
     sandbox.write("home/.claude.json", { numStartups: 3, projects: { [sandbox.project]: { allowedTools: [] } } });
-    expect(importing("claude-code")).toEqual({ servers: [], settings: {}, problems: [] });
+    expect(importing("claude-code")).toMatchObject({ servers: [], settings: {}, problems: [] });
   });
 });
 

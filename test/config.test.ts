@@ -103,11 +103,21 @@ describe("loadConfig: our own files", () => {
   });
 
   it("warns when the --mcp-config file does not exist, but an absent default file is simply absent", () => {
-    expect(sandbox.load()).toEqual({ servers: [], settings: {}, problems: [] });
+    expect(sandbox.load()).toEqual({ servers: [], settings: {}, problems: [], userFile: userFile() });
     const missing = path.join(sandbox.project, "nope.json");
-    expect(sandbox.load({ configPath: missing }).problems).toEqual([
-      { level: "warning", file: missing, message: `${missing}: the file given with --mcp-config does not exist` },
-    ]);
+    expect(sandbox.load({ configPath: missing })).toEqual({
+      servers: [],
+      settings: {},
+      problems: [{ level: "warning", file: missing, message: `${missing}: the file given with --mcp-config does not exist` }],
+      userFile: missing,
+    });
+  });
+
+  it("a --mcp-config file that cannot be read is reported once, for what is wrong with it (not as missing)", () => {
+    const broken = sandbox.write("project/broken.json", '{"mcpServers": {');
+    const list = sandbox.write("project/list.json", "[]");
+    expect(messages(sandbox.load({ configPath: broken }))).toEqual([`${broken}: invalid JSON at line 1, column 17: close brace expected`]);
+    expect(messages(sandbox.load({ configPath: list }))).toEqual([`${list}: the top level must be a JSON object`]);
   });
 
   it("takes the Windows home from %USERPROFILE% and builds Windows paths", () => {
