@@ -8,13 +8,14 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { needsApproval } from "./approvals.ts";
 import { openInBrowser } from "./browser.ts";
+import { describeTarget } from "./config-display.ts";
 import { canSignIn, NeedsAuthError } from "./connection-common.ts";
 import { errorMessage } from "./guards.ts";
 import { updateStatus } from "./init.ts";
 import { DEFAULT_SIGN_IN_TIMEOUT_MS, safeUrl, type ServerState } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";
 import type { ToolCallStats } from "./stats.ts";
-import type { ServerDefinition } from "./types.ts";
+import type { ConfigProblem, ServerDefinition } from "./types.ts";
 import { showText } from "./ui.ts";
 
 const SUBCOMMANDS = ["status", "tools", "reconnect"] as const;
@@ -31,6 +32,9 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
       if (!state) return showText(ctx, "MCP adapter: not running (no session yet).");
       const [subcommand = "status", ...rest] = args.trim().split(/\s+/).filter(Boolean);
       const argument = rest.join(" ") || undefined;
+      // Print mode has no later: answer once the startup connections and first listings have settled, so a broken
+      // server shows its error rather than "connecting", and a reconnect does not race them.
+      if (!ctx.hasUI) await state.startup.catch(() => {});
       if (subcommand === "status") return showText(ctx, statusReport(state));
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "reconnect") return reconnect(ctx, state, argument);
@@ -68,36 +72,58 @@ const AUTH_USAGE = "/mcp-auth <server> [--logout | --cancel | <address the brows
 
 export function statusReport(state: McpExtensionState): string {
   const servers = [...state.servers.values()];
-  if (servers.length === 0) return "MCP: no servers configured. Add them to ~/.pi/agent/mcp.json (see the README).";
-  const enabled = servers.filter((server) => server.enabled !== false).length;
-  const lines = [`MCP servers: ${enabled} enabled${servers.length > enabled ? `, ${servers.length - enabled} disabled` : ""}`];
+  const skipped = skippedServers(state);
+  const lines = [statusHeadline(state, servers, skipped.size)];
   for (const server of servers) lines.push(...serverStatus(state, server));
-  const problems = state.config.problems.filter((problem) => problem.level === "error");
-  if (problems.length > 0) lines.push("Config errors (these servers were skipped):", ...problems.map((problem) => `  ${problem.message}`));
-  // Warnings of a listed server are shown with it; these are the others (settings, files, unlisted servers).
-  const warnings = state.config.problems.filter((problem) => problem.level === "warning" && !state.servers.has(problem.server ?? ""));
+  for (const [name, problems] of skipped) lines.push(`✗ ${name}: skipped`, ...problems.map((problem) => `    ${problem.level}: ${problem.message}`));
+  // The rest concerns no one server: files, settings, imports.
+  const general = state.config.problems.filter((problem) => problem.server === undefined);
+  const errors = general.filter((problem) => problem.level === "error");
+  const warnings = general.filter((problem) => problem.level === "warning");
+  if (errors.length > 0) lines.push("Config errors:", ...errors.map((problem) => `  ${problem.message}`));
   if (warnings.length > 0) lines.push("Config warnings:", ...warnings.map((problem) => `  ${problem.message}`));
   return lines.join("\n");
+}
+
+function statusHeadline(state: McpExtensionState, servers: readonly ServerDefinition[], skipped: number): string {
+  const { userFile, problems } = state.config;
+  if (servers.length === 0 && skipped === 0) {
+    return problems.some((problem) => problem.level === "error")
+      ? `MCP: no servers loaded (see the errors below). Your config file: ${userFile}`
+      : `MCP: no servers configured. Add them to ${userFile} (see the README).`;
+  }
+  const enabled = servers.filter((server) => server.enabled !== false).length;
+  const counts = [`${enabled} enabled`];
+  if (servers.length > enabled) counts.push(`${servers.length - enabled} disabled`);
+  if (skipped > 0) counts.push(`${skipped} skipped`);
+  return `MCP servers: ${counts.join(", ")}`;
+}
+
+/** Servers a config problem names that were not loaded (invalid, a variable not set, a VS Code input), with why. */
+function skippedServers(state: McpExtensionState): Map<string, ConfigProblem[]> {
+  const skipped = new Map<string, ConfigProblem[]>();
+  for (const problem of state.config.problems) {
+    if (problem.server === undefined || state.servers.has(problem.server)) continue;
+    skipped.set(problem.server, [...(skipped.get(problem.server) ?? []), problem]);
+  }
+  return skipped;
 }
 
 function serverStatus(state: McpExtensionState, server: ServerDefinition): string[] {
   const source = `source: ${server.source.path} (${server.source.kind})`;
   if (server.enabled === false) return [`- ${server.name}: disabled · ${source}`];
   const live = state.manager.getState(server.name);
-  const catalog = state.catalogs.get(server.name);
-  const toolCount = state.tools.byServer.get(server.name)?.length ?? 0;
-  const tools = catalog ? `${toolCount} tools (${catalog.origin === "live" ? "live" : `cached ${ago(catalog.listedAt)}`})` : "tools not known yet";
   const facts = [
     describeStatus(live.status),
     signInFact(state, server, live),
     server.lifecycle ?? "lazy",
     live.transport,
-    tools,
+    toolsFact(state, server.name, live),
     live.pid ? `pid ${live.pid}` : undefined,
   ].filter(Boolean);
-  const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${source}`];
+  const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, `    ${source}`];
   // Fields it has that are not supported, values replaced by a default: the server loaded, but not quite as written.
-  for (const problem of state.config.problems) if (problem.level === "warning" && problem.server === server.name) lines.push(`    warning: ${problem.message}`);
+  for (const problem of state.config.problems) if (problem.server === server.name) lines.push(`    ${problem.level}: ${problem.message}`);
   // What its tools/list or resources/list answer had that could not be used (dropped entries, endless pages).
   for (const problem of state.manager.getConnection(server.name)?.problems ?? []) lines.push(`    ${problem}`);
   const calls = state.stats ? callSummary([...state.stats.sessionStats(server.name).values()]) : undefined;
@@ -107,6 +133,21 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
     lines.push(`    last error: ${firstLine(live.lastError)}${retryIn > 0 ? ` (next attempt in ${Math.ceil(retryIn / 1000)} s)` : ""}`);
   }
   return lines;
+}
+
+/** What Pi has of the server's tools (resource tools included, as in the footer); when not connected, how old. */
+function toolsFact(state: McpExtensionState, name: string, live: ServerState): string {
+  const catalog = state.catalogs.get(name);
+  if (!catalog) return "tools not known yet";
+  const tools = toolCount(state, name);
+  if (live.status === "connected") return tools;
+  return catalog.origin === "live" ? `${tools} (listed ${ago(catalog.listedAt)})` : `${tools} (from the cache, listed ${ago(catalog.listedAt)})`;
+}
+
+/** The tools Pi has for a server: its MCP tools (after includeTools/excludeTools) and its resource tools. */
+function toolCount(state: McpExtensionState, name: string): string {
+  const count = state.tools.byServer.get(name)?.length ?? 0;
+  return `${count} ${count === 1 ? "tool" : "tools"}`;
 }
 
 function callSummary(stats: readonly ToolCallStats[]): string | undefined {
@@ -137,8 +178,10 @@ function toolsReport(pi: ExtensionAPI, state: McpExtensionState, serverName: str
   if (serverName && !state.servers.has(serverName)) return `No MCP server named "${serverName}". Servers: ${[...state.servers.keys()].join(", ")}`;
   const active = new Set(pi.getActiveTools());
   const lines: string[] = [];
-  for (const [server, tools] of state.tools.byServer) {
-    if (serverName && server !== serverName) continue;
+  // In the order /mcp status lists them.
+  for (const server of state.servers.keys()) {
+    const tools = state.tools.byServer.get(server);
+    if (!tools || (serverName && server !== serverName)) continue;
     lines.push(`${server} (${tools.length} tools):`);
     for (const tool of tools) {
       const flag = state.directToolNames.has(tool.name) ? " [direct]" : active.has(tool.name) ? " [loaded]" : "";
@@ -155,7 +198,7 @@ async function reconnect(ctx: ExtensionCommandContext, state: McpExtensionState,
   const results = await Promise.all(
     targets.map((target) =>
       state.lifecycle.reconnect(target).then(
-        (connection) => `✓ ${target}: connected (${connection.tools.length} tools)`,
+        () => `✓ ${target}: connected (${toolCount(state, target)})`,
         (error: unknown) => `✗ ${target}: ${firstLine(error instanceof Error ? error.message : String(error))}`,
       ),
     ),
@@ -195,7 +238,7 @@ async function signIn(state: McpExtensionState, server: ServerDefinition, addres
 async function reportReconnect(state: McpExtensionState, name: string, done: string): Promise<void> {
   if (state.shutDown) return;
   const report = await state.lifecycle.reconnect(name).then(
-    (connection) => ({ text: `${done}: MCP server "${name}" is connected (${connection.tools.length} tools).`, failed: false }),
+    () => ({ text: `${done}: MCP server "${name}" is connected (${toolCount(state, name)}).`, failed: false }),
     (error: unknown) => {
       const cause = error instanceof Error ? error.cause : undefined;
       // Signed in, and still refused: asking for another sign-in would go round in circles.
@@ -242,6 +285,7 @@ function authHelp(state: McpExtensionState, server: ServerDefinition): string {
 
 function ago(timestamp: number): string {
   const minutes = Math.max(0, Math.round((Date.now() - timestamp) / 60_000));
+  if (minutes === 0) return "just now";
   if (minutes < 60) return `${minutes} min ago`;
   const hours = Math.round(minutes / 60);
   return hours < 48 ? `${hours} h ago` : `${Math.round(hours / 24)} days ago`;

@@ -92,6 +92,30 @@ export function safeUrl(url: string | undefined): string {
   }
 }
 
+const HTML_START = /<(?:!doctype|html|head|body)\b/i;
+const BRIEF_BODY_CHARS = 80;
+const BRIEF_MESSAGE_CHARS = 300;
+
+/**
+ * An HTTP error as one short line: the SDK puts the whole response body in its message, and a proxy's or web
+ * server's error page is dozens of lines of HTML. A page is given by its title (else its first words).
+ */
+export function briefHttpError(message: string): string {
+  const htmlAt = message.search(HTML_START);
+  const text = htmlAt < 0 ? message : `${message.slice(0, htmlAt)}${describeHtmlPage(message.slice(htmlAt))}`;
+  return clip(text.replace(/\s+/g, " ").trim(), BRIEF_MESSAGE_CHARS);
+}
+
+function describeHtmlPage(html: string): string {
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(html)?.[1]?.trim();
+  const words = html.replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ").replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
+  return `${clip(title || words, BRIEF_BODY_CHARS)} (an HTML page)`;
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
 /**
  * The parent environment with the server's `env` on top. Windows names are case-insensitive: an override must
  * replace `Path` when it sets `PATH`, or the child would get both.

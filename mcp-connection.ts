@@ -28,6 +28,7 @@ import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import {
   abortable,
+  briefHttpError,
   canSignIn,
   hasAuthorizationHeader,
   mergeEnv,
@@ -341,10 +342,10 @@ function failureReason(def: ServerDefinition, error: unknown): string {
   }
   // The SDK's code -1: a success status with a body that is not MCP (a login page, a proxy's error page).
   if (error instanceof StreamableHTTPError && error.code === -1) {
-    return `${safeUrl(def.url)} did not answer as an MCP server (${error.message}); check the URL`;
+    return `${safeUrl(def.url)} did not answer as an MCP server (${briefHttpError(error.message)}); check the URL`;
   }
   if (error instanceof StreamableHTTPError || error instanceof SseError) {
-    return `${safeUrl(def.url)} answered HTTP ${error.code ?? "?"}: ${error.message}`;
+    return `${safeUrl(def.url)} answered HTTP ${error.code ?? "?"}: ${briefHttpError(error.message)}`;
   }
   if (error instanceof TypeError && error.message === "fetch failed") {
     const cause = (error.cause as NodeJS.ErrnoException | undefined)?.code;

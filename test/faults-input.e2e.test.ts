@@ -69,10 +69,15 @@ describe(`bad input on Pi ${host.version}`, () => {
     notices.splice(3, 0, { level: "warning", message: `MCP config: ${unknownLifecycle}` });
     expect(notifications(pi)).toEqual(notices);
     const status = (await pi.command("/mcp status")).text;
-    expect(status).toMatch(/^MCP servers: 2 enabled\n✓ good: connected/);
-    expect(status).toMatch(/\n○ sometimes: [^\n]+ · lazy · [^\n]+\n    source: [^\n]+\n    warning: /);
+    expect(status).toMatch(/^MCP servers: 2 enabled, 3 skipped\n✓ good: connected/);
+    expect(status).toMatch(/\n○ sometimes: [^\n]+ · lazy · [^\n]+\n    command: [^\n]+\n    source: [^\n]+\n    warning: /);
     expect(status).toContain(`\n    warning: ${unknownLifecycle}\n`);
-    expect(status).toContain(`Config errors (these servers were skipped):\n${problems.map((problem) => `  ${problem}`).join("\n")}`);
+    // A server that could not be loaded is listed, skipped, with its reasons; the rest concerns whole files.
+    const [projectSyntax, wrongCommand, wrongArgs, noTarget, codexSyntax, unsetVariable] = problems;
+    expect(status).toContain(`\n✗ wrongTypes: skipped\n    error: ${wrongCommand}\n    error: ${wrongArgs}\n`);
+    expect(status).toContain(`\n✗ noTarget: skipped\n    error: ${noTarget}\n`);
+    expect(status).toContain(`\n✗ needsToken: skipped\n    error: ${unsetVariable}\n`);
+    expect(status.slice(status.indexOf("\nConfig errors:"))).toBe(`\nConfig errors:\n  ${projectSyntax}\n  ${codexSyntax}`);
     expect(pi.errors).toEqual([]);
   });
 

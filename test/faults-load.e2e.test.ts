@@ -38,7 +38,7 @@ describe(`load on Pi ${host.version}`, () => {
     const pids = startedPids(log);
     expect(pids).toHaveLength(2);
     expect(isRunning(pids[1]!)).toBe(true);
-    expect((await pi.command("/mcp status")).text).toMatch(new RegExp(`✓ busy: connected · lazy · stdio · 6 tools \\(live\\) · pid ${pids[1]}`));
+    expect((await pi.command("/mcp status")).text).toMatch(new RegExp(`✓ busy: connected · lazy · stdio · 6 tools · pid ${pids[1]}`));
     // All calls of a run share Pi's abort signal: listeners left on it would make Node warn of a leak on stderr.
     await new Promise((resolve) => setImmediate(resolve));
     expect(warnings).toEqual([]);
@@ -65,8 +65,8 @@ describe(`load on Pi ${host.version}`, () => {
     for (const pid of [...started("alpha"), ...started("beta").slice(0, -1)]) expect(isRunning(pid)).toBe(false);
 
     const status = (await pi.command("/mcp status")).text;
-    expect(status).toMatch(new RegExp(`^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · 6 tools \\(live\\) · pid ${started("beta").at(-1)}\\n`));
-    expect(status).toMatch(new RegExp(`✓ gamma: connected · eager · stdio · 6 tools \\(live\\) · pid ${started("gamma")[0]}\\n`));
+    expect(status).toMatch(new RegExp(`^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · 6 tools · pid ${started("beta").at(-1)}\\n`));
+    expect(status).toMatch(new RegExp(`✓ gamma: connected · eager · stdio · 6 tools · pid ${started("gamma")[0]}\\n`));
     const names = pi.session.getAllTools().map((tool) => tool.name);
     expect(names.filter((name, index) => names.indexOf(name) !== index)).toEqual([]);
     expect(names.filter((name) => name === "ToolSearch")).toHaveLength(1);

@@ -60,9 +60,9 @@ describe(`server faults on Pi ${host.version}`, () => {
       },
     ]);
     const status = (await pi.command("/mcp status")).text;
-    expect(status).toMatch(/✓ good: connected · lazy · stdio · 6 tools \(live\) · pid \d+\n/);
-    expect(status).toMatch(/✗ broken: failed · eager · stdio · tools not known yet\n.*\n    last error: MCP server "broken" failed to connect: the server process exited before it was ready \(next attempt in \d+ s\)/);
-    expect(status).toMatch(/✗ stuck: failed · eager · stdio · tools not known yet\n.*\n    last error: MCP server "stuck" failed to connect: did not finish starting within 1 s/);
+    expect(status).toMatch(/✓ good: connected · lazy · stdio · 6 tools · pid \d+\n/);
+    expect(status).toMatch(/✗ broken: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "broken" failed to connect: the server process exited before it was ready \(next attempt in \d+ s\)/);
+    expect(status).toMatch(/✗ stuck: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "stuck" failed to connect: did not finish starting within 1 s/);
     const [stuckPid] = startedPids(stuckLog);
     expect(stuckPid).toBeDefined();
     expect(isRunning(stuckPid!)).toBe(false);
@@ -117,7 +117,7 @@ describe(`server faults on Pi ${host.version}`, () => {
       ],
       [proxied("other__echo"), false, "still working"],
     ]);
-    expect((await second.command("/mcp status")).text).toMatch(/✗ flaky: failed · lazy · stdio · 6 tools \(cached 0 min ago\)/);
+    expect((await second.command("/mcp status")).text).toMatch(/✗ flaky: failed · lazy · stdio · 6 tools \(from the cache, listed just now\)/);
   });
 
   test("a call that hangs: Pi's abort cancels it, the server gets notifications/cancelled, the model reads that it was cancelled", async () => {
@@ -191,7 +191,7 @@ describe(`server faults on Pi ${host.version}`, () => {
     expect(tree).not.toMatch(/"\$ref"|"\$defs"/);
     expect(tree).toContain("Recursive structure");
     const status = (await pi.command("/mcp status")).text;
-    expect(status).toMatch(/✓ odd: connected · keep-alive · stdio · 12 tools \(live\)/);
+    expect(status).toMatch(/✓ odd: connected · keep-alive · stdio · 12 tools · pid \d+\n/);
     expect(status).toContain('    tools/list names "twice" twice; kept the first');
   });
 
@@ -215,7 +215,7 @@ describe(`server faults on Pi ${host.version}`, () => {
     expect(startedPids(log)).toHaveLength(2);
 
     await killAndTurn(); // second: not before 5 s
-    expect((await pi.command("/mcp status")).text).toMatch(/○ phoenix: stopped .*\n.*\n    last error: Connection lost: the server process exited/);
+    expect((await pi.command("/mcp status")).text).toMatch(/○ phoenix: stopped .*\n    command: .*\n.*\n    last error: Connection lost: the server process exited/);
     vi.setSystemTime(Date.now() + 5_000);
     await pi.prompt("a turn 5 s later");
     await waitForStatus(pi, /✓ phoenix: connected/);
@@ -245,6 +245,7 @@ describe(`server faults on Pi ${host.version}`, () => {
       missing: { url: http.url("/404"), lifecycle: "eager" },
       failing: { url: http.url("/500"), lifecycle: "eager" },
       webpage: { url: http.url("/login"), lifecycle: "eager" },
+      gateway: { url: http.url("/502"), lifecycle: "eager" },
     });
     const pi = await harness.session(dirs, [search("echo the text back"), callLoaded("good__echo", { text: "unaffected" }), "done"]);
     await pi.prompt("echo");
@@ -253,6 +254,11 @@ describe(`server faults on Pi ${host.version}`, () => {
     const base = http.url("");
     expect(sortedNotifications(pi)).toEqual([
       { level: "error", message: `MCP server "failing" failed to connect: ${base}/500 answered HTTP 500: Streamable HTTP error: Error POSTing to endpoint: boom` },
+      // A proxy's error page: one line, the page by its title.
+      {
+        level: "error",
+        message: `MCP server "gateway" failed to connect: ${base}/502 answered HTTP 502: Streamable HTTP error: Error POSTing to endpoint: 502 Bad Gateway (an HTML page)`,
+      },
       {
         level: "warning",
         message:
@@ -270,16 +276,28 @@ describe(`server faults on Pi ${host.version}`, () => {
     ]);
     const status = (await pi.command("/mcp status")).text;
     expect(status).toMatch(/✗ locked: needs-auth · eager · tools not known yet/);
-    for (const name of ["missing", "failing", "webpage"]) expect(status).toMatch(new RegExp(`✗ ${name}: failed · eager · tools not known yet`));
+    for (const name of ["missing", "failing", "webpage", "gateway"]) expect(status).toMatch(new RegExp(`✗ ${name}: failed · eager · tools not known yet`));
   });
 });
 
-/** A plain HTTP server on loopback: /401, /404 (anything unknown), /500, /login (an HTML page with status 200). */
+const NGINX_502_PAGE = [
+  "<html>",
+  "<head><title>502 Bad Gateway</title></head>",
+  "<body>",
+  "<center><h1>502 Bad Gateway</h1></center>",
+  "<hr><center>nginx/1.27.0</center>",
+  "</body>",
+  "</html>",
+  "",
+].join("\r\n");
+
+/** A plain HTTP server on loopback: /401, /404 (anything unknown), /500, /502 (a proxy's HTML error page), /login (an HTML page with status 200). */
 async function startStatusServer(): Promise<{ server: Server; url: (path: string) => string }> {
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
     if (path === "/401") return res.writeHead(401, { "www-authenticate": 'Bearer realm="faults"' }).end("unauthorized");
     if (path === "/500") return res.writeHead(500).end("boom");
+    if (path === "/502") return res.writeHead(502, { "content-type": "text/html" }).end(NGINX_502_PAGE);
     if (path === "/login") return res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Please sign in</body></html>");
     res.writeHead(404).end("not found");
   });

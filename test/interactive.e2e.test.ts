@@ -71,7 +71,7 @@ test(`interactive mode on Pi ${host.version}: a typed prompt finds and calls a t
   await expect.poll(screen, { timeout: 30_000 }).toContain("Echoed.");
 
   tmux("send-keys", "-t", SESSION, "/mcp status", "Enter");
-  await expect.poll(screen, { timeout: 30_000 }).toMatch(/✓ everything: connected · lazy · stdio · \d+ tools \(live\)/);
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/✓ everything: connected · lazy · stdio · \d+ tools · pid \d+/);
 
   tmux("send-keys", "-t", SESSION, "/quit", "Enter");
   await expect.poll(() => descendantProcesses("server-everything/dist/index.js"), { timeout: 30_000 }).toEqual([]);
