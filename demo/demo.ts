@@ -5,7 +5,7 @@
  *
  * Host: Pi 0.73.1 by default; `PI_TEST_HOST=0.87.1` (with Node ≥ 22) shows the newer host.
  */
-import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
@@ -73,10 +73,24 @@ const script: ScriptStep[] = [
   reply("The echo server answered."),
 ];
 
+/**
+ * The example config, in a fresh agent dir (no cache yet; `${workspaceFolder}` is the repo), with the memory
+ * server's graph file there too: a graph left by an earlier run would already hold what the demo stores (the
+ * server then answers `[]`, nothing created), so every run starts from an empty one.
+ */
+async function demoConfig(agentDir: string): Promise<ExampleConfig> {
+  const config = JSON.parse(await readFile(CONFIG, "utf8")) as ExampleConfig;
+  config.mcpServers.memory!.env = { ...config.mcpServers.memory!.env, MEMORY_FILE_PATH: join(agentDir, "memory.jsonl") };
+  return config;
+}
+
+interface ExampleConfig {
+  mcpServers: Record<string, { env?: Record<string, string> }>;
+}
+
 async function main(): Promise<void> {
-  // A fresh agent dir (no cache yet) whose mcp.json is the example; `${workspaceFolder}` in it is the repo.
   const agentDir = await mkdtemp(join(tmpdir(), "pi-mcp-demo-"));
-  await copyFile(CONFIG, join(agentDir, "mcp.json"));
+  await writeFile(join(agentDir, "mcp.json"), JSON.stringify(await demoConfig(agentDir), null, 2));
   const pi = await startSession({ extensions: [REPO_ROOT], agentDir, cwd: REPO_ROOT, script, settings: {} });
   try {
     say(`pi-mcp-adapter demo: Pi ${pi.host.version}, offline, scripted model, real MCP servers from ${CONFIG}`);
