@@ -36,6 +36,8 @@ export interface EntryOptions {
   reportUnknownFields: boolean;
   /** Host files whose fields were renamed to ours: problems name the field as the file spells it. */
   hostFieldNames?: Readonly<Record<string, string>>;
+  /** The host that owns the file reads `${VAR:-default}` too (ours, Claude Code): an unset variable's hint may suggest it. */
+  defaultsSyntax?: boolean;
 }
 
 export type ParsedEntry =
@@ -444,7 +446,7 @@ function connectionEntry(
     let result = value;
     if (options.interpolate) {
       const interpolated = interpolate(value, context);
-      for (const issue of interpolated.issues) unresolved.push(issueProblem(issue, at(field)));
+      for (const issue of interpolated.issues) unresolved.push(issueProblem(issue, at(field), options.defaultsSyntax ?? false));
       result = interpolated.value;
     }
     // Only a `~` the user wrote is a home directory, not one that came out of a variable.
@@ -479,10 +481,15 @@ function connectionEntry(
 
 const SUPPORTED_SYNTAX = "${VAR}, ${VAR:-default}, ${env:VAR}, $env:VAR, ${workspaceFolder}, ${userHome}";
 
-function issueProblem(issue: InterpolationIssue, where: ProblemLocation): ConfigProblem {
+function issueProblem(issue: InterpolationIssue, where: ProblemLocation, defaultsSyntax: boolean): ConfigProblem {
   switch (issue.kind) {
-    case "missing-variable":
-      return configProblem("error", where, `environment variable ${issue.name} is not set (write \${${issue.name}:-default} to give a default)`);
+    case "missing-variable": {
+      // Cursor, VS Code, Windsurf would not understand a default written into their own file.
+      const hint = defaultsSyntax
+        ? `write \${${issue.name}:-default} to give a default`
+        : `set it before starting Pi, or define the server in your Pi config, where \${${issue.name}:-default} gives a default`;
+      return configProblem("error", where, `environment variable ${issue.name} is not set (${hint})`);
+    }
     case "vscode-input":
       return configProblem(
         "warning",

@@ -31,10 +31,16 @@ export function hostConfigFiles(kind: ImportKind, context: InterpolationContext)
     }
     case "windsurf":
       return [join(home, ".codeium", "windsurf", "mcp_config.json")];
-    case "vscode":
-      return [join(context.cwd, ".vscode", "mcp.json"), join(applicationSupportDir(context), "Code", "User", "mcp.json")];
+    case "vscode": {
+      // Before its mcp.json (VS Code 1.102), VS Code kept servers in settings.json under "mcp"; each scope's mcp.json wins.
+      const userDir = join(applicationSupportDir(context), "Code", "User");
+      const projectDir = join(context.cwd, ".vscode");
+      return [join(projectDir, "mcp.json"), join(projectDir, VSCODE_SETTINGS), join(userDir, "mcp.json"), join(userDir, VSCODE_SETTINGS)];
+    }
   }
 }
+
+const VSCODE_SETTINGS = "settings.json";
 
 /** Where desktop apps keep their settings: `%APPDATA%`, `~/Library/Application Support`, `$XDG_CONFIG_HOME`. */
 function applicationSupportDir(context: InterpolationContext): string {
@@ -60,8 +66,8 @@ interface MappedEntry {
   hostFieldNames?: Record<string, string>;
 }
 
-function hostEntryOptions(file: string, context: InterpolationContext, interpolate: boolean): EntryOptions {
-  return { file, context, interpolate, allowOverride: false, reportUnknownFields: false };
+function hostEntryOptions(file: string, context: InterpolationContext, interpolate: boolean, defaultsSyntax = false): EntryOptions {
+  return { file, context, interpolate, allowOverride: false, reportUnknownFields: false, defaultsSyntax };
 }
 
 function readHostFile(file: string, format: ConfigFormat, problems: ConfigProblem[]): Record<string, unknown> | undefined {
@@ -106,11 +112,22 @@ function importJsonHost(kind: Exclude<ImportKind, "codex">, context: Interpolati
     const data = readHostFile(file, "json", problems);
     if (!data) return [];
     const servers = jsonHostServers(kind, data, file, context, problems);
-    return [buildLayer(kind, file, servers, (raw, where) => mapJsonHostEntry(raw, where, problems), hostEntryOptions(file, context, true), problems)];
+    // Of these hosts only Claude Code reads `${VAR:-default}` itself.
+    const options = hostEntryOptions(file, context, true, kind === "claude-code");
+    return [buildLayer(kind, file, servers, (raw, where) => mapJsonHostEntry(raw, where, problems), options, problems)];
   });
 }
 
 function jsonHostServers(kind: ImportKind, data: Record<string, unknown>, file: string, context: InterpolationContext, problems: ConfigProblem[]): RawServers {
+  if (kind === "vscode" && pathModule(context.platform).basename(file) === VSCODE_SETTINGS) {
+    const block = data.mcp;
+    if (block === undefined) return [];
+    if (!isPlainObject(block)) {
+      problems.push(configProblem("error", { file, field: "mcp" }, `must be an object with "servers" (got ${describeValue(block)})`));
+      return [];
+    }
+    return serverTable(block, "servers", { file, field: "mcp.servers" }, problems);
+  }
   if (kind === "vscode") {
     // VS Code's own format uses `servers`; the portable format it also reads uses `mcpServers`.
     const key = data.servers === undefined && data.mcpServers !== undefined ? "mcpServers" : "servers";

@@ -126,7 +126,7 @@ function readOwnFile(kind: ConfigSourceKind, file: string, context: Interpolatio
     if (!OWN_TOP_LEVEL_KEYS.has(key)) problems.push(configProblem("warning", { file, field: key }, "unknown top-level field, ignored"));
   }
   const source: ConfigSource = { kind, path: file };
-  const options: EntryOptions = { file, context, interpolate: true, allowOverride: true, reportUnknownFields: true };
+  const options: EntryOptions = { file, context, interpolate: true, allowOverride: true, reportUnknownFields: true, defaultsSyntax: true };
   const entries = Object.entries(serverTable(data, file, problems)).map(([name, raw]) => ({
     name,
     parsed: parseServerEntry(name, raw, options, problems),

@@ -28,7 +28,12 @@ describe("hostConfigFiles: where each host keeps its servers", () => {
       "claude-desktop": ["/home/ada/.config/Claude/claude_desktop_config.json"],
       codex: ["/work/app/.codex/config.toml", "/home/ada/.codex/config.toml"],
       windsurf: ["/home/ada/.codeium/windsurf/mcp_config.json"],
-      vscode: ["/work/app/.vscode/mcp.json", "/home/ada/.config/Code/User/mcp.json"],
+      vscode: [
+        "/work/app/.vscode/mcp.json",
+        "/work/app/.vscode/settings.json",
+        "/home/ada/.config/Code/User/mcp.json",
+        "/home/ada/.config/Code/User/settings.json",
+      ],
     });
     const relocated = all({
       platform: "linux",
@@ -37,7 +42,7 @@ describe("hostConfigFiles: where each host keeps its servers", () => {
       env: { XDG_CONFIG_HOME: "/xdg", CLAUDE_CONFIG_DIR: "~/claude-work", CODEX_HOME: "/opt/codex" },
     });
     expect(relocated["claude-desktop"]).toEqual(["/xdg/Claude/claude_desktop_config.json"]);
-    expect(relocated.vscode).toEqual(["/work/app/.vscode/mcp.json", "/xdg/Code/User/mcp.json"]);
+    expect(relocated.vscode).toEqual(["/work/app/.vscode/mcp.json", "/work/app/.vscode/settings.json", "/xdg/Code/User/mcp.json", "/xdg/Code/User/settings.json"]);
     expect(relocated["claude-code"]).toEqual(["/home/ada/claude-work/.claude.json"]);
     expect(relocated.codex).toEqual(["/work/app/.codex/config.toml", "/opt/codex/config.toml"]);
   });
@@ -45,7 +50,12 @@ describe("hostConfigFiles: where each host keeps its servers", () => {
   it("on macOS (Application Support)", () => {
     const files = all({ platform: "darwin", homeDir: "/Users/ada", cwd: "/Users/ada/app", env: { XDG_CONFIG_HOME: "/ignored" } });
     expect(files["claude-desktop"]).toEqual(["/Users/ada/Library/Application Support/Claude/claude_desktop_config.json"]);
-    expect(files.vscode).toEqual(["/Users/ada/app/.vscode/mcp.json", "/Users/ada/Library/Application Support/Code/User/mcp.json"]);
+    expect(files.vscode).toEqual([
+      "/Users/ada/app/.vscode/mcp.json",
+      "/Users/ada/app/.vscode/settings.json",
+      "/Users/ada/Library/Application Support/Code/User/mcp.json",
+      "/Users/ada/Library/Application Support/Code/User/settings.json",
+    ]);
     expect(files.windsurf).toEqual(["/Users/ada/.codeium/windsurf/mcp_config.json"]);
   });
 
@@ -62,7 +72,12 @@ describe("hostConfigFiles: where each host keeps its servers", () => {
       "claude-desktop": ["C:\\Users\\ada\\AppData\\Roaming\\Claude\\claude_desktop_config.json"],
       codex: ["D:\\src\\app\\.codex\\config.toml", "E:\\codex\\config.toml"],
       windsurf: ["C:\\Users\\ada\\.codeium\\windsurf\\mcp_config.json"],
-      vscode: ["D:\\src\\app\\.vscode\\mcp.json", "C:\\Users\\ada\\AppData\\Roaming\\Code\\User\\mcp.json"],
+      vscode: [
+        "D:\\src\\app\\.vscode\\mcp.json",
+        "D:\\src\\app\\.vscode\\settings.json",
+        "C:\\Users\\ada\\AppData\\Roaming\\Code\\User\\mcp.json",
+        "C:\\Users\\ada\\AppData\\Roaming\\Code\\User\\settings.json",
+      ],
     });
     expect(hostConfigFiles("claude-desktop", { ...context, env: {} })).toEqual(["C:\\Users\\ada\\AppData\\Roaming\\Claude\\claude_desktop_config.json"]);
   });
@@ -91,6 +106,14 @@ describe("import: cursor", () => {
       linear: { enabled: true, url: "https://mcp.linear.app/sse", transport: "sse" },
       context7: { enabled: true, url: "https://mcp.context7.com/mcp", headers: { CONTEXT7_API_KEY: "c7" } },
     });
+  });
+
+  it("an unset ${env:VAR} is hinted in terms Cursor's file allows (it has no ${VAR:-default})", () => {
+    const project = sandbox.place("cursor/project-mcp.json", "project/.cursor/mcp.json");
+    expect(messages(importing("cursor"))).toEqual([
+      `error ${project}: server "github": "env.GITHUB_PERSONAL_ACCESS_TOKEN": environment variable GITHUB_TOKEN is not set ` +
+        `(set it before starting Pi, or define the server in your Pi config, where \${GITHUB_TOKEN:-default} gives a default)`,
+    ]);
   });
 });
 
@@ -280,6 +303,30 @@ describe("import: vscode", () => {
       `warning ${workspace}: server "playwright": "envFile": is not supported: variables from that file are not set for this server`,
       `warning ${workspace}: server "perplexity": "env.PERPLEXITY_API_KEY": uses \${input:perplexity-key}, a value only VS Code can prompt for; server skipped (define it in your Pi config with \${env:VAR} instead)`,
     ]);
+  });
+
+  it("reads servers kept in settings.json under \"mcp\" (VS Code before 1.102), each scope's mcp.json winning a name", () => {
+    const workspace = sandbox.place("vscode/workspace-mcp.json", "project/.vscode/mcp.json");
+    const workspaceSettings = sandbox.write("project/.vscode/settings.json", `{
+      // JSONC, as VS Code writes it
+      "editor.tabSize": 2,
+      "mcp": { "servers": { "fetch": { "command": "older-fetch" }, "time": { "command": "uvx", "args": ["mcp-server-time"] } } },
+    }`);
+    const userSettings = sandbox.write("home/.config/Code/User/settings.json", { mcp: { servers: { memory: { command: "npx", args: ["-y", "server-memory"] } } } });
+    const config = importing("vscode");
+    expect(sourcesByName(config)).toEqual({
+      playwright: `vscode:${workspace}`,
+      fetch: `vscode:${workspace}`,
+      time: `vscode:${workspaceSettings}`,
+      memory: `vscode:${userSettings}`,
+    });
+    expect(serversByName(config).time).toEqual({ enabled: true, command: "uvx", args: ["mcp-server-time"] });
+  });
+
+  it("a settings.json without \"mcp\" is no problem; an \"mcp\" that is not an object is reported", () => {
+    sandbox.write("project/.vscode/settings.json", { "editor.tabSize": 2 });
+    const user = sandbox.write("home/.config/Code/User/settings.json", { mcp: ["servers"] });
+    expect(messages(importing("vscode"))).toEqual([`error ${user}: "mcp": must be an object with "servers" (got an array)`]);
   });
 
   it("reads the user profile under Application Support on macOS", () => {
