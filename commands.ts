@@ -122,7 +122,7 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
     live.pid ? `pid ${live.pid}` : undefined,
   ].filter(Boolean);
   const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, `    ${source}`];
-  // Fields it has that are not supported, values replaced by a default: the server loaded, but not quite as written.
+  // Its config problems (fields not supported, values replaced by a default): it loaded, but not quite as written.
   for (const problem of state.config.problems) if (problem.server === server.name) lines.push(`    ${problem.level}: ${problem.message}`);
   // What its tools/list or resources/list answer had that could not be used (dropped entries, endless pages).
   for (const problem of state.manager.getConnection(server.name)?.problems ?? []) lines.push(`    ${problem}`);

@@ -1,7 +1,7 @@
 /**
  * Two copies of the adapter in one Pi (a checkout run with `pi -e` or `npm start` while another copy is installed):
  * the first copy Pi loads works, the second registers nothing and says so once, naming both; Pi starts (it used to
- * exit 1 on "Tool "ToolSearch" conflicts with …"). In the real CLI and through a /reload, on both hosts.
+ * exit 1 on "Tool "ToolSearch" conflicts with …"). In the real CLI and through /reload and /new, on both hosts.
  */
 import { copyFile, mkdtemp, readdir, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,6 +14,7 @@ import { startSession } from "./helpers/pi-session.ts";
 
 const host = currentHost();
 const FIXTURE = join(REPO_ROOT, "test/fixtures/servers/stdio-server.mjs");
+const NEW_SESSION_COMMAND = join(REPO_ROOT, "test/fixtures/extensions/new-session.ts");
 const CONFIG = { mcpServers: { fixture: { command: process.execPath, args: [FIXTURE] } } };
 
 /** A second copy of the extension, as a drop-in or a second clone would be (its dependencies shared). */
@@ -56,8 +57,8 @@ describe(`two copies of the adapter in Pi ${host.version}`, () => {
     expect(result.stderr).toContain(warningAbout(copy, REPO_ROOT));
   });
 
-  test("after /reload the same copy is in use and nothing conflicts", async () => {
-    const pi = await startSession({ extensions: [REPO_ROOT, copy], agentDir: dirs.agentDir, cwd: dirs.cwd });
+  test("after /reload and /new the same copy is in use and nothing conflicts", async () => {
+    const pi = await startSession({ extensions: [REPO_ROOT, copy, NEW_SESSION_COMMAND], agentDir: dirs.agentDir, cwd: dirs.cwd });
     const loadErrors = () =>
       (pi.session as unknown as { resourceLoader: { getExtensions(): { errors: { error: string }[] } } }).resourceLoader.getExtensions().errors;
     const warnings = () => pi.ui.filter((entry) => entry.kind === "notify" && entry.message.startsWith(warningAbout(REPO_ROOT, copy)));
@@ -67,6 +68,10 @@ describe(`two copies of the adapter in Pi ${host.version}`, () => {
       await pi.reload();
       expect(loadErrors()).toEqual([]);
       expect(warnings()).toHaveLength(2);
+      expect((await pi.command("/mcp status")).text).toMatch(/^MCP servers: 1 enabled/);
+      await pi.command("/test-new");
+      expect(loadErrors()).toEqual([]);
+      expect(warnings()).toHaveLength(3);
       expect((await pi.command("/mcp status")).text).toMatch(/^MCP servers: 1 enabled/);
       expect(pi.activeToolNames()).toContain("ToolSearch");
     } finally {
