@@ -19,6 +19,7 @@ import type {
   McpSettings,
   OAuthGrantType,
   OAuthSettings,
+  OutputGuard,
   ServerEntry,
   ToolPrefixMode,
   TransportKind,
@@ -135,6 +136,31 @@ const directToolsSetting: Check<boolean> = (value) =>
 const approvalRule: Check<ApprovalRule> = (value) =>
   withExpectation(booleanOrStringList(value), `must be true, false or an array of tool names or patterns (got ${quoteIfString(value)})`);
 
+/** A time limit in milliseconds; upstream's `<= 0` (= the default) is accepted and left out. */
+const timeLimit: Check<number | undefined> = (value) =>
+  typeof value === "number" && Number.isFinite(value)
+    ? { ok: true, value: value > 0 ? value : undefined }
+    : { ok: false, expected: `must be a number of milliseconds (got ${describeValue(value)})` };
+
+const OUTPUT_GUARD_LIMITS = ["maxBytes", "maxLines"] as const;
+
+/** `true`, `false` or `{ maxBytes, maxLines }` (whole numbers > 0); upstream's other keys are ignored. */
+const outputGuard: Check<OutputGuard> = (value) => {
+  if (typeof value === "boolean") return { ok: true, value };
+  const expected = `must be true, false or { "maxBytes", "maxLines" } (got ${describeValue(value)})`;
+  if (!isPlainObject(value)) return { ok: false, expected };
+  const limits: { maxBytes?: number; maxLines?: number } = {};
+  for (const key of OUTPUT_GUARD_LIMITS) {
+    const limit = value[key];
+    if (limit === undefined) continue;
+    if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) {
+      return { ok: false, at: `.${key}`, expected: `must be a whole number > 0 (got ${describeValue(limit)})` };
+    }
+    limits[key] = limit;
+  }
+  return { ok: true, value: limits };
+};
+
 function withExpectation<T>(checked: Checked<T>, expected: string): Checked<T> {
   return checked.ok || checked.at !== undefined ? checked : { ok: false, expected };
 }
@@ -177,6 +203,9 @@ const BEHAVIOUR_CHECKS = {
   lifecycle: oneOf(LIFECYCLES),
   idleTimeout: number(0, true),
   startupTimeoutMs: number(0, false),
+  requestTimeoutMs: timeLimit,
+  maxTotalTimeoutMs: timeLimit,
+  outputGuard,
   exposeResources: boolean,
   directTools: directToolsField,
   includeTools: stringList,
@@ -198,6 +227,9 @@ const BEHAVIOUR_FALLBACKS: Readonly<Record<string, Fallback>> = {
   lifecycle: { means: `using "lazy"` },
   idleTimeout: { means: "using the default" },
   startupTimeoutMs: { means: "using the default (30000)" },
+  requestTimeoutMs: { means: "settings.requestTimeoutMs applies" },
+  maxTotalTimeoutMs: { means: "settings.maxTotalTimeoutMs applies" },
+  outputGuard: { means: "settings.outputGuard applies" },
   exposeResources: { means: "using the default (true)" },
   directTools: { means: "ignored (tools are found through ToolSearch)" },
   toolPrefix: { means: "ignored (settings.toolPrefix applies)" },
@@ -393,6 +425,9 @@ function behaviourEntry(fields: RawFields, enabled: boolean | undefined): Server
   if (fields.lifecycle !== undefined) entry.lifecycle = fields.lifecycle;
   if (fields.idleTimeout !== undefined) entry.idleTimeout = fields.idleTimeout;
   if (fields.startupTimeoutMs !== undefined) entry.startupTimeoutMs = fields.startupTimeoutMs;
+  if (fields.requestTimeoutMs !== undefined) entry.requestTimeoutMs = fields.requestTimeoutMs;
+  if (fields.maxTotalTimeoutMs !== undefined) entry.maxTotalTimeoutMs = fields.maxTotalTimeoutMs;
+  if (fields.outputGuard !== undefined) entry.outputGuard = fields.outputGuard;
   if (fields.exposeResources !== undefined) entry.exposeResources = fields.exposeResources;
   if (fields.directTools !== undefined) entry.directTools = fields.directTools;
   if (fields.includeTools !== undefined) entry.includeTools = fields.includeTools;
@@ -521,6 +556,9 @@ const SETTINGS_CHECKS = {
   directTools: directToolsSetting,
   approveTools: approvalRule,
   toonEncode: booleanOrStringList,
+  requestTimeoutMs: timeLimit,
+  maxTotalTimeoutMs: timeLimit,
+  outputGuard,
 } satisfies Record<string, Check<unknown>>;
 
 /** A setting with a bad value is left out (its default applies), except where that would not be safe. */
@@ -551,7 +589,7 @@ export function parseSettings(raw: unknown, file: string, context: Interpolation
     }
     const checked = check(value);
     if (checked.ok) {
-      settings[key] = checked.value;
+      if (checked.value !== undefined) settings[key] = checked.value;
       continue;
     }
     const fallback = Object.hasOwn(SETTINGS_FALLBACKS, key) ? SETTINGS_FALLBACKS[key]! : SETTING_LEFT_OUT;

@@ -1,17 +1,22 @@
 /**
  * MCP results → Pi tool results: every MCP content type becomes text or an image the model can take, bounded in
- * size, optionally TOON-encoded. Never throws on what a server sends.
+ * size (Pi's own limits and head truncation), optionally TOON-encoded. Never throws on what a server sends.
+ *
+ * What the model is not shown — the whole text past the limits, audio, blobs, images too large — is kept aside
+ * (`TransformedResult.overflow`); `keepOverflow` hands it to a keeper (result-spill.ts writes files) and names the
+ * files in the notes, so the model can read the rest instead of losing it.
  *
  * Errors: an MCP result with `isError: true` comes back with `isError: true`; the caller must then throw
  * (`new McpToolError(result)`), because Pi only marks a tool result as an error when `execute` throws.
  */
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "@mariozechner/pi-coding-agent";
 import type { McpSettings } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
 
-/** The limits of Pi's own read and bash tools (`truncate.js`): whichever is hit first wins. */
-export const MAX_TEXT_BYTES = 50 * 1024;
-export const MAX_TEXT_LINES = 2000;
+/** The limits of Pi's own read and bash tools (50 KB, 2,000 lines): whichever is hit first wins. */
+export const MAX_TEXT_BYTES = DEFAULT_MAX_BYTES;
+export const MAX_TEXT_LINES = DEFAULT_MAX_LINES;
 /** Pi's own image bound (`image-resize.js`): 4.5 MB of base64, below Anthropic's 5 MB limit. */
 export const MAX_IMAGE_BASE64_BYTES = 4.5 * 1024 * 1024;
 /** TOON is tried on JSON up to this size; anything larger is truncated anyway, so encoding it would be wasted. */
@@ -47,7 +52,27 @@ export interface TransformedResult {
   content: PiContent[];
   isError: boolean;
   details: ResultDetails;
+  /** What the model is not shown, to keep elsewhere (`keepOverflow`); absent when it was shown everything. */
+  overflow?: Overflow;
 }
+
+/** Binary data shown as a note (`content` holds the note block itself). */
+interface BinaryPart {
+  data: string;
+  mimeType: string;
+  /** The note, naming the file that holds the data once there is one. */
+  describe: (file?: string) => string;
+}
+
+export interface Overflow {
+  /** The whole text (the text blocks joined by newlines) when it was cut. */
+  text?: string;
+  omittedBlocks: number;
+  binaries: Map<TextContent, BinaryPart>;
+}
+
+/** Writes data to a file the model can read and gives its path; undefined when it could not. */
+export type ResultKeeper = (data: string | Buffer, mimeType: string) => Promise<string | undefined>;
 
 /** Thrown by the caller for an `isError` result; its message is the result's text, as the model should see it. */
 export class McpToolError extends Error {
@@ -68,6 +93,8 @@ interface Limits {
   maxTextBytes: number;
   maxTextLines: number;
   maxImageBytes: number;
+  /** Filled while converting: the binary data shown as notes. */
+  binaries: Map<TextContent, BinaryPart>;
 }
 
 type Json = Record<string, unknown>;
@@ -105,6 +132,7 @@ function limitsOf(options: TransformOptions): Limits {
     maxTextBytes: options.maxTextBytes ?? MAX_TEXT_BYTES,
     maxTextLines: options.maxTextLines ?? MAX_TEXT_LINES,
     maxImageBytes: options.maxImageBytes ?? MAX_IMAGE_BASE64_BYTES,
+    binaries: new Map(),
   };
 }
 
@@ -120,7 +148,35 @@ function finish(content: PiContent[], isError: boolean, options: TransformOption
     });
   }
   const bounded = boundText(content, limits);
-  return { content: bounded.content, isError, details: { isError, truncation: bounded.truncation, toonEncoded } };
+  const result: TransformedResult = { content: bounded.content, isError, details: { isError, truncation: bounded.truncation, toonEncoded } };
+  if (bounded.wholeText !== undefined || limits.binaries.size > 0) {
+    result.overflow = { text: bounded.wholeText, omittedBlocks: bounded.omittedBlocks, binaries: limits.binaries };
+  }
+  return result;
+}
+
+/**
+ * Keeps the overflow of `result` with `keep` (one file for the whole text, one per binary part) and names the
+ * files in its notes. Whatever cannot be kept keeps its note without a file.
+ */
+export async function keepOverflow(result: TransformedResult, keep: ResultKeeper): Promise<TransformedResult> {
+  const { overflow } = result;
+  if (!overflow) return result;
+  const content = await Promise.all(
+    result.content.map(async (block) => {
+      const binary = block.type === "text" ? overflow.binaries.get(block) : undefined;
+      if (!binary) return block;
+      const file = await keep(Buffer.from(binary.data, "base64"), binary.mimeType);
+      return file ? text(binary.describe(file)) : block;
+    }),
+  );
+  const { truncation } = result.details;
+  if (overflow.text !== undefined && truncation) {
+    const file = await keep(overflow.text, "text/plain");
+    // The truncation note is always the last block.
+    if (file) content[content.length - 1] = text(truncationNote(truncation, overflow.omittedBlocks, file));
+  }
+  return { ...result, content };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -135,7 +191,12 @@ function convertBlock(block: unknown, limits: Limits): PiContent[] {
     case "image":
       return [image(block.data, block.mimeType, "Image", limits)];
     case "audio":
-      return [text(`[Audio: ${mimeOf(block.mimeType)}, ${sizeOfBase64(block.data)}; audio cannot be shown to the model]`)];
+      return [
+        binaryNote(block.data, block.mimeType, limits, (file) => {
+          const where = file ? `, saved to ${file}` : "";
+          return `[Audio: ${mimeOf(block.mimeType)}, ${sizeOfBase64(block.data)}${where}; audio cannot be shown to the model]`;
+        }),
+      ];
     case "resource":
       return isJsonObject(block.resource)
         ? convertResourceContents(block.resource, true, limits)
@@ -157,7 +218,12 @@ function convertResourceContents(contents: Json, withHeader: boolean, limits: Li
       const picture = image(contents.blob, mimeType, `Image resource ${uri}`, limits);
       return withHeader && picture.type === "image" ? [text(header), picture] : [picture];
     }
-    return [text(`${header} binary content (${mimeType}, ${sizeOfBase64(contents.blob)}) not shown`)];
+    const size = sizeOfBase64(contents.blob);
+    return [
+      binaryNote(contents.blob, mimeType, limits, (file) =>
+        file ? `${header} binary content (${mimeType}, ${size}) saved to ${file}` : `${header} binary content (${mimeType}, ${size}) not shown`,
+      ),
+    ];
   }
   return [text(`${header} without text or binary content`)];
 }
@@ -167,11 +233,17 @@ function image(data: unknown, mimeType: unknown, label: string, limits: Limits):
     return text(`[${label} without data or type omitted]`);
   }
   if (data.length > limits.maxImageBytes) {
-    return text(
-      `[${label} omitted: ${mimeType}, ${sizeOfBase64(data)}, larger than the ${formatSize(limits.maxImageBytes)} of base64 the model can take]`,
-    );
+    const reason = `${mimeType}, ${sizeOfBase64(data)}, larger than the ${formatSize(limits.maxImageBytes)} of base64 the model can take`;
+    return binaryNote(data, mimeType, limits, (file) => (file ? `[${label} not shown (${reason}); saved to ${file}]` : `[${label} omitted: ${reason}]`));
   }
   return { type: "image", data, mimeType };
+}
+
+/** A note standing for binary data the model cannot take; the data is kept aside for `keepOverflow`. */
+function binaryNote(data: unknown, mimeType: unknown, limits: Limits, describe: (file?: string) => string): TextContent {
+  const note = text(describe());
+  if (typeof data === "string" && data !== "") limits.binaries.set(note, { data, mimeType: mimeOf(mimeType), describe });
+  return note;
 }
 
 function describeResourceLink(link: Json): string {
@@ -195,13 +267,6 @@ function sizeOfBase64(data: unknown): string {
   if (typeof data !== "string") return "size unknown";
   const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
   return formatSize(Math.max(0, Math.floor((data.length * 3) / 4) - padding));
-}
-
-/** As Pi formats sizes in its truncation notes. */
-function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes}B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;
 }
 
 function safeStringify(value: unknown): string {
@@ -269,13 +334,15 @@ interface Head {
 
 /**
  * Text blocks share one budget (the model reads them all). The block that crosses it is cut, the text blocks after
- * it are dropped, and a note says what was cut. Images are bounded one by one already and are kept.
+ * it are dropped, and a note says what was cut. Images are bounded one by one already and are kept, as are the
+ * notes standing for binary data.
  */
-function boundText(content: PiContent[], limits: Limits): { content: PiContent[]; truncation?: TruncationInfo } {
-  const texts = content.filter((block): block is TextContent => block.type === "text").map((block) => block.text);
+function boundText(content: PiContent[], limits: Limits): { content: PiContent[]; truncation?: TruncationInfo; wholeText?: string; omittedBlocks: number } {
+  const isText = (block: PiContent): block is TextContent => block.type === "text" && !limits.binaries.has(block);
+  const texts = content.filter(isText).map((block) => block.text);
   const totalBytes = texts.reduce((sum, value) => sum + Buffer.byteLength(value, "utf8"), 0);
   const totalLines = texts.reduce((sum, value) => sum + countLines(value), 0);
-  if (totalBytes <= limits.maxTextBytes && totalLines <= limits.maxTextLines) return { content };
+  if (totalBytes <= limits.maxTextBytes && totalLines <= limits.maxTextLines) return { content, omittedBlocks: 0 };
 
   let bytesLeft = limits.maxTextBytes;
   let linesLeft = limits.maxTextLines;
@@ -283,7 +350,7 @@ function boundText(content: PiContent[], limits: Limits): { content: PiContent[]
   let omittedBlocks = 0;
   const out: PiContent[] = [];
   for (const block of content) {
-    if (block.type !== "text") {
+    if (!isText(block)) {
       out.push(block);
     } else if (cut) {
       omittedBlocks++;
@@ -303,16 +370,15 @@ function boundText(content: PiContent[], limits: Limits): { content: PiContent[]
     shownLines: limits.maxTextLines - linesLeft,
   };
   out.push(text(truncationNote(truncation, omittedBlocks)));
-  return { content: out, truncation };
+  return { content: out, truncation, wholeText: texts.join("\n"), omittedBlocks };
 }
 
-function truncationNote(info: TruncationInfo, omittedBlocks: number): string {
+function truncationNote(info: TruncationInfo, omittedBlocks: number, file?: string): string {
   const omitted = omittedBlocks > 0 ? ` ${omittedBlocks} further text block(s) omitted.` : "";
-  return (
-    `[Output truncated: showing ${info.shownLines} of ${info.totalLines} lines ` +
-    `(${formatSize(info.shownBytes)} of ${formatSize(info.totalBytes)}).${omitted} ` +
-    `Ask the tool for less (a filter, a narrower query or a page) to see the rest.]`
-  );
+  const rest = file
+    ? `The whole result (${formatSize(info.totalBytes)}) is in ${file}: read it with the read tool (offset/limit), grep or bash.`
+    : "Ask the tool for less (a filter, a narrower query or a page) to see the rest.";
+  return `[Output truncated: showing ${info.shownLines} of ${info.totalLines} lines (${formatSize(info.shownBytes)} of ${formatSize(info.totalBytes)}).${omitted} ${rest}]`;
 }
 
 function countLines(value: string): number {
@@ -322,34 +388,25 @@ function countLines(value: string): number {
 }
 
 /**
- * The start of `value` within the budget. Whole lines when that keeps at least half of the byte budget (as Pi's
- * own truncation does); otherwise the long line is cut at a character boundary, so a one-line 20 MB JSON still
- * shows its first 50 KB rather than nothing.
+ * The start of `value` within the budget: whole lines, by Pi's own head truncation. A first line longer than the
+ * whole budget (a one-line 20 MB JSON) is cut at a character boundary instead, so the model still sees its start.
  */
 function headOf(value: string, maxBytes: number, maxLines: number): Head {
   if (maxBytes <= 0 || maxLines <= 0) return { text: "", bytes: 0, lines: 0 };
-  let end = value.length;
-  let newlines = 0;
-  for (let i = value.indexOf("\n"); i !== -1; i = value.indexOf("\n", i + 1)) {
-    if (++newlines === maxLines) {
-      end = i;
-      break;
-    }
-  }
+  // Only the first maxBytes + 1 characters can matter (each is at least a byte): a 20 MB text is not split whole.
+  const head = truncateHead(value.slice(0, maxBytes + 1), { maxBytes, maxLines });
+  const kept = head.firstLineExceedsLimit ? cutToBytes(value, maxBytes) : head.content;
+  return { text: kept, bytes: Buffer.byteLength(kept, "utf8"), lines: kept === "" ? 0 : countLines(kept) };
+}
+
+/** The first `maxBytes` bytes of `value`, not splitting a character. */
+function cutToBytes(value: string, maxBytes: number): string {
   // A character takes at least one byte, so the first maxBytes characters hold at least maxBytes bytes.
-  let candidate = value.slice(0, Math.min(end, maxBytes));
+  let candidate = value.slice(0, maxBytes);
   if (/[\uD800-\uDBFF]$/.test(candidate)) candidate = candidate.slice(0, -1);
   const encoded = Buffer.from(candidate, "utf8");
-  if (encoded.length > maxBytes) {
-    let cutAt = maxBytes;
-    while (cutAt > 0 && (encoded[cutAt] & 0xc0) === 0x80) cutAt--;
-    candidate = encoded.subarray(0, cutAt).toString("utf8");
-  }
-  // Cut inside a line: fall back to the last whole line when that keeps enough.
-  if (candidate.length < value.length && value[candidate.length] !== "\n") {
-    const lastNewline = candidate.lastIndexOf("\n");
-    const wholeLines = candidate.slice(0, lastNewline);
-    if (lastNewline > 0 && Buffer.byteLength(wholeLines, "utf8") >= maxBytes / 2) candidate = wholeLines;
-  }
-  return { text: candidate, bytes: Buffer.byteLength(candidate, "utf8"), lines: candidate === "" ? 0 : countLines(candidate) };
+  if (encoded.length <= maxBytes) return candidate;
+  let cutAt = maxBytes;
+  while (cutAt > 0 && (encoded[cutAt]! & 0xc0) === 0x80) cutAt--;
+  return encoded.subarray(0, cutAt).toString("utf8");
 }

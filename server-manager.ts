@@ -27,6 +27,8 @@ const RECHECK_ALIVE_AFTER_MS = 5;
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
+/** A call whose progress never stops still ends: progress restarts the request timeout, never this one. */
+export const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
 /** How long a sign-in waits for the browser to come back. */
 export const DEFAULT_SIGN_IN_TIMEOUT_MS = 5 * 60_000;
@@ -110,7 +112,10 @@ export interface CallOptions {
   /** Aborting sends `notifications/cancelled` to the server. */
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
+  /** Per request, restarted by progress; default: the manager's `requestTimeoutMs`. */
   timeoutMs?: number;
+  /** The request's whole time, progress or not; default `DEFAULT_MAX_TOTAL_TIMEOUT_MS`. */
+  maxTotalTimeoutMs?: number;
 }
 
 /** A server that is up: what `connect()` hands out, plus its session and how its lists are kept current. */
@@ -376,7 +381,7 @@ export class McpServerManager {
     return this.track(name, options.signal, (session, signal) => session.callTool(toolName, args, this.requestOptions(options, signal)));
   }
 
-  readResource(name: string, uri: string, options: Pick<CallOptions, "signal" | "timeoutMs"> = {}): Promise<ReadResourceResult> {
+  readResource(name: string, uri: string, options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs"> = {}): Promise<ReadResourceResult> {
     return this.track(name, options.signal, (session, signal) => session.readResource(uri, this.requestOptions(options, signal)));
   }
 
@@ -633,6 +638,7 @@ export class McpServerManager {
       signal,
       timeout: options.timeoutMs ?? this.requestTimeoutMs,
       resetTimeoutOnProgress: true,
+      maxTotalTimeout: options.maxTotalTimeoutMs ?? DEFAULT_MAX_TOTAL_TIMEOUT_MS,
       // Always ask for progress: it is what keeps a long call from timing out.
       onprogress: options.onProgress ?? ignoreProgress,
     };
@@ -700,7 +706,7 @@ function formatSeconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
 }
 
-function formatDuration(ms: number): string {
+export function formatDuration(ms: number): string {
   return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : formatSeconds(ms);
 }
 

@@ -1,7 +1,8 @@
 /**
  * Runs an MCP tool for the model: finds it, asks the user first when `approveTools` says so (approvals.ts),
  * connects its server when needed (lazy servers, dropped ones, within the failure backoff), calls it (or reads the
- * resource it stands for) with cancellation and progress, and turns the answer into a Pi result.
+ * resource it stands for) with cancellation, progress and the server's time limits (call-limits.ts), and turns the
+ * answer into a Pi result; what is too large for the model is kept in a file it can read (result-spill.ts).
  *
  * Every failure is thrown, because Pi marks a tool result as an error only when `execute` throws. Messages say
  * what went wrong and what the model can do about it: for argument errors, the parameters the tool expects.
@@ -9,8 +10,17 @@
 import type { AgentToolResult, AgentToolUpdateCallback, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { askApproval, needsApproval } from "./approvals.ts";
+import { callLimits, timeoutMessage, type CallLimits } from "./call-limits.ts";
 import { formatParameters } from "./json-schema.ts";
-import { loadToonEncoder, McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./mcp-content.ts";
+import {
+  keepOverflow,
+  loadToonEncoder,
+  McpToolError,
+  transformMcpResult,
+  transformResourceResult,
+  type TransformedResult,
+} from "./mcp-content.ts";
+import { keepInFile, resultDir } from "./result-spill.ts";
 import type { McpExtensionState } from "./state.ts";
 import { getServerPrefix, PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
@@ -60,21 +70,28 @@ async function callTool(
   signal: AbortSignal | undefined,
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
 ): Promise<AgentToolResult<McpToolDetails>> {
-  const options = { serverName: tool.serverName, toonEncode: state.config.settings.toonEncode };
+  const { settings } = state.config;
+  const limits = callLimits(state.servers.get(tool.serverName), settings);
+  const options = { serverName: tool.serverName, toonEncode: settings.toonEncode, maxTextBytes: limits.maxTextBytes, maxTextLines: limits.maxTextLines };
   if (options.toonEncode) await loadToonEncoder();
+  const timeouts = { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs };
   let result: TransformedResult;
   try {
     result = tool.resourceUri
-      ? transformResourceResult(await state.manager.readResource(tool.serverName, tool.resourceUri, { signal }), options)
+      ? transformResourceResult(await state.manager.readResource(tool.serverName, tool.resourceUri, timeouts), options)
       : transformMcpResult(
           await state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
-            signal,
+            ...timeouts,
             onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
           }),
           options,
         );
   } catch (error) {
-    throw callFailure(state, tool, error, signal);
+    throw callFailure(state, tool, limits, error, signal);
+  }
+  if (result.overflow) {
+    const dir = resultDir(state.agentDir);
+    result = await keepOverflow(result, (data, mimeType) => keepInFile(dir, data, mimeType, `${tool.serverName}-${tool.originalName}`));
   }
   if (result.isError) throw new McpToolError(result);
   const details = { server: tool.serverName, tool: tool.originalName, truncated: !!result.details.truncation, toonEncoded: result.details.toonEncoded };
@@ -125,14 +142,14 @@ function progressUpdate(tool: ToolMetadata, progress: Progress): AgentToolResult
 }
 
 /** An error the model can act on: argument problems come with the expected parameters. */
-function callFailure(state: McpExtensionState, tool: ToolMetadata, error: unknown, signal: AbortSignal | undefined): Error {
+function callFailure(state: McpExtensionState, tool: ToolMetadata, limits: CallLimits, error: unknown, signal: AbortSignal | undefined): Error {
   const label = `MCP tool "${tool.originalName}" on server "${tool.serverName}"`;
   // The SDK turns an abort into a RequestTimeout error: only the signal tells a cancel from a timeout.
   if (signal?.aborted) return new Error(`${label} was cancelled.`);
   const message = error instanceof Error ? error.message : String(error);
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   if (code === INVALID_PARAMS) return new Error(`${label}: ${message}\n${formatParameters(tool.inputSchema)}`);
-  if (code === REQUEST_TIMEOUT) return new Error(`${label} timed out: ${message}`);
+  if (code === REQUEST_TIMEOUT) return new Error(timeoutMessage(label, tool.serverName, limits, (error as { data?: unknown }).data));
   if (code === CONNECTION_CLOSED) return connectionLost(state, tool, label, message);
   return new Error(`${label} failed: ${message}`);
 }

@@ -63,6 +63,12 @@ export interface ServerEntry {
   /** Minutes; 0 disables idle shutdown. */
   idleTimeout?: number;
   startupTimeoutMs?: number;
+  /** Overrides `settings.requestTimeoutMs` for this server; `<= 0` = the default. */
+  requestTimeoutMs?: number;
+  /** Overrides `settings.maxTotalTimeoutMs` for this server; `<= 0` = the default. */
+  maxTotalTimeoutMs?: number;
+  /** Overrides `settings.outputGuard` for this server. */
+  outputGuard?: OutputGuard;
   exposeResources?: boolean;
   directTools?: boolean | string[];
   /** Only these tools (names or globs); `excludeTools` is applied after it. */
@@ -75,6 +81,12 @@ export interface ServerEntry {
   toolPrefix?: ToolPrefixMode;
   debug?: boolean;
 }
+
+/**
+ * How much of a result the model is shown (upstream's field): `true` Pi's own limits, `false` everything, or other
+ * limits. Past them the model gets the head and the whole result is kept in a file (result-spill.ts).
+ */
+export type OutputGuard = boolean | { maxBytes?: number; maxLines?: number };
 
 export interface CaptureStatsSettings {
   path?: string;
@@ -89,6 +101,11 @@ export interface McpSettings {
   /** Default for servers without their own `approveTools`; unset = no approval asked. */
   approveTools?: ApprovalRule;
   toonEncode?: boolean | string[];
+  /** Per request of a tool call, restarted by progress; `<= 0` or unset = 10 minutes. */
+  requestTimeoutMs?: number;
+  /** A call's whole time, progress or not; `<= 0` or unset = 60 minutes. */
+  maxTotalTimeoutMs?: number;
+  outputGuard?: OutputGuard;
   captureStats?: boolean | CaptureStatsSettings;
 }
 
