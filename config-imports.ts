@@ -114,8 +114,29 @@ function importJsonHost(kind: Exclude<ImportKind, "codex">, context: Interpolati
     const servers = jsonHostServers(kind, data, file, context, problems);
     // Of these hosts only Claude Code reads `${VAR:-default}` itself.
     const options = hostEntryOptions(file, context, true, kind === "claude-code");
-    return [buildLayer(kind, file, servers, (raw, where) => mapJsonHostEntry(raw, where, problems), options, problems)];
+    const timeouts = kind === "claude-code" ? claudeCodeTimeouts(file, context, problems) : {};
+    return [buildLayer(kind, file, servers, (raw, where) => mapJsonHostEntry(raw, where, timeouts, problems), options, problems)];
   });
+}
+
+/** Claude Code's environment variables for its MCP time limits (milliseconds), and the fields they set here. */
+const CLAUDE_CODE_TIMEOUTS = { MCP_TIMEOUT: "startupTimeoutMs", MCP_TOOL_TIMEOUT: "requestTimeoutMs" } as const;
+
+/**
+ * `MCP_TIMEOUT` (startup) and `MCP_TOOL_TIMEOUT` (tool calls), as set in Pi's environment, become the limits of the
+ * servers imported from Claude Code: they are Claude Code's settings for those servers, so they do not change
+ * servers configured anywhere else.
+ */
+function claudeCodeTimeouts(file: string, context: InterpolationContext, problems: ConfigProblem[]): Record<string, number> {
+  const timeouts: Record<string, number> = {};
+  for (const [variable, field] of Object.entries(CLAUDE_CODE_TIMEOUTS)) {
+    const value = lookupEnv(context.env, variable, context.platform);
+    if (value === undefined || value === "") continue;
+    const ms = Number(value);
+    if (Number.isFinite(ms) && ms > 0) timeouts[field] = ms;
+    else problems.push(configProblem("warning", { file }, `environment variable ${variable} must be a number of milliseconds > 0 (got "${value}"); ignored`));
+  }
+  return timeouts;
 }
 
 function jsonHostServers(kind: ImportKind, data: Record<string, unknown>, file: string, context: InterpolationContext, problems: ConfigProblem[]): RawServers {
@@ -162,9 +183,9 @@ function samePath(a: string, b: string, platform: NodeJS.Platform): boolean {
 
 const JSON_HOST_FIELDS = ["command", "args", "env", "cwd", "url", "headers", "type", "enabled", "disabled"] as const;
 
-function mapJsonHostEntry(raw: unknown, where: ProblemLocation, problems: ConfigProblem[]): MappedEntry {
+function mapJsonHostEntry(raw: unknown, where: ProblemLocation, defaults: Record<string, number>, problems: ConfigProblem[]): MappedEntry {
   if (!isPlainObject(raw)) return { raw };
-  const mapped: Record<string, unknown> = {};
+  const mapped: Record<string, unknown> = { ...defaults };
   const hostFieldNames: Record<string, string> = {};
   for (const key of JSON_HOST_FIELDS) if (raw[key] !== undefined) mapped[key] = raw[key];
   // Windsurf names a remote server's endpoint `serverUrl`, and its disabled tools `disabledTools`.
@@ -223,6 +244,9 @@ const CODEX_RENAMES: Readonly<Record<string, string>> = {
   startup_timeout_ms: "startupTimeoutMs",
 };
 
+/** Codex's time limits in seconds, and our fields (milliseconds) they become. */
+const CODEX_SECONDS: Readonly<Record<string, string>> = { startup_timeout_sec: "startupTimeoutMs", tool_timeout_sec: "requestTimeoutMs" };
+
 /** `undefined`: a Codex-only field is invalid (already reported). */
 function mapCodexEntry(raw: unknown, where: ProblemLocation, context: InterpolationContext, problems: ConfigProblem[]): MappedEntry | undefined {
   if (!isPlainObject(raw)) return { raw };
@@ -240,11 +264,12 @@ function mapCodexEntry(raw: unknown, where: ProblemLocation, context: Interpolat
     mapped[ourName] = raw[codexName];
     hostFieldNames[ourName] = codexName;
   }
-  if (raw.startup_timeout_sec !== undefined) {
-    const seconds = raw.startup_timeout_sec;
-    if (typeof seconds !== "number" || !(seconds > 0)) return error("startup_timeout_sec", `must be a number > 0 (got ${describeValue(seconds)})`);
-    mapped.startupTimeoutMs = seconds * 1000;
-    hostFieldNames.startupTimeoutMs = "startup_timeout_sec";
+  for (const [codexName, ourName] of Object.entries(CODEX_SECONDS)) {
+    const seconds = raw[codexName];
+    if (seconds === undefined) continue;
+    if (typeof seconds !== "number" || !(seconds > 0)) return error(codexName, `must be a number > 0 (got ${describeValue(seconds)})`);
+    mapped[ourName] = seconds * 1000;
+    hostFieldNames[ourName] = codexName;
   }
   // Codex speaks only Streamable HTTP to a url.
   if (raw.url !== undefined) mapped.type = "http";

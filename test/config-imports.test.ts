@@ -135,6 +135,19 @@ describe("import: claude-code", () => {
     expect(Object.keys(serversByName(importing("claude-code")))).toEqual(["local"]);
   });
 
+  it("gives its servers the limits of MCP_TIMEOUT (startup) and MCP_TOOL_TIMEOUT (tool calls); a bad value is a warning", () => {
+    const file = sandbox.write("home/.claude.json", { mcpServers: { slow: { command: "x" } } });
+    sandbox.write("home/.pi/agent/mcp.json", { imports: ["claude-code"], mcpServers: { own: { command: "y" } } });
+    const config = sandbox.load({ env: { MCP_TIMEOUT: "45000", MCP_TOOL_TIMEOUT: "900000" }, platform: "linux" });
+    expect(serversByName(config)).toEqual({
+      own: { enabled: true, command: "y" },
+      slow: { enabled: true, command: "x", startupTimeoutMs: 45000, requestTimeoutMs: 900000 },
+    });
+    const bad = importing("claude-code", { MCP_TOOL_TIMEOUT: "soon" });
+    expect(serversByName(bad)).toEqual({ slow: { enabled: true, command: "x" } });
+    expect(messages(bad)).toEqual([`warning ${file}: environment variable MCP_TOOL_TIMEOUT must be a number of milliseconds > 0 (got "soon"); ignored`]);
+  });
+
   it("follows CLAUDE_CONFIG_DIR", () => {
     sandbox.place("claude-code/claude.json", "home/.claude.json");
     const relocated = sandbox.write("elsewhere/.claude.json", { mcpServers: { relocated: { type: "stdio", command: "x" } } });
@@ -187,7 +200,14 @@ describe("import: codex", () => {
     expect(config.problems).toEqual([]);
     expect(new Set(config.servers.map((server) => `${server.source.kind}:${server.source.path}`))).toEqual(new Set([`codex:${user}`]));
     expect(serversByName(config)).toEqual({
-      context7: { enabled: true, command: "npx", args: ["-y", "@upstash/context7-mcp"], env: { CONTEXT7_API_KEY: "c7" }, startupTimeoutMs: 20000 },
+      context7: {
+        enabled: true,
+        command: "npx",
+        args: ["-y", "@upstash/context7-mcp"],
+        env: { CONTEXT7_API_KEY: "c7" },
+        startupTimeoutMs: 20000,
+        requestTimeoutMs: 60000,
+      },
       figma: {
         enabled: true,
         url: "https://mcp.figma.com/mcp",
@@ -239,6 +259,9 @@ describe("import: codex", () => {
         "[mcp_servers.slow]",
         'command = "x"',
         'startup_timeout_sec = "soon"',
+        "[mcp_servers.hasty]",
+        'command = "x"',
+        "tool_timeout_sec = 0",
         "[mcp_servers.headers]",
         'url = "https://example.com/mcp"',
         "http_headers = { A = 1 }",
@@ -255,6 +278,7 @@ describe("import: codex", () => {
     expect(messages(config)).toEqual([
       `error ${file}: server "inline": "bearer_token": is rejected by Codex; put the token in an environment variable and name it in bearer_token_env_var`,
       `error ${file}: server "slow": "startup_timeout_sec": must be a number > 0 (got a string)`,
+      `error ${file}: server "hasty": "tool_timeout_sec": must be a number > 0 (got the number 0)`,
       `error ${file}: server "headers": "http_headers.A": must be a string (got the number 1)`,
       `error ${file}: server "mixed": "url": has both "command" and "url"; a server is either a process (command) or an endpoint (url)`,
     ]);
