@@ -98,8 +98,13 @@ function safeName(label: string): string {
 type MimeTypes = typeof import("mime-types");
 let mimeTypes: Promise<MimeTypes> | undefined;
 
+/** Audio types whose first extension in the media-type table is not the one players and people expect. */
+const USUAL_EXTENSIONS: Readonly<Record<string, string>> = { "audio/mpeg": "mp3", "audio/ogg": "ogg", "audio/flac": "flac", "audio/aac": "aac" };
+
 /** The usual extension of a media type (`image/png` → `png`, `text/plain` → `txt`), `bin` for what is unknown. */
 async function extensionOf(mimeType: string): Promise<string> {
+  const type = mimeType.toLowerCase();
+  if (Object.hasOwn(USUAL_EXTENSIONS, type)) return USUAL_EXTENSIONS[type]!;
   // Loaded on the first file only: its media-type table is large and most sessions never need it.
   mimeTypes ??= import("mime-types");
   const extension = (await mimeTypes).extension(mimeType);

@@ -23,7 +23,7 @@ describe("upstream 2.x configs", () => {
     const file = sandbox.place("upstream/mcp.json", "home/.pi/agent/mcp.json");
     const config = sandbox.load();
     expect(serversByName(config)).toEqual({
-      "my-server": { enabled: true, command: "npx", args: ["-y", "some-mcp-server"], lifecycle: "lazy", idleTimeout: 10 },
+      "my-server": { enabled: true, command: "npx", args: ["-y", "some-mcp-server"], lifecycle: "lazy", idleTimeout: 10, requestTimeoutMs: 30000 },
       "chrome-devtools": { enabled: true, command: "npx", args: ["-y", "chrome-devtools-mcp@1.6.0"], directTools: true, lifecycle: "lazy-keep-alive" },
       github: {
         enabled: true,
@@ -37,7 +37,13 @@ describe("upstream 2.x configs", () => {
       dokploy: { enabled: true, url: "http://localhost:3845/mcp", directTools: true, includeTools: ["get_*", "dokploy_list_apps"] },
       figma: { enabled: true, url: "http://localhost:3845/mcp", directTools: true, excludeTools: ["read_figjam", "figma_get_code_connect_map"] },
     });
-    expect(config.settings).toEqual({ toolPrefix: "server", idleTimeout: 10, approveTools: ["github_delete_*", "notion_update_*"] });
+    expect(config.settings).toEqual({
+      toolPrefix: "server",
+      idleTimeout: 10,
+      requestTimeoutMs: 30000,
+      outputGuard: { maxBytes: 51200, maxLines: 2000 },
+      approveTools: ["github_delete_*", "notion_update_*"],
+    });
     const unsupportedSettings = ["showStatusIcon", "mcpFooterStatus", "toolResultRendering", "collapsedResultLines", "notifyOnStartupConnect"];
     expect(problemLines(config)).toEqual([
       `warning ${file}: server "figma": "searchKeywords": unknown field, ignored`,
@@ -67,6 +73,24 @@ describe("upstream 2.x configs", () => {
       `warning ${file}: server "a": "debug": must be true or false (got a string); ignored`,
       `warning ${file}: server "b": "approveTools": must be true, false or an array of tool names or patterns (got "delete_*"); every tool of this server asks before it runs`,
       `warning ${file}: "settings.approveTools": must be true, false or an array of tool names or patterns (got an object); every MCP tool asks before it runs`,
+    ]);
+  });
+
+  it("reads requestTimeoutMs, maxTotalTimeoutMs and outputGuard per server and in settings: <= 0 is the default, a bad value a warning", () => {
+    const file = sandbox.write("home/.pi/agent/mcp.json", {
+      mcpServers: {
+        a: { command: "x", requestTimeoutMs: 0, maxTotalTimeoutMs: -5, outputGuard: false },
+        b: { command: "x", requestTimeoutMs: "soon", outputGuard: { maxBytes: 1.5 } },
+      },
+      settings: { requestTimeoutMs: 1500, maxTotalTimeoutMs: 0, outputGuard: "big" },
+    });
+    const config = sandbox.load();
+    expect(serversByName(config)).toEqual({ a: { enabled: true, command: "x", outputGuard: false }, b: { enabled: true, command: "x" } });
+    expect(config.settings).toEqual({ requestTimeoutMs: 1500 });
+    expect(problemLines(config)).toEqual([
+      `warning ${file}: server "b": "requestTimeoutMs": must be a number of milliseconds (got a string); settings.requestTimeoutMs applies`,
+      `warning ${file}: server "b": "outputGuard.maxBytes": must be a whole number > 0 (got the number 1.5); settings.outputGuard applies`,
+      `warning ${file}: "settings.outputGuard": must be true, false or { "maxBytes", "maxLines" } (got a string); ignored (the default applies)`,
     ]);
   });
 
