@@ -305,3 +305,24 @@ async function startStatusServer(): Promise<{ server: Server; url: (path: string
   const { port } = server.address() as AddressInfo;
   return { server, url: (path) => `http://127.0.0.1:${port}${path}` };
 }
+
+describe(`answers the protocol does not allow, on Pi ${host.version}`, () => {
+  test("a result that is a string or null, of the wrong shape, or over 32 MB fails its call at once with one short line naming the server", async () => {
+    const tools = ["string_result", "null_result", "shapeless", "oversized"];
+    const dirs = await harness.dirs({ odd: faulty({ FAULT_BAD_ANSWERS: "1" }) });
+    const pi = await harness.session(dirs, [search(`select:${tools.map((tool) => `odd__${tool}`).join(",")}`), ...tools.map((tool) => callLoaded(`odd__${tool}`)), "done"]);
+    await pi.prompt("call them");
+    const label = (tool: string) => `MCP tool "${tool}" on server "odd"`;
+    expect(results(pi).slice(1)).toEqual([
+      [proxied("odd__string_result"), true, `${label("string_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is a string, not an object)`],
+      [proxied("odd__null_result"), true, `${label("null_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is null, not an object)`],
+      [proxied("odd__shapeless"), true, expect.stringMatching(new RegExp(`^${escape(label("shapeless"))} failed: its answer was not a valid MCP result: content: [^\\n]+$`))],
+      [proxied("odd__oversized"), true, `${label("oversized")} failed: the server sent a message larger than 32 MB, the most one message may be; the connection was closed`],
+    ]);
+    expect(pi.toolResults[3]!.text.length).toBeLessThan(300);
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
