@@ -108,8 +108,10 @@ export class McpAdapter {
     updateStatus(state);
   }
 
-  async shutdown(): Promise<void> {
+  /** `reason`: Pi's (`quit`, `reload`, `new`, `resume`, `fork`); calls cut short by the shutdown are told it. */
+  async shutdown(reason?: string): Promise<void> {
     this.generation++;
+    if (this.state) this.state.shutdownReason = reason;
     await this.stopState();
   }
 

@@ -65,4 +65,6 @@ export interface McpExtensionState extends ToolView {
   /** Writes listed servers to the cache, batched (flushed at shutdown). */
   readonly cacheWriter: MetadataCacheWriter;
   shutDown: boolean;
+  /** Pi's reason for the shutdown (`quit`, `reload`, `new`, …): calls cut short by it say so. */
+  shutdownReason?: string;
 }

@@ -306,7 +306,7 @@ async function startStatusServer(): Promise<{ server: Server; url: (path: string
   return { server, url: (path) => `http://127.0.0.1:${port}${path}` };
 }
 
-describe(`answers the protocol does not allow, on Pi ${host.version}`, () => {
+describe(`answers the protocol does not allow, and calls cut by the session's end, on Pi ${host.version}`, () => {
   test("a result that is a string or null, of the wrong shape, or over 32 MB fails its call at once with one short line naming the server", async () => {
     const tools = ["string_result", "null_result", "shapeless", "oversized"];
     const dirs = await harness.dirs({ odd: faulty({ FAULT_BAD_ANSWERS: "1" }) });
@@ -320,6 +320,19 @@ describe(`answers the protocol does not allow, on Pi ${host.version}`, () => {
       [proxied("odd__oversized"), true, `${label("oversized")} failed: the server sent a message larger than 32 MB, the most one message may be; the connection was closed`],
     ]);
     expect(pi.toolResults[3]!.text.length).toBeLessThan(300);
+  });
+
+  test.each(["reload", "quit"] as const)("a call still running at %s is told the session ended, not that the server failed", async (end) => {
+    const dirs = await harness.dirs({ slow: faulty({ FAULT_LOG: "slow.log" }, { cwd: "." }) });
+    const pi = await harness.session(dirs, [search("select:slow__hang"), callLoaded("slow__hang"), "done"]);
+    const prompt = pi.prompt("wait for it");
+    await waitFor(() => readEvents(join(dirs.cwd, "slow.log")).some((entry) => entry.event === "call"));
+    await (end === "reload" ? pi.reload() : pi.dispose());
+    await prompt.catch(() => {});
+    const why = end === "reload" ? "the MCP adapter is reloading (/reload)" : "the Pi session ended";
+    expect(results(pi).slice(1)).toEqual([
+      [proxied("slow__hang"), true, `MCP tool "hang" on server "slow" was stopped before it answered: ${why}. The server did not fail.`],
+    ]);
   });
 });
 
