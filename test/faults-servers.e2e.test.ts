@@ -306,6 +306,31 @@ async function startStatusServer(): Promise<{ server: Server; url: (path: string
   return { server, url: (path) => `http://127.0.0.1:${port}${path}` };
 }
 
+describe(`a resources/list that never answers, on Pi ${host.version}`, () => {
+  test("costs only the resources: with exposeResources false it is never sent, with true the resources are left out with a note; the tools work either way", async () => {
+    const hanging = (log: string, extra: Record<string, unknown>) => faulty({ FAULT_RESOURCES: "hang", FAULT_LOG: log }, { lifecycle: "eager", cwd: ".", ...extra });
+    // `noted` waits for its resources until the deadline: short, yet room for a loaded machine to start it.
+    const dirs = await harness.dirs({ quiet: hanging("quiet.log", { exposeResources: false }), noted: hanging("noted.log", { startupTimeoutMs: 8_000 }) });
+    const pi = await harness.session(dirs, [
+      search("select:quiet__echo,noted__echo"),
+      callLoaded("quiet__echo", { text: "from quiet" }),
+      callLoaded("noted__echo", { text: "from noted" }),
+      "done",
+    ]);
+    await pi.prompt("echo twice"); // ToolSearch waits for the eager servers
+    expect(results(pi).slice(1)).toEqual([
+      [proxied("quiet__echo"), false, "from quiet"],
+      [proxied("noted__echo"), false, "from noted"],
+    ]);
+    const status = (await pi.command("/mcp status")).text;
+    expect(status).toMatch(/✓ quiet: connected · eager · stdio · 6 tools/);
+    expect(status).toMatch(/✓ noted: connected · eager · stdio · 6 tools[^]*resources\/list did not answer before the startup deadline; its resources are left out \(its tools are not affected\)/);
+    const listings = (log: string) => readEvents(join(dirs.cwd, log)).filter((entry) => entry.event === "list-resources");
+    expect(listings("quiet.log")).toEqual([]);
+    expect(listings("noted.log")).toHaveLength(1);
+  });
+});
+
 describe(`answers the protocol does not allow, and calls cut by the session's end, on Pi ${host.version}`, () => {
   test("a result that is a string or null, of the wrong shape, or over 32 MB fails its call at once with one short line naming the server", async () => {
     const tools = ["string_result", "null_result", "shapeless", "oversized"];
