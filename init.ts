@@ -4,7 +4,7 @@
  * - Module scope (`registerEarly`): config + metadata cache → every cached MCP tool is registered, with ToolSearch
  *   (and McpCall on hosts that need it), before any server starts. Pi takes registrations made while extensions
  *   load in one go; once the session is bound, each one rebuilds its whole tool registry (a thousand tools there
- *   cost seconds).
+ *   cost seconds, quadratically): after that, only tools to be active are registered (tool-registrar.ts).
  * - `session_start` (`start`): the previous state is shut down; the tools known at module scope are reused when
  *   the config and the cache did not change meanwhile (else registered again where they differ); the active set
  *   is narrowed to builtins + ToolSearch/McpCall + direct tools + tools the model had loaded before a reload.
@@ -108,8 +108,10 @@ export class McpAdapter {
     updateStatus(state);
   }
 
-  async shutdown(): Promise<void> {
+  /** `reason`: Pi's (`quit`, `reload`, `new`, `resume`, `fork`); calls cut short by the shutdown are told it. */
+  async shutdown(reason?: string): Promise<void> {
     this.generation++;
+    if (this.state) this.state.shutdownReason = reason;
     await this.stopState();
   }
 
@@ -147,7 +149,8 @@ export class McpAdapter {
     const cache = loadMetadataCache(this.agentDir);
     reportCache(cache.problems);
     const view = buildToolView(config, cache);
-    this.registrar.register(this.definitions(view));
+    // The session is bound: only what will be active (narrowActiveTools registers what it restores).
+    this.registrar.registerWanted(this.definitions(view), new Set([...this.adapterToolNames(view), ...view.directToolNames]));
     return view;
   }
 
@@ -195,6 +198,9 @@ export class McpAdapter {
       cacheWriter: new MetadataCacheWriter(this.agentDir, (result) => {
         if (!result.written) ui.notify(`MCP cache not updated: ${result.reason}`, "warning");
       }),
+      registerTools: (names) => {
+        if (state && !state.shutDown) this.registerByName(state, names);
+      },
       shutDown: false,
     };
     return state;
@@ -209,19 +215,26 @@ export class McpAdapter {
     const ours = new Set([...state.tools.byName.keys(), ...this.registrar.registeredNames()]);
     const wanted = new Set([...this.adapterToolNames(state), ...state.directToolNames]);
     for (const name of restore) if (state.tools.byName.has(name)) wanted.add(name);
+    this.registerByName(state, [...wanted]);
     const kept = this.pi.getActiveTools().filter((name) => !ours.has(name) || wanted.has(name));
     this.pi.setActiveTools([...new Set([...kept, ...wanted])]);
   }
 
-  /** After a server's tools changed: register what is new, and switch on only what should be on. */
+  /** MCP tools (by Pi name) registered with Pi if they are not yet; unknown names are ignored. */
+  private registerByName(state: McpExtensionState, names: readonly string[]): void {
+    const missing = names.flatMap((name) => {
+      const tool = this.registrar.isRegistered(name) ? undefined : state.tools.byName.get(name);
+      return tool ? [mcpToolDefinition(tool, this.run)] : [];
+    });
+    this.registrar.register(missing);
+  }
+
+  /**
+   * After a server's tools changed: update what Pi has, and register what should be on (the direct tools, the
+   * adapter's own; Pi activates them). Other new tools wait until ToolSearch loads them.
+   */
   private refreshRegistrations(state: McpExtensionState): void {
-    const added = this.registrar.register(this.definitions(state));
-    if (added.length === 0) return;
-    const wanted = new Set([...this.adapterToolNames(state), ...state.directToolNames]);
-    const unwanted = new Set(added.filter((name) => !wanted.has(name)));
-    // Read now, not before: ToolSearch may have loaded tools in the meantime, and they must stay.
-    const active = this.pi.getActiveTools();
-    this.pi.setActiveTools([...new Set([...active.filter((name) => !unwanted.has(name)), ...wanted])]);
+    this.registrar.registerWanted(this.definitions(state), new Set([...this.adapterToolNames(state), ...state.directToolNames]));
   }
 
   /** Every MCP tool of the view, and the adapter's own tools it needs. */

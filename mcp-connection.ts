@@ -46,15 +46,15 @@ import type { OutputTail } from "./output-tail.ts";
 import { stopProcessTree } from "./process-tree.ts";
 import type { ElicitationHandler } from "./server-manager.ts";
 import { type Listing, listResources, listTools } from "./server-listing.ts";
+import { installReadBuffer, StdioReadBuffer } from "./stdio-read-buffer.ts";
 import type { McpResource, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
 export { signIn } from "./oauth.ts";
 
 /**
- * The largest message read from a stdio server; the SDK's default (10 MiB) drops the connection on a bigger result.
- * Room for a 20 MB query result (then cut to Pi's output limit), yet a runaway server cannot cost much: the SDK
- * copies its read buffer on every chunk, so reading grows with the square of the size (measured: 20 MB 2.7 s,
- * 40 MB 10 s, 64 MB 25 s of CPU).
+ * The largest message read from a stdio server (the SDK's default, 10 MiB, dropped the connection on a bigger
+ * result): room for a 20 MB query result (then cut to Pi's output limit), and a bound on what a runaway server
+ * makes us hold. A bigger one closes the connection with a message that names this limit (stdio-read-buffer.ts).
  */
 const MAX_STDIO_MESSAGE_BYTES = 32 * 1024 * 1024;
 /** Answers to a Streamable HTTP POST that mean "this endpoint does not speak it" (try legacy SSE). */
@@ -94,12 +94,15 @@ export class McpSession {
   /** Ends the session, and for stdio every process the server started. */
   readonly shutdown: () => Promise<void>;
   private events?: SessionEvents;
+  /** stdio: what reads the server's output (it knows when a message went over the limit). */
+  private readonly reader?: StdioReadBuffer;
 
-  constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, pid?: number) {
+  constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, pid?: number, reader?: StdioReadBuffer) {
     this.client = client;
     this.transport = transport;
     this.shutdown = shutdown;
     this.pid = pid;
+    this.reader = reader;
   }
 
   /** Starts reporting list changes and the end of the session. */
@@ -108,7 +111,7 @@ export class McpSession {
     const { client } = this;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.listChanged("tools"));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.listChanged("resources"));
-    client.onclose = () => events.lost(this.transport === "stdio" ? "the server process exited" : "the connection was closed");
+    client.onclose = () => events.lost(this.reader?.overflow?.message ?? (this.transport === "stdio" ? "the server process exited" : "the connection was closed"));
     // A legacy SSE stream cannot be resumed: once it breaks, the session is gone.
     client.onerror = (error) => {
       if (error instanceof SseError) events.lost(`the SSE stream broke (${error.message})`);
@@ -117,30 +120,52 @@ export class McpSession {
 
   /** `tools/call`, read as the SDK's `callTool` reads it, without its output-schema check (that needs tools/list). */
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
-    return this.reportLoss(this.client.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, options));
+    return this.settle(this.client.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, options));
   }
 
   readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult> {
-    return this.reportLoss(this.client.readResource({ uri }, options));
+    return this.settle(this.client.readResource({ uri }, options));
   }
 
   listTools(options: RequestOptions): Promise<Listing<McpTool>> {
-    return listTools(this.client, options);
+    return this.settle(listTools(this.client, options));
   }
 
   /** A server without the resources capability has none (and must not be asked). */
   async listResources(options: RequestOptions): Promise<Listing<McpResource>> {
     if (!this.client.getServerCapabilities()?.resources) return { items: [], problems: [] };
-    return listResources(this.client, options);
+    return this.settle(listResources(this.client, options));
   }
 
-  /** A request that shows the session is gone ends it for its owner, so the next call reconnects. */
-  private reportLoss<T>(request: Promise<T>): Promise<T> {
+  /**
+   * A request's failure as its caller should read it: a message over the limit says so (not "connection closed"),
+   * an answer of the wrong shape is summed up (the SDK's schema error is kilobytes of JSON). A request that shows
+   * the session is gone ends it for its owner, so the next call reconnects.
+   */
+  private settle<T>(request: Promise<T>): Promise<T> {
     return request.catch((error: unknown) => {
-      if (isConnectionLost(error)) this.events?.lost(errorMessage(error));
-      throw error;
+      if (isConnectionLost(error)) this.events?.lost(this.reader?.overflow?.message ?? errorMessage(error));
+      throw this.reader?.overflow ?? summarizeSchemaError(error);
     });
   }
+}
+
+const SCHEMA_PROBLEMS_SHOWN = 2;
+
+/**
+ * The SDK rejects an answer that does not fit the request's result schema with a ZodError whose message is every
+ * issue as JSON (3.3 KB for one tool result): the model gets the first problems, one line.
+ */
+function summarizeSchemaError(error: unknown): unknown {
+  // Zod (full or mini, v3 or v4) names its error differently: what they share is `issues`, each with a `path`.
+  const issues = (error as { issues?: unknown } | undefined)?.issues as { path?: unknown; message?: unknown }[] | undefined;
+  if (!(error instanceof Error) || !Array.isArray(issues) || issues.length === 0 || !issues.every((issue) => Array.isArray(issue?.path))) return error;
+  const problems = issues.map((issue) => {
+    const path = (issue.path as unknown[]).join(".") || "result";
+    return `${path}: ${typeof issue.message === "string" ? issue.message : "invalid"}`;
+  });
+  const more = problems.length > SCHEMA_PROBLEMS_SHOWN ? ` (and ${problems.length - SCHEMA_PROBLEMS_SHOWN} more)` : "";
+  return new Error(`its answer was not a valid MCP result: ${problems.slice(0, SCHEMA_PROBLEMS_SHOWN).join("; ")}${more}`, { cause: error });
 }
 
 /** Spawns or reaches the server and initialises the session, under `options.signal`. */
@@ -202,15 +227,19 @@ async function openStdio(def: ServerDefinition, createClient: () => Client, opti
   if (def.cwd) await assertDirectory(def.cwd);
   // Closed while the command was being prepared: start no process only to end it.
   signal.throwIfAborted();
-  const transport = new StdioClientTransport({ command, args, env, cwd: def.cwd, stderr: "pipe", maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
+  const transport = new StdioClientTransport({ command, args, env, cwd: def.cwd, stderr: "pipe" });
+  const reader = new StdioReadBuffer(MAX_STDIO_MESSAGE_BYTES);
+  installReadBuffer(transport, reader);
   transport.stderr?.on("data", (chunk: Buffer) => {
     options.stderr.append(chunk.toString("utf8"));
     if (def.debug) process.stderr.write(chunk);
   });
   const client = createClient();
   const shutdown = () => stopStdioServer(client, transport);
-  await connectClient(client, transport, shutdown, options);
-  return new McpSession(client, "stdio", shutdown, transport.pid ?? undefined);
+  await connectClient(client, transport, shutdown, options).catch((error: unknown) => {
+    throw reader.overflow ?? error;
+  });
+  return new McpSession(client, "stdio", shutdown, transport.pid ?? undefined, reader);
 }
 
 /** Record the process tree, close stdin, then SIGTERM and SIGKILL whatever is left (see process-tree.ts). */

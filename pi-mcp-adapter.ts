@@ -26,9 +26,9 @@ export default function piMcpAdapter(pi: ExtensionAPI): void {
   adapter.registerEarly();
   registerCommands(pi, () => adapter.current());
   pi.on("session_start", (_event, ctx) => adapter.start(ctx));
-  pi.on("session_shutdown", () => {
+  pi.on("session_shutdown", (event) => {
     claim.release();
-    return adapter.shutdown();
+    return adapter.shutdown(event.reason);
   });
   pi.on("agent_start", () => adapter.onAgentStart());
   pi.on("turn_end", () => adapter.onTurnEnd());

@@ -14,6 +14,11 @@ import { isJsonObject } from "./guards.ts";
 
 /** A server that keeps handing out cursors must not keep us listing forever. */
 export const MAX_LIST_PAGES = 100;
+/**
+ * Resources kept per server (each becomes a tool): a server that lists thousands (files, rows, log entries) would
+ * fill the catalog and search with them. The first ones listed are kept; `/mcp status` says how many were left out.
+ */
+export const MAX_RESOURCES_PER_SERVER = 200;
 
 export interface Listing<T> {
   items: T[];
@@ -65,7 +70,10 @@ export async function listResources(client: Client, options?: RequestOptions): P
       mimeType: nonEmptyString(resource.mimeType),
     });
   }
-  return { items: resources, problems };
+  if (resources.length > MAX_RESOURCES_PER_SERVER) {
+    problems.push(`${resources.length - MAX_RESOURCES_PER_SERVER} of ${resources.length} resources left out: at most ${MAX_RESOURCES_PER_SERVER} per server become tools`);
+  }
+  return { items: resources.slice(0, MAX_RESOURCES_PER_SERVER), problems };
 }
 
 async function listAllPages(

@@ -14,6 +14,7 @@ import type { CallToolResult, ElicitRequestFormParams, ElicitResult, Progress, R
 import { abortable, canSignIn, NeedsAuthError, type ServerAuthState, transportFamily } from "./connection-common.ts";
 import { errorMessage } from "./guards.ts";
 import type { McpSession } from "./mcp-connection.ts";
+import type { Listing } from "./server-listing.ts";
 import type { CallbackListener } from "./oauth-callback.ts";
 import { OAuthStore } from "./oauth-store.ts";
 import { OutputTail } from "./output-tail.ts";
@@ -126,6 +127,8 @@ class LiveConnection implements ServerConnection {
   readonly transport: TransportKind;
   readonly pid?: number;
   readonly connectedAt = Date.now();
+  /** False with `exposeResources: false`: its resources are never listed (nothing would use them). */
+  readonly listsResources: boolean;
   tools: McpTool[] = [];
   resources: McpResource[] = [];
   toolProblems: string[] = [];
@@ -140,9 +143,10 @@ class LiveConnection implements ServerConnection {
   private probe?: ProcessProbe;
   private aliveAt = Number.NEGATIVE_INFINITY;
 
-  constructor(name: string, session: McpSession) {
+  constructor(name: string, session: McpSession, listsResources: boolean) {
     this.name = name;
     this.session = session;
+    this.listsResources = listsResources;
     this.client = session.client;
     this.transport = session.transport;
     this.pid = session.pid;
@@ -499,7 +503,7 @@ export class McpServerManager {
         timeoutMs,
       });
       record.transport = session.transport;
-      return await this.readMetadata(def.name, session, { signal, timeout: timeoutMs });
+      return await this.readMetadata(def, session, { signal, timeout: timeoutMs }, cancelled);
     } catch (error) {
       await session?.shutdown();
       // Output written just before the exit arrives after the exit itself.
@@ -512,20 +516,29 @@ export class McpServerManager {
     }
   }
 
-  private async readMetadata(name: string, session: McpSession, options: RequestOptions): Promise<LiveConnection> {
-    const connection = new LiveConnection(name, session);
+  /**
+   * Tools and resources, listed side by side under the startup deadline (`options.signal`). Only the tools decide
+   * whether the server starts: a resources/list that fails or never answers costs the resources (noted in the
+   * connection's problems, shown by /mcp status), never the tools; with `exposeResources: false` it is not sent.
+   */
+  private async readMetadata(def: ServerDefinition, session: McpSession, options: RequestOptions, cancelled: AbortSignal): Promise<LiveConnection> {
+    const connection = new LiveConnection(def.name, session, def.exposeResources !== false);
+    const resources = connection.listsResources ? this.listResourcesAtStart(session, options) : undefined;
     const tools = await session.listTools(options);
     connection.tools = tools.items;
     connection.toolProblems = tools.problems;
-    // A failing resources/list must not cost us the server's tools.
-    const resources = await session.listResources(options).catch((error: unknown) => {
-      options.signal?.throwIfAborted();
-      return { items: [], problems: [`resources/list failed: ${errorMessage(error)}`] };
-    });
-    connection.resources = resources.items;
-    connection.resourceProblems = resources.problems;
-    options.signal?.throwIfAborted();
+    const listed = (await resources) ?? { items: [], problems: [] };
+    connection.resources = listed.items;
+    connection.resourceProblems = listed.problems;
+    cancelled.throwIfAborted();
     return connection;
+  }
+
+  private listResourcesAtStart(session: McpSession, options: RequestOptions): Promise<Listing<McpResource>> {
+    return session.listResources(options).catch((error: unknown) => {
+      const why = options.signal?.aborted ? "did not answer before the startup deadline" : `failed: ${errorMessage(error)}`;
+      return { items: [], problems: [`resources/list ${why}; its resources are left out (its tools are not affected)`] };
+    });
   }
 
   /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */
@@ -591,6 +604,7 @@ export class McpServerManager {
   }
 
   private refreshList(connection: LiveConnection, list: "tools" | "resources"): Promise<void> {
+    if (list === "resources" && !connection.listsResources) return Promise.resolve();
     // A refresh gets the budget listing had at startup.
     const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
     const refresh = async (): Promise<void> => {

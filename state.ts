@@ -64,5 +64,12 @@ export interface McpExtensionState extends ToolView {
   startup: Promise<void>;
   /** Writes listed servers to the cache, batched (flushed at shutdown). */
   readonly cacheWriter: MetadataCacheWriter;
+  /**
+   * Registers these MCP tools with Pi if they are not yet (see `ToolRegistrar`: once the session is bound, a tool is
+   * registered only when it is to be active). Pi activates a tool it registers for the first time.
+   */
+  readonly registerTools: (names: readonly string[]) => void;
   shutDown: boolean;
+  /** Pi's reason for the shutdown (`quit`, `reload`, `new`, …): calls cut short by it say so. */
+  shutdownReason?: string;
 }

@@ -146,12 +146,21 @@ function callFailure(state: McpExtensionState, tool: ToolMetadata, limits: CallL
   const label = `MCP tool "${tool.originalName}" on server "${tool.serverName}"`;
   // The SDK turns an abort into a RequestTimeout error: only the signal tells a cancel from a timeout.
   if (signal?.aborted) return new Error(`${label} was cancelled.`);
+  // Shutdown closes the servers under their calls: the server did nothing wrong.
+  if (state.shutDown) return new Error(`${label} was stopped before it answered: ${sessionEnd(state.shutdownReason)}. The server did not fail.`);
   const message = error instanceof Error ? error.message : String(error);
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   if (code === INVALID_PARAMS) return new Error(`${label}: ${message}\n${formatParameters(tool.inputSchema)}`);
   if (code === REQUEST_TIMEOUT) return new Error(timeoutMessage(label, tool.serverName, limits, (error as { data?: unknown }).data));
   if (code === CONNECTION_CLOSED) return connectionLost(state, tool, label, message);
   return new Error(`${label} failed: ${message}`);
+}
+
+/** Why the calls still running at shutdown were stopped, by Pi's `session_shutdown` reason. */
+function sessionEnd(reason: string | undefined): string {
+  if (reason === "reload") return "the MCP adapter is reloading (/reload)";
+  if (reason === "quit" || reason === undefined) return "the Pi session ended";
+  return `the Pi session was replaced (${reason})`;
 }
 
 /** The server died mid-call (or its connection dropped): its last stderr lines usually say why. */

@@ -1,9 +1,16 @@
 /**
- * Registration with Pi: every MCP tool becomes a Pi tool with its real (provider-safe) schema.
+ * Registration with Pi: an MCP tool becomes a Pi tool with its real (provider-safe) schema.
  *
  * Pi activates a tool the first time its name is registered, keeps the active state of a name registered again,
  * and shows a changed definition from the next run — on Pi 0.87 it also writes the whole changed definition into
  * the transcript. So a tool is registered again only when what the model would see changed.
+ *
+ * While extensions load, Pi takes registrations in one go; once the session is bound, every `registerTool` rebuilds
+ * its whole tool registry and the active set's system prompt (both hosts; Pi has no call that registers many). One by
+ * one, n tools cost n rebuilds of up to n tools: 4,000 tools of a server listed for the first time froze Pi for
+ * seconds. So after binding (`registerWanted`) a tool is registered only when it is to be active (ToolSearch loaded
+ * it, or it is direct), or to update one registered before; the others are known to the adapter (search, McpCall)
+ * and reach Pi when they are loaded.
  */
 import type { AgentToolResult, AgentToolUpdateCallback, ExtensionAPI, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { TSchema } from "typebox";
@@ -54,6 +61,12 @@ export class ToolRegistrar {
       if (!previous) added.push(definition.name);
     }
     return added;
+  }
+
+  /** After binding: the definitions of names registered before (updated if changed), and of the `wanted` names. */
+  registerWanted(definitions: Iterable<ToolDefinition>, wanted: ReadonlySet<string>): string[] {
+    const chosen = [...definitions].filter((definition) => wanted.has(definition.name) || this.registered.has(definition.name));
+    return this.register(chosen);
   }
 
   isRegistered(name: string): boolean {

@@ -84,7 +84,7 @@ export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: Mc
         { name: tool.name, description: tool.description, parameters: jsonSchemaParameters(tool.inputSchema) },
         { type: "toolCall", id: toolCallId, name: tool.name, arguments: (args ?? {}) as Record<string, unknown> },
       );
-      activate(pi, [tool.name]);
+      activate(pi, access(), [tool.name]);
       return run(tool.name, validated, signal, onUpdate, ctx);
     },
   };
@@ -124,7 +124,7 @@ function searchAndLoad(pi: ExtensionAPI, state: McpExtensionState, query: string
   }
   const before = new Set(pi.getActiveTools());
   const loaded = tools.filter((tool) => !before.has(tool.name)).map((tool) => tool.name);
-  activate(pi, loaded);
+  activate(pi, state, loaded);
   // A call is likely next: load the connection code once this answer is out, while the model reads it.
   setImmediate(() => state.manager.preloadConnectionCode());
   return answer(query, loaded, [...notes, ...describeLoaded(state, tools)]);
@@ -214,8 +214,9 @@ function answer(query: string, loaded: string[], lines: string[]): AgentToolResu
   return { content: [{ type: "text", text: lines.join("\n") }], details: { query, loaded } };
 }
 
-/** Adds to the active set; never drops what the model already has. */
-export function activate(pi: ExtensionAPI, names: readonly string[]): void {
+/** Adds to the active set (registering with Pi what was not yet); never drops what the model already has. */
+export function activate(pi: ExtensionAPI, state: McpExtensionState, names: readonly string[]): void {
+  state.registerTools(names);
   const active = pi.getActiveTools();
   const missing = names.filter((name) => !active.includes(name));
   if (missing.length > 0) pi.setActiveTools([...active, ...missing]);

@@ -33,13 +33,11 @@ function answering(...answers: string[]): DialogAnswers & { asked: string[] } {
 }
 
 describe(`upstream configs and approvals on Pi ${host.version}`, () => {
-  test('lifecycle "lazy-keep-alive" and includeTools ["ec*"]: exactly the matching tools are registered, no error; a call works and the server stays up', async () => {
+  test('lifecycle "lazy-keep-alive" and includeTools ["ec*"]: exactly the matching tools exist for Pi, no error; a call works and the server stays up', async () => {
     const dirs = await harness.dirs({ items: itemsServer({ lifecycle: "lazy-keep-alive", includeTools: ["ec*"] }) });
     const pi = await harness.session(dirs, [search("select:items__delete_item,items__echo"), callLoaded("items__echo", { text: "kept" }), "done"]);
     await waitForStatus(pi, /items: [^\n]* · lazy-keep-alive · [^\n]*3 tools(?! \(from the cache)/);
 
-    const registered = pi.session.getAllTools().map((tool) => tool.name).filter((name) => name.startsWith("items__"));
-    expect(registered.sort()).toEqual(["items__echo", "items__echo_twice", "items__ecru"]);
     expect((await pi.command("/mcp tools items")).text).toMatch(/^items \(3 tools\):\n {2}items__echo — [^\n]+\n {2}items__echo_twice — [^\n]+\n {2}items__ecru — [^\n]+$/);
     await pi.prompt("echo something");
     const catalog = pi.requests[0]!.tools.find((tool) => tool.name === "ToolSearch")!.description;
@@ -48,6 +46,8 @@ describe(`upstream configs and approvals on Pi ${host.version}`, () => {
     const [found, echoed] = pi.toolResults;
     expect(found!.text).toContain('No MCP tool is named "items__delete_item"');
     expect(echoed).toMatchObject({ isError: false, text: "kept" });
+    // Pi gets a tool learned during the session when it is loaded: only echo was.
+    expect(pi.session.getAllTools().map((tool) => tool.name).filter((name) => name.startsWith("items__"))).toEqual(["items__echo"]);
     expect(notifications(pi).filter((notice) => notice.level !== "info")).toEqual([]);
     expect(pi.errors).toEqual([]);
     expect(await waitForStatus(pi, /✓ items: connected · lazy-keep-alive/)).toBeTruthy();

@@ -1,12 +1,15 @@
 /**
- * Concurrency through the whole extension: many calls at once to one server, and sessions replaced while their
- * servers are still connecting. (Many processes writing the cache at once: metadata-cache-concurrency.test.ts.)
+ * Concurrency through the whole extension: many calls at once to one server, sessions replaced while their
+ * servers are still connecting, and thousands of tools or resources listed for the first time (how long Pi stalls
+ * for them is measured by bench/registration-stall.ts). (Many processes writing the cache at once:
+ * metadata-cache-concurrency.test.ts.)
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { currentHost } from "./helpers/hosts.ts";
-import { FAULTY_SERVER, faultHarness, faulty, notifications, search, startedPids } from "./helpers/fault-setup.ts";
+import { callLoaded, FAULTY_SERVER, faultHarness, faulty, notifications, search, startedPids, waitForStatus } from "./helpers/fault-setup.ts";
+import type { PiSession } from "./helpers/pi-session.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
 import { isRunning } from "./server-manager-helpers.ts";
 
@@ -75,4 +78,36 @@ describe(`load on Pi ${host.version}`, () => {
     expect(notifications(pi).filter((notice) => notice.level !== "info")).toEqual([]);
     expect(pi.errors).toEqual([]);
   });
+
+  test("2,000 tools listed for the first time cost Pi a few registry rebuilds, not one per tool; each can still be found, loaded and called", async () => {
+    // Answers after 1 s: the count of rebuilds starts before the tools arrive.
+    const dirs = await harness.dirs({ big: faulty({ FAULT_EXTRA_TOOLS: "2000", FAULT_START_DELAY_MS: "1000" }, { lifecycle: "eager" }) });
+    const pi = await harness.session(dirs, [search("select:big__tool_1999"), callLoaded("big__tool_1999", { value: "x" }), "done"]);
+    const rebuilds = countRegistryRebuilds(pi);
+    await waitForStatus(pi, /✓ big: connected · eager · stdio · 2006 tools/, 60_000);
+    // Before: one rebuild per tool (2,006).
+    expect(rebuilds()).toBeLessThan(10);
+    await pi.prompt("call the last tool");
+    expect(pi.toolResults.map((result) => [result.isError, result.text]).slice(1)).toEqual([[false, "tool_1999 called"]]);
+  });
+
+  test("a server listing 300 resources: 200 become tools, /mcp status says how many were left out", async () => {
+    const dirs = await harness.dirs({ files: faulty({ FAULT_RESOURCES: "300" }, { lifecycle: "eager" }) });
+    const pi = await harness.session(dirs);
+    const status = await waitForStatus(pi, /✓ files: connected/);
+    expect(status).toMatch(/✓ files: connected · eager · stdio · 206 tools[^]*\n {4}100 of 300 resources left out: at most 200 per server become tools$/);
+  });
 });
+
+/** Counts the rebuilds of Pi's tool registry (every registerTool after the session is bound makes one). */
+function countRegistryRebuilds(pi: PiSession): () => number {
+  const session = pi.session as unknown as { _refreshToolRegistry: (...args: unknown[]) => unknown };
+  const rebuild = session._refreshToolRegistry;
+  if (typeof rebuild !== "function") throw new Error(`Pi ${host.version} has no _refreshToolRegistry to count`);
+  let count = 0;
+  session._refreshToolRegistry = function (this: unknown, ...args: unknown[]) {
+    count++;
+    return rebuild.apply(this, args);
+  };
+  return () => count;
+}

@@ -164,12 +164,13 @@ describe(`server faults on Pi ${host.version}`, () => {
     ]);
     await pi.prompt("load the odd tools");
 
+    // Every name the adapter gives (/mcp tools lists them all) is one providers accept; Pi has those it loaded.
+    const named = [...(await pi.command("/mcp tools")).text.matchAll(/^  (\S+)/gm)].map((match) => match[1]!);
+    expect(named.every((name) => VALID_TOOL_NAME.test(name))).toBe(true);
+    expect(named).toEqual(expect.arrayContaining(["odd__dots_and_slashes_here", "odd__twice", "odd__no_schema", "odd__tree", expect.stringMatching(/^odd__long_x+_[0-9a-f]{8}$/)]));
+    expect(named.filter((name) => name === "odd__twice")).toHaveLength(1);
     const odd = pi.session.getAllTools().filter((tool) => tool.name.startsWith("odd__"));
-    expect(odd.every((tool) => VALID_TOOL_NAME.test(tool.name))).toBe(true);
-    expect(odd.map((tool) => tool.name)).toEqual(
-      expect.arrayContaining(["odd__dots_and_slashes_here", "odd__twice", "odd__no_schema", "odd__tree", expect.stringMatching(/^odd__long_x+_[0-9a-f]{8}$/)]),
-    );
-    expect(odd.filter((tool) => tool.name === "odd__twice")).toHaveLength(1);
+    expect(odd.map((tool) => tool.name).sort()).toEqual(["odd__change_tools", "odd__dots_and_slashes_here", "odd__no_schema", "odd__tree", "odd__twice"]);
     expect(pi.toolResults[0]!.details).toMatchObject({
       loaded: ["odd__dots_and_slashes_here", "odd__tree", "odd__no_schema", "odd__twice", "odd__change_tools"],
     });
@@ -179,13 +180,13 @@ describe(`server faults on Pi ${host.version}`, () => {
       [proxied("odd__change_tools"), false, "tools changed"],
     ]);
 
-    // list_changed: the new tool is registered, inactive until searched, and in the cache.
-    await waitFor(() => pi.session.getAllTools().some((tool) => tool.name === "odd__late_tool"));
-    expect(pi.activeToolNames()).not.toContain("odd__late_tool");
+    // list_changed: the new tool is in the cache and found by search; Pi gets it when it is loaded (not before).
     await waitFor(() => cachedToolNames(dirs.agentDir, "odd").includes("late_tool"));
+    expect(pi.session.getAllTools().map((tool) => tool.name)).not.toContain("odd__late_tool");
     pi.script([search("appeared mid-session"), "second done"]);
     await pi.prompt("find the new tool");
     expect(pi.toolResults.at(-1)!.details).toMatchObject({ loaded: ["odd__late_tool"] });
+    expect(pi.activeToolNames()).toContain("odd__late_tool");
 
     // What the model is offered: provider-safe schemas only.
     const offered = new Map(pi.requests.at(-1)!.tools.map((tool) => [tool.name, tool.parameters]));
@@ -307,4 +308,63 @@ async function startStatusServer(): Promise<{ server: Server; url: (path: string
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return { server, url: (path) => `http://127.0.0.1:${port}${path}` };
+}
+
+describe(`a resources/list that never answers, on Pi ${host.version}`, () => {
+  test("costs only the resources: with exposeResources false it is never sent, with true the resources are left out with a note; the tools work either way", async () => {
+    const hanging = (log: string, extra: Record<string, unknown>) => faulty({ FAULT_RESOURCES: "hang", FAULT_LOG: log }, { lifecycle: "eager", cwd: ".", ...extra });
+    // `noted` waits for its resources until the deadline: short, yet room for a loaded machine to start it.
+    const dirs = await harness.dirs({ quiet: hanging("quiet.log", { exposeResources: false }), noted: hanging("noted.log", { startupTimeoutMs: 8_000 }) });
+    const pi = await harness.session(dirs, [
+      search("select:quiet__echo,noted__echo"),
+      callLoaded("quiet__echo", { text: "from quiet" }),
+      callLoaded("noted__echo", { text: "from noted" }),
+      "done",
+    ]);
+    await pi.prompt("echo twice"); // ToolSearch waits for the eager servers
+    expect(results(pi).slice(1)).toEqual([
+      [proxied("quiet__echo"), false, "from quiet"],
+      [proxied("noted__echo"), false, "from noted"],
+    ]);
+    const status = (await pi.command("/mcp status")).text;
+    expect(status).toMatch(/✓ quiet: connected · eager · stdio · 6 tools/);
+    expect(status).toMatch(/✓ noted: connected · eager · stdio · 6 tools[^]*resources\/list did not answer before the startup deadline; its resources are left out \(its tools are not affected\)/);
+    const listings = (log: string) => readEvents(join(dirs.cwd, log)).filter((entry) => entry.event === "list-resources");
+    expect(listings("quiet.log")).toEqual([]);
+    expect(listings("noted.log")).toHaveLength(1);
+  });
+});
+
+describe(`answers the protocol does not allow, and calls cut by the session's end, on Pi ${host.version}`, () => {
+  test("a result that is a string or null, of the wrong shape, or over 32 MB fails its call at once with one short line naming the server", async () => {
+    const tools = ["string_result", "null_result", "shapeless", "oversized"];
+    const dirs = await harness.dirs({ odd: faulty({ FAULT_BAD_ANSWERS: "1" }) });
+    const pi = await harness.session(dirs, [search(`select:${tools.map((tool) => `odd__${tool}`).join(",")}`), ...tools.map((tool) => callLoaded(`odd__${tool}`)), "done"]);
+    await pi.prompt("call them");
+    const label = (tool: string) => `MCP tool "${tool}" on server "odd"`;
+    expect(results(pi).slice(1)).toEqual([
+      [proxied("odd__string_result"), true, `${label("string_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is a string, not an object)`],
+      [proxied("odd__null_result"), true, `${label("null_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is null, not an object)`],
+      [proxied("odd__shapeless"), true, expect.stringMatching(new RegExp(`^${escape(label("shapeless"))} failed: its answer was not a valid MCP result: content: [^\\n]+$`))],
+      [proxied("odd__oversized"), true, `${label("oversized")} failed: the server sent a message larger than 32 MB, the most one message may be; the connection was closed`],
+    ]);
+    expect(pi.toolResults[3]!.text.length).toBeLessThan(300);
+  });
+
+  test.each(["reload", "quit"] as const)("a call still running at %s is told the session ended, not that the server failed", async (end) => {
+    const dirs = await harness.dirs({ slow: faulty({ FAULT_LOG: "slow.log" }, { cwd: "." }) });
+    const pi = await harness.session(dirs, [search("select:slow__hang"), callLoaded("slow__hang"), "done"]);
+    const prompt = pi.prompt("wait for it");
+    await waitFor(() => readEvents(join(dirs.cwd, "slow.log")).some((entry) => entry.event === "call"));
+    await (end === "reload" ? pi.reload() : pi.dispose());
+    await prompt.catch(() => {});
+    const why = end === "reload" ? "the MCP adapter is reloading (/reload)" : "the Pi session ended";
+    expect(results(pi).slice(1)).toEqual([
+      [proxied("slow__hang"), true, `MCP tool "hang" on server "slow" was stopped before it answered: ${why}. The server did not fail.`],
+    ]);
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
