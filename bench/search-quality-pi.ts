@@ -11,14 +11,14 @@
  */
 import { buildSearchIndex } from "../search-index.ts";
 import type { ToolMetadata } from "../types.ts";
-import { evalKey, type EvalRequest } from "../test/fixtures/search-eval/corpus-tools.ts";
+import { evalKey, evaluate, indexRanker, type EvalRequest, type Ranker, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet, METATOOL_SERVER, metaToolTools, type MetaToolPart } from "../test/fixtures/search-eval/metatool.ts";
 import { REPO_ROOT } from "../test/helpers/hosts.ts";
 import { startSession } from "../test/helpers/pi-session.ts";
 import { prepareCorpusAgent } from "./corpus.ts";
 import { fixed, reportGoal } from "./measure.ts";
 import { PREVIOUS_RANKING_COMMIT, previousBuildSearchIndex } from "./previous-ranking.ts";
-import { evaluate, indexRanker, plainBm25, type Ranker, type Scores } from "./search-eval.ts";
+import { plainBm25 } from "./plain-bm25.ts";
 
 const TOOLS_PER_SEARCH = 5;
 const PROMPTS_PER_SESSION = 40;

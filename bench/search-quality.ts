@@ -16,11 +16,11 @@ import MiniSearch from "minisearch";
 import { buildSearchIndex } from "../search-index.ts";
 import { splitWords, termOf } from "../search-text.ts";
 import type { ToolMetadata } from "../types.ts";
-import { evalKey, loadCorpusTools, loadEvalSet, type EvalRequest } from "../test/fixtures/search-eval/corpus-tools.ts";
+import { evalKey, evaluate, indexRanker, loadCorpusTools, loadEvalSet, type EvalRequest, type Ranker, scoreRanking } from "../test/fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet } from "../test/fixtures/search-eval/metatool.ts";
 import { fixed, reportGoal } from "./measure.ts";
 import { PREVIOUS_RANKING_COMMIT, previousBuildSearchIndex } from "./previous-ranking.ts";
-import { evaluate, indexRanker, plainBm25, type Ranker, scoreRanking } from "./search-eval.ts";
+import { plainBm25 } from "./plain-bm25.ts";
 
 /** MiniSearch given the same analysis as ours (word splitting, stop words, stems) and the same field weights. */
 function miniSearch(tools: readonly ToolMetadata[]): Ranker {
