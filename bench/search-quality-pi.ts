@@ -22,6 +22,7 @@ import { plainBm25 } from "./plain-bm25.ts";
 
 const TOOLS_PER_SEARCH = 5;
 const PROMPTS_PER_SESSION = 40;
+const host = process.env.PI_TEST_HOST ?? "0.73.1";
 const part: MetaToolPart = process.argv.includes("--dev") ? "dev" : "heldout";
 const catalog = loadMetaToolCatalog();
 const byPiName = new Map(catalog.map((tool) => [tool.name, tool]));
@@ -72,7 +73,7 @@ const started = performance.now();
 const piRankings = await rankThroughPi();
 const piSeconds = (performance.now() - started) / 1000;
 const rankers: [string, Ranker][] = [
-  [`ours, over the real Pi ${process.env.PI_TEST_HOST ?? "0.73.1"} (ToolSearch)`, (query) => piRankings.get(query) ?? []],
+  [`ours, over the real Pi ${host} (ToolSearch)`, (query) => piRankings.get(query) ?? []],
   ["ours, in-process (search-index.ts)", indexRanker(buildSearchIndex(catalog))],
   [`previous ranking (${PREVIOUS_RANKING_COMMIT}), in-process`, indexRanker((await previousBuildSearchIndex())(catalog))],
   ["plain BM25 (name + description), in-process", plainBm25(catalog)],
@@ -98,7 +99,7 @@ if (part === "heldout") {
     const [name] = sets[index];
     const scores = results[0][index];
     reportGoal({
-      goal: `${name} over the real Pi, R@5 with every expected tool counted`,
+      goal: `Pi ${host}: ${name} through ToolSearch, R@5 with every expected tool counted`,
       target: `≥ ${target.toFixed(2)}`,
       measured: `${scores.recallAt5.toFixed(3)} (previous ranking ${results[2][index].recallAt5.toFixed(3)}, plain BM25 ${results[3][index].recallAt5.toFixed(3)})`,
       met: scores.recallAt5 >= target,

@@ -115,16 +115,6 @@ if (!devOnly) {
     met: ourScores.recallAt5 > reference.recallAt5 && ourScores.mrr > reference.mrr,
     margin: `R@5 ${points(ourScores.recallAt5 - reference.recallAt5)}, R@1 ${points(ourScores.recallAt1 - reference.recallAt1)}`,
   });
-  for (const [name, target] of [["MetaTool single held-out", 0.85], ["MetaTool multi held-out", 0.8]] as const) {
-    const scores = results[0][heldoutAt(name)];
-    reportGoal({
-      goal: `search quality on ${name} (in-process), R@5 with every expected tool counted`,
-      target: `≥ ${target.toFixed(2)}`,
-      measured: `${scores.recallAt5.toFixed(3)} (previous ranking ${results[1][heldoutAt(name)].recallAt5.toFixed(3)}, plain BM25 ${results[2][heldoutAt(name)].recallAt5.toFixed(3)})`,
-      met: scores.recallAt5 >= target,
-      margin: points(scores.recallAt5 - target),
-    });
-  }
 }
 if (process.argv.includes("--misses")) {
   for (const part of parts.filter((part) => !part.heldout)) {
