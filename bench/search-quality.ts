@@ -1,77 +1,26 @@
 /**
- * 6. Search quality over the real 1,052-tool catalog: recall@1, recall@5 and MRR (first expected tool in the top 10)
- * on the request sets of `test/fixtures/search-eval/` (dev, dev2 and held-out), for our index, a plain BM25
- * reference and MiniSearch (the library our hand-written index was measured against). Prints a markdown table.
+ * 6. Search quality: recall@1, recall@5 and MRR (first expected tool in the top 10) for our index, the ranking
+ * before issue 10 (read out of git: bench/previous-ranking.ts), a plain BM25 reference and MiniSearch (the library
+ * our hand-written index was measured against), on two catalogs:
+ * - our request sets (`test/fixtures/search-eval/`: dev, dev2, held-out) over the real 1,052-tool corpus;
+ * - MetaTool (metatool.ts: public, written by others), single-tool requests (sampled 1 in 20) and multi-tool
+ *   requests, dev and held-out parts, over its 199 tools. A multi-tool request's recall@k is the share of its
+ *   expected tools in the top k (all of them counted).
+ * Prints a markdown table.
  *
  *   npx jiti bench/search-quality.ts            # the table
- *   npx jiti bench/search-quality.ts --misses   # also the DEV and DEV2 requests ours misses in the top 5 (never held-out ones)
- *   npx jiti bench/search-quality.ts --dev-only # while tuning: the held-out part is not even read
+ *   npx jiti bench/search-quality.ts --misses   # also the DEV requests ours misses in the top 5 (never held-out ones)
+ *   npx jiti bench/search-quality.ts --dev-only # while tuning: the held-out parts are not even read
  */
 import MiniSearch from "minisearch";
 import { buildSearchIndex } from "../search-index.ts";
 import { splitWords, termOf } from "../search-text.ts";
 import type { ToolMetadata } from "../types.ts";
-import { evalKey, loadCorpusTools, loadEvalSet, type EvalRequest } from "../test/fixtures/search-eval/corpus-tools.ts";
+import { evalKey, evaluate, indexRanker, loadCorpusTools, loadEvalSet, type EvalRequest, type Ranker, scoreRanking } from "../test/fixtures/search-eval/corpus-tools.ts";
+import { loadMetaToolCatalog, loadMetaToolSet } from "../test/fixtures/search-eval/metatool.ts";
 import { fixed, reportGoal } from "./measure.ts";
-
-type Ranker = (query: string, limit: number) => ToolMetadata[];
-
-interface Scores {
-  recallAt1: number;
-  recallAt5: number;
-  mrr: number;
-}
-
-const MRR_DEPTH = 10;
-
-function evaluate(rank: Ranker, requests: readonly EvalRequest[]): Scores {
-  let at1 = 0;
-  let at5 = 0;
-  let reciprocal = 0;
-  for (const request of requests) {
-    const position = firstExpected(rank(request.query, MRR_DEPTH), request);
-    if (position === 0) at1++;
-    if (position >= 0 && position < 5) at5++;
-    if (position >= 0) reciprocal += 1 / (position + 1);
-  }
-  return { recallAt1: at1 / requests.length, recallAt5: at5 / requests.length, mrr: reciprocal / requests.length };
-}
-
-function firstExpected(ranked: readonly ToolMetadata[], request: EvalRequest): number {
-  const expected = new Set(request.expect);
-  return ranked.findIndex((tool) => expected.has(evalKey(tool)));
-}
-
-/** Classic BM25 (k1 1.2, b 0.75) over lower-cased name + description words: no stemming, stop words or fields. */
-function plainBm25(tools: readonly ToolMetadata[]): Ranker {
-  const tokenize = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
-  const docs = tools.map((tool) => tokenize(`${tool.originalName} ${tool.description}`));
-  const averageLength = docs.reduce((sum, doc) => sum + doc.length, 0) / docs.length;
-  const frequencies = docs.map((doc) => {
-    const counts = new Map<string, number>();
-    for (const token of doc) counts.set(token, (counts.get(token) ?? 0) + 1);
-    return counts;
-  });
-  const documentFrequency = new Map<string, number>();
-  for (const counts of frequencies) {
-    for (const token of counts.keys()) documentFrequency.set(token, (documentFrequency.get(token) ?? 0) + 1);
-  }
-  return (query, limit) => {
-    const terms = [...new Set(tokenize(query))];
-    const scored = tools.map((tool, i) => {
-      let score = 0;
-      for (const term of terms) {
-        const tf = frequencies[i].get(term);
-        if (!tf) continue;
-        const df = documentFrequency.get(term)!;
-        const idf = Math.log(1 + (tools.length - df + 0.5) / (df + 0.5));
-        score += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * docs[i].length) / averageLength));
-      }
-      return { tool, score };
-    });
-    return scored.filter((hit) => hit.score > 0).sort((a, b) => b.score - a.score).slice(0, limit).map((hit) => hit.tool);
-  };
-}
+import { PREVIOUS_RANKING_COMMIT, previousBuildSearchIndex } from "./previous-ranking.ts";
+import { plainBm25 } from "./plain-bm25.ts";
 
 /** MiniSearch given the same analysis as ours (word splitting, stop words, stems) and the same field weights. */
 function miniSearch(tools: readonly ToolMetadata[]): Ranker {
@@ -102,47 +51,62 @@ function miniSearch(tools: readonly ToolMetadata[]): Ranker {
       .map((result) => tools[result.id as number]);
 }
 
-function ours(tools: readonly ToolMetadata[]): Ranker {
-  const index = buildSearchIndex(tools);
-  return (query, limit) => index.search(query, limit).map((hit) => hit.tool);
-}
 
 function printMisses(rank: Ranker, requests: readonly EvalRequest[]): void {
   for (const request of requests) {
     const ranked = rank(request.query, 5);
-    if (firstExpected(ranked, request) >= 0) continue;
+    if (scoreRanking(ranked, request).recallAt5 === 1) continue;
     console.log(`MISS ${JSON.stringify(request.query)} want ${request.expect.join(" | ")}`);
     console.log(`     got ${ranked.map(evalKey).join(", ") || "(nothing)"}`);
   }
 }
 
-const tools = loadCorpusTools();
+interface EvalPart {
+  name: string;
+  catalog: "corpus" | "metatool";
+  requests: EvalRequest[];
+  heldout: boolean;
+}
+
 const devOnly = process.argv.includes("--dev-only");
-const devParts: [string, EvalRequest[]][] = [
-  ["dev", loadEvalSet("dev")],
-  ["dev2", loadEvalSet("dev2")],
+const allParts: EvalPart[] = [
+  { name: "dev", catalog: "corpus", requests: loadEvalSet("dev"), heldout: false },
+  { name: "dev2", catalog: "corpus", requests: loadEvalSet("dev2"), heldout: false },
+  { name: "held-out", catalog: "corpus", requests: devOnly ? [] : loadEvalSet("heldout"), heldout: true },
+  { name: "MetaTool single dev", catalog: "metatool", requests: loadMetaToolSet("single", "dev"), heldout: false },
+  { name: "MetaTool single held-out", catalog: "metatool", requests: devOnly ? [] : loadMetaToolSet("single", "heldout"), heldout: true },
+  { name: "MetaTool multi dev", catalog: "metatool", requests: loadMetaToolSet("multi", "dev"), heldout: false },
+  { name: "MetaTool multi held-out", catalog: "metatool", requests: devOnly ? [] : loadMetaToolSet("multi", "heldout"), heldout: true },
 ];
-const heldout = devOnly ? [] : loadEvalSet("heldout");
-const parts: [string, EvalRequest[]][] = devOnly ? devParts : [...devParts, ["held-out", heldout]];
-const rankers: [string, Ranker][] = [
-  ["ours (search-index.ts)", ours(tools)],
-  ["plain BM25 (name + description)", plainBm25(tools)],
-  ["MiniSearch 7 (same analysis, fuzzy + prefix)", miniSearch(tools)],
+const parts = allParts.filter((part) => !(devOnly && part.heldout));
+const catalogs = { corpus: loadCorpusTools(), metatool: loadMetaToolCatalog() };
+const previous = await previousBuildSearchIndex();
+const rankerKinds: [string, (tools: readonly ToolMetadata[]) => Ranker][] = [
+  ["ours (search-index.ts)", (tools) => indexRanker(buildSearchIndex(tools))],
+  [`previous ranking (${PREVIOUS_RANKING_COMMIT})`, (tools) => indexRanker(previous(tools))],
+  ["plain BM25 (name + description)", plainBm25],
+  ["MiniSearch 7 (same analysis, fuzzy + prefix)", miniSearch],
 ];
+const rankers = rankerKinds.map(([name, build]) => ({ name, corpus: build(catalogs.corpus), metatool: build(catalogs.metatool) }));
 
 const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
-const cells = (scores: Scores) => `${percent(scores.recallAt1)} | ${percent(scores.recallAt5)} | ${scores.mrr.toFixed(3)}`;
-console.log(`Catalog: ${tools.length} tools; requests: ${parts.map(([name, requests]) => `${requests.length} ${name}`).join(", ")}.\n`);
-console.log(`| ranker |${parts.map(([name]) => ` ${name} R@1 | ${name} R@5 | ${name} MRR |`).join("")}`);
-console.log(`|---|${parts.map(() => "---:|---:|---:|").join("")}`);
-for (const [name, rank] of rankers) {
-  console.log(`| ${name} |${parts.map(([, requests]) => ` ${cells(evaluate(rank, requests))} |`).join("")}`);
-}
+console.log(`Catalogs: ${catalogs.corpus.length} corpus tools, ${catalogs.metatool.length} MetaTool tools.`);
+console.log(`Requests: ${parts.map((part) => `${part.requests.length} ${part.name}`).join(", ")}.\n`);
+console.log("| ranker | set | R@1 | R@5 | MRR |");
+console.log("|---|---|---:|---:|---:|");
+const results = rankers.map((ranker) =>
+  parts.map((part) => {
+    const scores = evaluate(ranker[part.catalog], part.requests);
+    console.log(`| ${ranker.name} | ${part.name} | ${percent(scores.recallAt1)} | ${percent(scores.recallAt5)} | ${scores.mrr.toFixed(3)} |`);
+    return scores;
+  }),
+);
 if (!devOnly) {
   // Held-out only: the dev parts are what the ranking was tuned on.
-  const ourScores = evaluate(rankers[0][1], heldout);
-  const reference = evaluate(rankers[1][1], heldout);
+  const heldoutAt = (name: string) => parts.findIndex((part) => part.name === name);
   const points = (value: number) => `${value >= 0 ? "+" : ""}${fixed(value * 100, 1)} points`;
+  const ourScores = results[0][heldoutAt("held-out")];
+  const reference = results[2][heldoutAt("held-out")];
   console.log();
   reportGoal({
     goal: "search quality on the held-out requests, ours against plain BM25 in the same run",
@@ -153,8 +117,8 @@ if (!devOnly) {
   });
 }
 if (process.argv.includes("--misses")) {
-  for (const [name, requests] of devParts) {
-    console.log(`\n${name} misses (ours, top 5):`);
-    printMisses(rankers[0][1], requests);
+  for (const part of parts.filter((part) => !part.heldout)) {
+    console.log(`\n${part.name} misses (ours, top 5):`);
+    printMisses(rankers[0][part.catalog], part.requests);
   }
 }

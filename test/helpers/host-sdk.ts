@@ -11,6 +11,7 @@ export interface HostAgentSession {
   bindExtensions(bindings: object): Promise<void>;
   reload(): Promise<void>;
   getActiveToolNames(): string[];
+  setActiveToolsByName(toolNames: string[]): void;
   getAllTools(): { name: string }[];
   readonly messages: readonly HostMessage[];
   readonly systemPrompt: string;
