@@ -13,8 +13,11 @@ import { errorMessage, isJsonObject } from "./guards.ts";
 
 export const EMBEDDINGS_CACHE_FILE_NAME = "mcp-embeddings.json";
 const CACHE_VERSION = 1;
-/** ~50 MB at 768 dimensions: far more tools than any one user has, across models. */
-const MAX_ENTRIES = 20_000;
+/**
+ * Several times the tools a large setup has (1,000), across models; at 768 dimensions ~20 MB, read in one go at
+ * session start (in the background) without holding Pi's loop long.
+ */
+const MAX_ENTRIES = 5_000;
 
 interface StoredVector {
   /** Float32, little-endian, base64. */
