@@ -18,6 +18,8 @@ import { type EmbeddingsEndpoint as Endpoint, startEmbeddingsEndpoint } from "./
 import { loadCorpusTools } from "./fixtures/search-eval/corpus-tools.ts";
 import { createConfigSandbox } from "./config-sandbox.ts";
 
+/** Background work under a busy CPU takes longer than expect.poll's default second. */
+const POLL = { timeout: 30_000 };
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -67,7 +69,7 @@ describe("semantic re-ranking", () => {
   test("the embedding puts first the tool the request means in words the tool does not use", async () => {
     const served = await endpoint();
     const { semantic, reports } = ranker({ url: served.url, model: "fixture" }, agentDir());
-    await expect.poll(embeddedAll(semantic)).toBe(true);
+    await expect.poll(embeddedAll(semantic), POLL).toBe(true);
 
     // The fixture's model knows `zorblax` as `sum`; the words alone prefer another get- tool.
     expect(names(lexical("get zorblax"))[0]).not.toBe("get-sum");
@@ -86,7 +88,7 @@ describe("semantic re-ranking", () => {
     const served = await endpoint();
     const dir = agentDir();
     const first = ranker({ url: served.url, model: "fixture" }, dir);
-    await expect.poll(embeddedAll(first.semantic)).toBe(true);
+    await expect.poll(embeddedAll(first.semantic), POLL).toBe(true);
     await first.semantic.stop();
     expect(statSync(embeddingsCachePath(dir)).mode & 0o777).toBe(0o600);
     expect(Object.keys(JSON.parse(await readFile(embeddingsCachePath(dir), "utf8")).vectors)).toHaveLength(everything.length);
@@ -94,11 +96,11 @@ describe("semantic re-ranking", () => {
     const changed = everything.map((tool) => (tool.originalName === "echo" ? { ...tool, description: "Echoes the input back, changed" } : tool));
     const before = served.requests.length;
     const second = ranker({ url: served.url, model: "fixture" }, dir, changed);
-    await expect.poll(embeddedAll(second.semantic)).toBe(true);
+    await expect.poll(embeddedAll(second.semantic), POLL).toBe(true);
     expect(served.requests.slice(before).map((request) => request.input)).toEqual([["everything echo: Echoes the input back, changed"]]);
     // Another model is another key: everything is asked again.
     const third = ranker({ url: served.url, model: "other" }, dir, changed);
-    await expect.poll(embeddedAll(third.semantic)).toBe(true);
+    await expect.poll(embeddedAll(third.semantic), POLL).toBe(true);
     expect(served.requests.at(-1)!.input).toHaveLength(everything.length);
   });
 
@@ -107,7 +109,7 @@ describe("semantic re-ranking", () => {
     const dir = agentDir();
     writeFileSync(embeddingsCachePath(dir), "{ not json");
     const { semantic, reports } = ranker({ url: served.url, model: "fixture" }, dir);
-    await expect.poll(embeddedAll(semantic)).toBe(true);
+    await expect.poll(embeddedAll(semantic), POLL).toBe(true);
     await semantic.stop();
     expect(reports).toEqual([expect.stringContaining("not a valid embeddings cache")]);
     expect(JSON.parse(await readFile(embeddingsCachePath(dir), "utf8")).version).toBe(1);
@@ -116,7 +118,7 @@ describe("semantic re-ranking", () => {
   test("endpoint down: lexical order, told once, /mcp status says why", async () => {
     const port = await closedPort();
     const { semantic, reports } = ranker({ url: `http://127.0.0.1:${port}/v1`, model: "fixture" }, agentDir());
-    await expect.poll(() => reports.length).toBe(1);
+    await expect.poll(() => reports.length, POLL).toBe(1);
     expect(reports[0]).toMatch(/semantic re-ranking unavailable.*127\.0\.0\.1/);
     expect(names(await semantic.rerank("get zorblax", lexical("get zorblax")))).toEqual(names(lexical("get zorblax")));
     expect(semantic.statusLine()).toMatch(/0 of 13 tool texts embedded · failing: embeddings endpoint http:\/\/127\.0\.0\.1:\d+: fetch failed/);
@@ -128,7 +130,7 @@ describe("semantic re-ranking", () => {
   test("a query embedding later than timeoutMs is not waited for: lexical order, told once", async () => {
     const served = await endpoint();
     const { semantic, reports } = ranker({ url: served.url, model: "fixture", timeoutMs: 200 }, agentDir());
-    await expect.poll(embeddedAll(semantic)).toBe(true);
+    await expect.poll(embeddedAll(semantic), POLL).toBe(true);
     const query = "get zorblax sleepy";
     expect(names(await semantic.rerank(query, lexical(query)))).toEqual(names(lexical(query)));
     expect(reports).toEqual([expect.stringContaining("did not answer within 200 ms")]);
@@ -140,7 +142,7 @@ describe("semantic re-ranking", () => {
   ])("an endpoint answering %s: lexical order, the reason told once", async (path, reason) => {
     const served = await endpoint();
     const { semantic, reports } = ranker({ url: `${served.origin}/${path}/v1`, model: "fixture" }, agentDir());
-    await expect.poll(() => reports.length).toBe(1);
+    await expect.poll(() => reports.length, POLL).toBe(1);
     expect(reports[0]).toContain(reason);
     expect(names(await semantic.rerank("get zorblax", lexical("get zorblax")))).toEqual(names(lexical("get zorblax")));
     expect(served.requests).toHaveLength(1); // the failing endpoint is left alone for a while
