@@ -65,7 +65,7 @@ describe(`ToolSearch's answer on Pi ${host.version}`, () => {
     expect(served.requests.slice(before).map((request) => request.input)).toEqual([["get zorblax"]]);
     await pi.dispose();
     expect(await descendantProcesses(EVERYTHING_MARKER)).toEqual([]);
-  });
+  }, 120_000); // two sessions, a server listed and every tool embedded: ~15 s, ~50 s with the CPU busy
 
   test("the endpoint down: the lexical answer, the user told once, /mcp status says why", async () => {
     const closed = createServer();
