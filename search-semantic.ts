@@ -24,8 +24,9 @@ export const RERANK_DEPTH = 20;
 const LEXICAL_WEIGHT = 0.5;
 /** Texts per background request: a local model embeds a batch in about a second, and Pi's loop is never held long. */
 const BATCH_SIZE = 32;
-/** A background batch is bigger work than one request's few words. */
+/** A background batch is bigger work than one request's few words: a slow local model may need a minute. */
 const BATCH_TIMEOUT_FACTOR = 10;
+const BATCH_MIN_TIMEOUT_MS = 60_000;
 const RETRY_AFTER_MS = 60_000;
 const MAX_TEXT_CHARS = 1_000;
 
@@ -46,7 +47,8 @@ export class SemanticRanker {
   private filling: Promise<void> | undefined;
   private fillAgain = false;
   private lastError: string | undefined;
-  private reported = false;
+  /** The last problem told: the same one is told once per session, however often it comes back. */
+  private reportedError: string | undefined;
   private retryAt = 0;
 
   constructor(settings: EmbeddingsSettings, agentDir: string, report: SemanticReporter) {
@@ -77,10 +79,13 @@ export class SemanticRanker {
 
   /** `lexical` (the index's top RERANK_DEPTH, best first) re-ordered; unchanged whenever the endpoint does not help in time. */
   async rerank(query: string, lexical: readonly SearchHit[], signal?: AbortSignal): Promise<SearchHit[]> {
-    if (!this.usable() || !this.keys.some((key) => this.vectors.has(key))) return [...lexical];
+    if (!this.usable()) return [...lexical];
+    // Tools left without a vector by an earlier failure are tried again once the endpoint may be back.
+    if (this.started && !this.filling && this.keys.some((key) => !this.vectors.has(key))) this.scheduleFill();
+    if (!this.keys.some((key) => this.vectors.has(key))) return [...lexical];
     let queryVector: Float32Array;
     try {
-      [queryVector] = await requestEmbeddings(this.settings, [query], this.timeoutMs, signal);
+      [queryVector] = await requestEmbeddings(this.settings, [query.slice(0, MAX_TEXT_CHARS)], this.timeoutMs, signal);
       this.succeeded();
     } catch (error) {
       if (!signal?.aborted) this.failed(error);
@@ -135,7 +140,7 @@ export class SemanticRanker {
         const vectors = await requestEmbeddings(
           this.settings,
           batch.map(([, text]) => text),
-          this.timeoutMs * BATCH_TIMEOUT_FACTOR,
+          Math.max(this.timeoutMs * BATCH_TIMEOUT_FACTOR, BATCH_MIN_TIMEOUT_MS),
           this.stopping.signal,
         );
         this.succeeded();
@@ -157,14 +162,13 @@ export class SemanticRanker {
 
   private succeeded(): void {
     this.lastError = undefined;
-    this.reported = false;
   }
 
   private failed(error: unknown): void {
     this.lastError = errorMessage(error);
     this.retryAt = Date.now() + RETRY_AFTER_MS;
-    if (this.reported) return;
-    this.reported = true;
+    if (this.lastError === this.reportedError) return;
+    this.reportedError = this.lastError;
     this.report(`MCP semantic re-ranking unavailable, ToolSearch uses its lexical ranking: ${this.lastError}`);
   }
 

@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test, vi } from "vitest";
 import { embeddingsCachePath } from "../embeddings-cache.ts";
 import { buildSearchIndex } from "../search-index.ts";
 import { RERANK_DEPTH, SemanticRanker } from "../search-semantic.ts";
@@ -134,6 +134,22 @@ describe("semantic re-ranking", () => {
     const query = "get zorblax sleepy";
     expect(names(await semantic.rerank(query, lexical(query)))).toEqual(names(lexical(query)));
     expect(reports).toEqual([expect.stringContaining("did not answer within 200 ms")]);
+  });
+
+  test("an endpoint back after a failure: the next search after the retry delay has the tools embedded", async () => {
+    const served = await endpoint();
+    served.failing = true;
+    const { semantic, reports } = ranker({ url: served.url, model: "fixture" }, agentDir());
+    await expect.poll(() => reports.length, POLL).toBe(1);
+    served.failing = false;
+    await semantic.rerank("get zorblax", lexical("get zorblax"));
+    expect(served.requests).toHaveLength(1); // within the retry delay: not asked
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 61_000 });
+    cleanups.push(() => vi.useRealTimers());
+    await semantic.rerank("get zorblax", lexical("get zorblax"));
+    await expect.poll(embeddedAll(semantic), POLL).toBe(true);
+    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax")))[0]).toBe("get-sum");
+    expect(reports).toHaveLength(1);
   });
 
   test.each([
