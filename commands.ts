@@ -74,6 +74,7 @@ export function statusReport(state: McpExtensionState): string {
   const servers = [...state.servers.values()];
   const skipped = skippedServers(state);
   const lines = [statusHeadline(state, servers, skipped.size)];
+  if (state.semantic) lines.push(state.semantic.statusLine());
   for (const server of servers) lines.push(...serverStatus(state, server));
   for (const [name, problems] of skipped) lines.push(`✗ ${name}: skipped`, ...problems.map((problem) => `    ${problem.level}: ${problem.message}`));
   // The rest concerns no one server: files, settings, imports.

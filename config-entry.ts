@@ -15,11 +15,13 @@ import type {
   CaptureStatsSettings,
   ConfigProblem,
   ConfigSource,
+  EmbeddingsSettings,
   LifecycleMode,
   McpSettings,
   OAuthGrantType,
   OAuthSettings,
   OutputGuard,
+  SearchSettings,
   ServerEntry,
   ToolPrefixMode,
   TransportKind,
@@ -582,6 +584,11 @@ export function parseSettings(raw: unknown, file: string, context: Interpolation
       if (captureStats !== undefined) settings.captureStats = captureStats;
       continue;
     }
+    if (key === "search") {
+      const search = parseSearchSettings(value, file, problems);
+      if (search !== undefined) settings.search = search;
+      continue;
+    }
     const check = Object.hasOwn(SETTINGS_CHECKS, key) ? (SETTINGS_CHECKS as Record<string, Check<unknown>>)[key] : undefined;
     if (!check) {
       problems.push(configProblem("warning", { file, field }, "unknown setting, ignored"));
@@ -623,4 +630,56 @@ function parseCaptureStats(
     else stats.flushDelayMs = checked.value as number;
   }
   return stats;
+}
+
+const EMBEDDINGS_CHECKS: Readonly<Record<string, Check<unknown>>> = {
+  url: (value) => {
+    const checked = nonEmptyString(value);
+    const problem = checked.ok ? checkUrl(checked.value) : undefined;
+    return problem ? { ok: false, expected: `${problem} (got ${JSON.stringify(value)})` } : checked;
+  },
+  model: nonEmptyString,
+  apiKeyEnv: nonEmptyString,
+  timeoutMs: number(0, false),
+};
+const EMBEDDINGS_REQUIRED = ["url", "model"];
+
+/** `{ embeddings: { url, model, apiKeyEnv?, timeoutMs? } }`; anything wrong in it leaves semantic re-ranking off. */
+function parseSearchSettings(value: unknown, file: string, problems: ConfigProblem[]): SearchSettings | undefined {
+  const off = "semantic re-ranking stays off";
+  if (!isPlainObject(value)) {
+    problems.push(configProblem("warning", { file, field: "settings.search" }, `must be an object (got ${describeValue(value)}); ignored`));
+    return undefined;
+  }
+  const search: SearchSettings = {};
+  for (const [key, raw] of Object.entries(value)) {
+    if (key !== "embeddings") {
+      problems.push(configProblem("warning", { file, field: `settings.search.${key}` }, "unknown field, ignored"));
+      continue;
+    }
+    if (!isPlainObject(raw)) {
+      const expected = `must be an object { "url", "model", "apiKeyEnv", "timeoutMs" } (got ${describeValue(raw)})`;
+      problems.push(configProblem("warning", { file, field: "settings.search.embeddings" }, `${expected}; ${off}`));
+      continue;
+    }
+    const embeddings: Record<string, unknown> = {};
+    let valid = true;
+    for (const [name, item] of Object.entries(raw)) {
+      const field = `settings.search.embeddings.${name}`;
+      const check = Object.hasOwn(EMBEDDINGS_CHECKS, name) ? EMBEDDINGS_CHECKS[name] : undefined;
+      const checked = check?.(item);
+      if (!checked) problems.push(configProblem("warning", { file, field }, "unknown field, ignored"));
+      else if (checked.ok) embeddings[name] = checked.value;
+      else {
+        problems.push(configProblem("warning", { file, field }, `${checked.expected}; ${off}`));
+        valid = false;
+      }
+    }
+    for (const name of EMBEDDINGS_REQUIRED.filter((name) => !(name in raw))) {
+      problems.push(configProblem("warning", { file, field: `settings.search.embeddings.${name}` }, `is required; ${off}`));
+      valid = false;
+    }
+    if (valid) search.embeddings = embeddings as unknown as EmbeddingsSettings;
+  }
+  return search;
 }

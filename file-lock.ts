@@ -4,7 +4,10 @@
  * proper-lockfile keeps a lock directory next to the file and refreshes it; a lock left by a crashed process goes
  * stale and is taken over.
  */
+import { mkdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { writeFileAtomic } from "./atomic-file.ts";
 import { errorMessage, isJsonObject } from "./guards.ts";
 
 /** A lock not refreshed for this long belongs to a dead process and is taken over. */
@@ -40,3 +43,41 @@ export async function acquireFileLock(
 export function errorCode(error: unknown): string | undefined {
   return isJsonObject(error) && typeof error.code === "string" ? error.code : undefined;
 }
+
+/**
+ * Read-merge-write of a shared file under its lock: `merge` gets the current content (undefined when the file is
+ * missing or unreadable) and returns the new one, which replaces the file atomically. Never throws: a write that
+ * cannot be done safely (lock not had in time, lost meanwhile, disk error) is skipped and the reason returned.
+ */
+export async function updateFileLocked(
+  path: string,
+  merge: (current: string | undefined) => string,
+  lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS,
+): Promise<string | undefined> {
+  try {
+    await mkdir(dirname(path), { recursive: true });
+  } catch (error) {
+    return `cannot create ${dirname(path)}: ${errorMessage(error)}`;
+  }
+  let compromised: Error | undefined;
+  const release = await acquireFileLock(path, lockTimeoutMs, (error) => {
+    compromised = error;
+  });
+  if (typeof release === "string") return release;
+  try {
+    const current = await readFile(path, "utf8").catch(() => undefined);
+    await writeFileAtomic(path, merge(current), {
+      beforeRename: () => {
+        // Another process took the lock over (ours looked stale): renaming now could undo its write.
+        if (compromised) throw new LockLostError(`lost the lock on ${path} (${compromised.message}); write skipped`);
+      },
+    });
+    return undefined;
+  } catch (error) {
+    return error instanceof LockLostError ? error.message : `cannot write ${path}: ${errorMessage(error)}`;
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
+class LockLostError extends Error {}

@@ -27,6 +27,7 @@ import { detectHost } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
 import { MetadataCacheWriter } from "./metadata-cache-writer.ts";
+import { SemanticRanker } from "./search-semantic.ts";
 import { McpServerManager, NeedsAuthError } from "./server-manager.ts";
 import { createCallStats } from "./stats.ts";
 import type { McpExtensionState, McpUi, ToolView } from "./state.ts";
@@ -193,6 +194,7 @@ export class McpAdapter {
       }),
       stats: createCallStats(config.settings, this.agentDir),
       searchIndex: undefined,
+      semantic: semanticRanker(config, this.agentDir, ui),
       offeredThisRun: new Set(),
       startup: Promise.resolve(),
       cacheWriter: new MetadataCacheWriter(this.agentDir, (result) => {
@@ -270,6 +272,7 @@ export class McpAdapter {
     const entry = createCacheEntry(definition, connection.tools, connection.resources);
     if (updateServerCatalog(state, name, entry)) {
       state.searchIndex = undefined;
+      state.semantic?.update(state.tools.byName.values());
       this.refreshRegistrations(state);
     }
     persist(state, name, entry);
@@ -284,6 +287,7 @@ export class McpAdapter {
     );
     await Promise.all([state.lifecycle.connectStartupServers(), bootstrap(state, uncached)]);
     if (state.shutDown) return;
+    state.semantic?.start(state.tools.byName.values());
     updateStatus(state); // bootstrapped lazy servers were ended again
     const directLearned = uncached.filter((server) => wantsDirectTools(server, rules) && state.catalogs.has(server.name));
     if (directLearned.length > 0) {
@@ -297,7 +301,7 @@ export class McpAdapter {
     this.state = undefined;
     state.shutDown = true;
     await state.lifecycle.stop();
-    await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_CACHE_FLUSH_MS), state.stats?.flush()]);
+    await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_CACHE_FLUSH_MS), state.stats?.flush(), state.semantic?.stop()]);
   }
 }
 
@@ -341,6 +345,12 @@ async function bootstrap(state: McpExtensionState, servers: readonly ServerDefin
     }
   };
   await Promise.all(Array.from({ length: Math.min(BOOTSTRAP_CONCURRENCY, queue.length) }, worker));
+}
+
+/** `settings.search.embeddings`: tool vectors are computed once startup is over; problems are told as warnings. */
+function semanticRanker(config: LoadedConfig, agentDir: string, ui: McpUi): SemanticRanker | undefined {
+  const settings = config.settings.search?.embeddings;
+  return settings ? new SemanticRanker(settings, agentDir, (message) => ui.notify(message, "warning")) : undefined;
 }
 
 function persist(state: McpExtensionState, name: string, entry: CachedServerEntry): void {

@@ -11,10 +11,8 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "./atomic-file.ts";
-import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS, errorCode } from "./file-lock.ts";
+import { errorCode, updateFileLocked } from "./file-lock.ts";
 import { toProviderSafeSchema } from "./json-schema.ts";
 import type { McpResource, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
 import { errorMessage, isJsonObject } from "./guards.ts";
@@ -142,39 +140,22 @@ export async function writeServerEntries(
     if (stored) updates.push([name, stored]);
     else rejected.push(name);
   }
-  try {
-    await mkdir(agentDir, { recursive: true });
-  } catch (error) {
-    return { written: false, path, reason: `cannot create ${agentDir}: ${errorMessage(error)}` };
-  }
-  let compromised: Error | undefined;
-  const release = await acquireFileLock(path, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, (error) => {
-    compromised = error;
-  });
-  if (typeof release === "string") return { written: false, path, reason: release };
-  try {
-    const servers = new Map(await readServersForMerge(path));
-    for (const [name, entry] of updates) servers.set(name, entry);
-    const file = { version: CACHE_VERSION, servers: Object.fromEntries([...servers].sort(([a], [b]) => (a < b ? -1 : 1))) };
-    await writeFileAtomic(path, JSON.stringify(file), {
-      beforeRename: () => {
-        // Another process took the lock over (ours looked stale): renaming now could undo its write.
-        if (compromised) throw new LockLostError(`lost the lock on ${path} (${compromised.message}); write skipped`);
-      },
-    });
-    return { written: true, path, rejected };
-  } catch (error) {
-    return { written: false, path, reason: error instanceof LockLostError ? error.message : `cannot write ${path}: ${errorMessage(error)}` };
-  } finally {
-    await release().catch(() => undefined);
-  }
+  const reason = await updateFileLocked(
+    path,
+    (current) => {
+      const servers = new Map(readServersForMerge(current, path));
+      for (const [name, entry] of updates) servers.set(name, entry);
+      return JSON.stringify({ version: CACHE_VERSION, servers: Object.fromEntries([...servers].sort(([a], [b]) => (a < b ? -1 : 1))) });
+    },
+    options.lockTimeoutMs,
+  );
+  return reason === undefined ? { written: true, path, rejected } : { written: false, path, reason };
 }
 
-class LockLostError extends Error {}
-
-async function readServersForMerge(path: string): Promise<ReadonlyMap<string, CachedServerEntry>> {
+function readServersForMerge(current: string | undefined, path: string): ReadonlyMap<string, CachedServerEntry> {
+  if (current === undefined) return new Map();
   try {
-    return parseCacheFile(await readFile(path, "utf8"), path).servers;
+    return parseCacheFile(current, path).servers;
   } catch {
     // Missing or unreadable: rebuilt from this write's entries.
     return new Map();

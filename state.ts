@@ -4,6 +4,7 @@
  */
 import type { SessionApprovals } from "./approvals.ts";
 import type { ToolSearchIndex } from "./search-index.ts";
+import type { SemanticRanker } from "./search-semantic.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import type { MetadataCacheWriter } from "./metadata-cache-writer.ts";
 import type { McpServerManager } from "./server-manager.ts";
@@ -58,6 +59,8 @@ export interface McpExtensionState extends ToolView {
   readonly stats: CallStats | undefined;
   /** Built on the first search after `tools` changed. */
   searchIndex: ToolSearchIndex | undefined;
+  /** Set when `settings.search.embeddings` is. */
+  readonly semantic: SemanticRanker | undefined;
   /** The tools the model is offered in the current run (read at agent_start). */
   offeredThisRun: ReadonlySet<string>;
   /** Connecting eager/keep-alive servers and learning the tools of servers not in the cache. */

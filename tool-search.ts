@@ -8,7 +8,9 @@
  */
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { buildSearchIndex } from "./search-index.ts";
+import { buildSearchIndex, type SearchHit } from "./search-index.ts";
+import { RERANK_DEPTH } from "./search-semantic.ts";
+import { candidateLines, MAX_CANDIDATES } from "./search-suggestions.ts";
 import type { McpExtensionState, ToolView } from "./state.ts";
 import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
@@ -46,7 +48,7 @@ export function toolSearchDefinition(pi: ExtensionAPI, access: StateAccess, desc
       const state = access();
       await waitForStartup(state, signal);
       const query = typeof (params as { query?: unknown }).query === "string" ? (params as { query: string }).query : "";
-      return searchAndLoad(pi, state, query);
+      return searchAndLoad(pi, state, query, signal);
     },
   };
 }
@@ -112,12 +114,17 @@ async function waitForStartup(state: McpExtensionState, signal: AbortSignal | un
   }
 }
 
-function searchAndLoad(pi: ExtensionAPI, state: McpExtensionState, query: string): AgentToolResult<ToolSearchDetails> {
+async function searchAndLoad(
+  pi: ExtensionAPI,
+  state: McpExtensionState,
+  query: string,
+  signal: AbortSignal | undefined,
+): Promise<AgentToolResult<ToolSearchDetails>> {
   const trimmed = query.trim();
   if (trimmed === "") return answer(query, [], usage(state, "The query was empty."));
-  const { tools, notes } = trimmed.toLowerCase().startsWith(SELECT_PREFIX)
-    ? selectByName(state, trimmed.slice(SELECT_PREFIX.length))
-    : { tools: search(state, trimmed), notes: [] };
+  const { tools, notes, candidates } = trimmed.toLowerCase().startsWith(SELECT_PREFIX)
+    ? { ...selectByName(state, trimmed.slice(SELECT_PREFIX.length)), candidates: [] }
+    : await searchWithCandidates(state, trimmed, signal);
   if (tools.length === 0) {
     const reason = notes.length > 0 ? "Nothing was loaded." : `No MCP tool matches "${shorten(trimmed)}".`;
     return answer(query, [], [...notes, ...usage(state, reason)]);
@@ -127,12 +134,28 @@ function searchAndLoad(pi: ExtensionAPI, state: McpExtensionState, query: string
   activate(pi, state, loaded);
   // A call is likely next: load the connection code once this answer is out, while the model reads it.
   setImmediate(() => state.manager.preloadConnectionCode());
-  return answer(query, loaded, [...notes, ...describeLoaded(state, tools)]);
+  return answer(query, loaded, [...notes, ...describeLoaded(state, tools), ...candidates]);
 }
 
-function search(state: McpExtensionState, query: string): ToolMetadata[] {
+/** The tools to load, and the lines naming close matches that did not fit (search-suggestions.ts). */
+async function searchWithCandidates(
+  state: McpExtensionState,
+  query: string,
+  signal: AbortSignal | undefined,
+): Promise<{ tools: ToolMetadata[]; notes: string[]; candidates: string[] }> {
+  const lexical = lexicalHits(state, query, state.semantic ? RERANK_DEPTH : TOOLS_PER_SEARCH + MAX_CANDIDATES);
+  const hits = state.semantic ? await state.semantic.rerank(query, lexical, signal) : lexical;
+  const further = hits.slice(TOOLS_PER_SEARCH, TOOLS_PER_SEARCH + MAX_CANDIDATES);
+  return {
+    tools: hits.slice(0, TOOLS_PER_SEARCH).map((hit) => hit.tool),
+    notes: [],
+    candidates: candidateLines(hits[0]?.score ?? 0, further, `${TOOL_SEARCH_NAME} "${SELECT_PREFIX}<name>"`),
+  };
+}
+
+function lexicalHits(state: McpExtensionState, query: string, limit: number): SearchHit[] {
   state.searchIndex ??= buildSearchIndex([...state.tools.byName.values()]);
-  return state.searchIndex.search(query, TOOLS_PER_SEARCH).map((hit) => hit.tool);
+  return state.searchIndex.search(query, limit);
 }
 
 /**
@@ -149,7 +172,7 @@ function selectByName(state: McpExtensionState, list: string): { tools: ToolMeta
     } else if (matches.length > 1) {
       notes.push(`"${name}" is ambiguous: ${matches.map((tool) => tool.name).join(", ")}.`);
     } else {
-      const closest = search(state, name)[0];
+      const closest = lexicalHits(state, name, 1)[0]?.tool;
       notes.push(`No MCP tool is named "${shorten(name)}"${closest ? ` (closest: ${closest.name})` : ""}.`);
     }
   }

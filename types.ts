@@ -93,6 +93,22 @@ export interface CaptureStatsSettings {
   flushDelayMs?: number;
 }
 
+/** An OpenAI-compatible embeddings endpoint the user runs (Ollama, LM Studio, ...), for semantic re-ranking. */
+export interface EmbeddingsSettings {
+  /** `POST` goes here; a URL not ending in `/embeddings` gets it appended (`http://localhost:11434/v1`). */
+  url: string;
+  model: string;
+  /** Name of the environment variable holding the API key, sent as a bearer token. */
+  apiKeyEnv?: string;
+  /** Per request; a query embedding later than this is not waited for (lexical order). Default 2000. */
+  timeoutMs?: number;
+}
+
+export interface SearchSettings {
+  /** Off when unset. */
+  embeddings?: EmbeddingsSettings;
+}
+
 export interface McpSettings {
   toolPrefix?: ToolPrefixMode;
   /** Minutes; default 10; 0 disables idle shutdown. */
@@ -107,6 +123,7 @@ export interface McpSettings {
   maxTotalTimeoutMs?: number;
   outputGuard?: OutputGuard;
   captureStats?: boolean | CaptureStatsSettings;
+  search?: SearchSettings;
 }
 
 /** Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process. */
