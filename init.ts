@@ -254,7 +254,7 @@ export class McpAdapter {
     const connection = state.manager.getConnection(name);
     const definition = state.servers.get(name);
     if (!connection || !definition) return;
-    const entry = createCacheEntry(definition, connection.tools, connection.resources);
+    const entry = createCacheEntry(definition, connection.tools, connection.resources, Date.now(), connection);
     if (updateServerCatalog(state, name, entry)) {
       state.searchIndex = undefined;
       this.refreshRegistrations(state);
@@ -266,13 +266,15 @@ export class McpAdapter {
   /** Background work of session_start: startup connections, and learning the tools of servers not in the cache. */
   private async runStartup(state: McpExtensionState): Promise<void> {
     const rules = directRules(state.config);
+    // A catalog without prompts came from an older cache file: listed once more to learn them (and templates, instructions).
     const uncached = [...state.servers.values()].filter(
-      (server) => server.enabled !== false && connectsOnFirstUse(server) && !state.catalogs.has(server.name),
+      (server) => server.enabled !== false && connectsOnFirstUse(server) && state.catalogs.get(server.name)?.prompts === undefined,
     );
+    const toolsUnknown = uncached.filter((server) => !state.catalogs.has(server.name));
     await Promise.all([state.lifecycle.connectStartupServers(), bootstrap(state, uncached)]);
     if (state.shutDown) return;
     updateStatus(state); // bootstrapped lazy servers were ended again
-    const directLearned = uncached.filter((server) => wantsDirectTools(server, rules) && state.catalogs.has(server.name));
+    const directLearned = toolsUnknown.filter((server) => wantsDirectTools(server, rules) && state.catalogs.has(server.name));
     if (directLearned.length > 0) {
       state.ui.notify(`MCP: direct tools of ${directLearned.map((server) => server.name).join(", ")} are available from your next message.`, "info");
     }

@@ -1,5 +1,5 @@
 /**
- * Reads a server's tools and resources, page by page, without letting one malformed entry hide the rest.
+ * Reads a server's tools, resources, resource templates and prompts, page by page, without letting one malformed entry hide the rest.
  *
  * Why not `client.listTools()`: the SDK validates the whole answer and rejects it when a single tool's
  * `inputSchema` lacks `"type": "object"` (real servers send that), which would hide every tool of the server.
@@ -9,7 +9,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { PaginatedResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { McpResource, McpTool } from "./types.ts";
+import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
 
 /** A server that keeps handing out cursors must not keep us listing forever. */
@@ -68,10 +68,59 @@ export async function listResources(client: Client, options?: RequestOptions): P
   return { items: resources, problems };
 }
 
+export async function listResourceTemplates(client: Client, options?: RequestOptions): Promise<Listing<McpResourceTemplate>> {
+  const { entries, problems } = await listAllPages(client, "resources/templates/list", "resourceTemplates", options);
+  const templates: McpResourceTemplate[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const uriTemplate = isJsonObject(entry) ? nonEmptyString(entry.uriTemplate) : undefined;
+    if (!uriTemplate) {
+      problems.push(`resources/templates/list entry #${index + 1} has no uriTemplate; dropped`);
+      continue;
+    }
+    const template = entry as Record<string, unknown>;
+    templates.push({
+      uriTemplate,
+      name: nonEmptyString(template.name) ?? uriTemplate,
+      description: nonEmptyString(template.description),
+      mimeType: nonEmptyString(template.mimeType),
+    });
+  }
+  return { items: templates, problems };
+}
+
+export async function listPrompts(client: Client, options?: RequestOptions): Promise<Listing<McpPrompt>> {
+  const { entries, problems } = await listAllPages(client, "prompts/list", "prompts", options);
+  const prompts: McpPrompt[] = [];
+  const seen = new Set<string>();
+  for (const [index, entry] of entries.entries()) {
+    const name = isJsonObject(entry) ? nonEmptyString(entry.name) : undefined;
+    if (!name || seen.has(name)) {
+      problems.push(name ? `prompts/list names "${name}" twice; kept the first` : `prompts/list entry #${index + 1} has no name; dropped`);
+      continue;
+    }
+    seen.add(name);
+    const prompt = entry as Record<string, unknown>;
+    prompts.push({
+      name,
+      title: nonEmptyString(prompt.title),
+      description: nonEmptyString(prompt.description),
+      arguments: Array.isArray(prompt.arguments) ? prompt.arguments.flatMap(promptArgument) : [],
+    });
+  }
+  return { items: prompts, problems };
+}
+
+/** An argument without a name cannot be given: left out. */
+function promptArgument(raw: unknown): McpPromptArgument[] {
+  const name = isJsonObject(raw) ? nonEmptyString(raw.name) : undefined;
+  if (!isJsonObject(raw) || !name) return [];
+  return [{ name, description: nonEmptyString(raw.description), required: raw.required === true }];
+}
+
 async function listAllPages(
   client: Client,
-  method: "tools/list" | "resources/list",
-  key: "tools" | "resources",
+  method: "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list",
+  key: "tools" | "resources" | "resourceTemplates" | "prompts",
   options?: RequestOptions,
 ): Promise<{ entries: unknown[]; problems: string[] }> {
   const entries: unknown[] = [];

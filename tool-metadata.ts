@@ -8,7 +8,9 @@ import { toProviderSafeSchema } from "./json-schema.ts";
 import { resourceToolDescription, resourceToolName, upstreamResourceToolName } from "./resource-tools.ts";
 import { isToolFilteredOut, type ToolFilter } from "./tool-filters.ts";
 import type {
+  McpPrompt,
   McpResource,
+  McpResourceTemplate,
   McpTool,
   ServerDefinition,
   ToolMetadata,
@@ -19,11 +21,15 @@ import type {
 import { allocateToolNames, formatToolName, shortHash, toolKey } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
 
-/** One server's tools and resources, live or from the metadata cache. */
+/** One server's tools and resources (and what else it offers), live or from the metadata cache. */
 export interface ServerCatalog {
   definition: ServerDefinition;
   tools: readonly McpTool[];
   resources: readonly McpResource[];
+  resourceTemplates?: readonly McpResourceTemplate[];
+  /** Unset when not known yet (a server last listed by an adapter that did not read prompts). */
+  prompts?: readonly McpPrompt[];
+  instructions?: string;
   /** The schemas went through `toProviderSafeSchema` already (cache entries do): not converted again. */
   schemasProviderSafe?: boolean;
 }

@@ -54,9 +54,13 @@ function cachedCatalogs(config: LoadedConfig, cache: MetadataCacheSnapshot): Map
 
 /** Cache entries (read back, or made from a live listing) hold provider-safe schemas already. */
 function catalogEntry(definition: ServerDefinition, entry: CachedServerEntry, origin: ServerCatalogEntry["origin"]): ServerCatalogEntry {
-  return { definition, tools: entry.tools, resources: entry.resources, schemasProviderSafe: true, origin, listedAt: entry.cachedAt };
+  const { tools, resources, resourceTemplates, prompts, instructions } = entry;
+  return { definition, tools, resources, resourceTemplates, prompts, instructions, schemasProviderSafe: true, origin, listedAt: entry.cachedAt };
 }
 
-function sameLists(a: Pick<ServerCatalogEntry, "tools" | "resources">, b: Pick<ServerCatalogEntry, "tools" | "resources">): boolean {
-  return JSON.stringify([a.tools, a.resources]) === JSON.stringify([b.tools, b.resources]);
+type Lists = Pick<ServerCatalogEntry, "tools" | "resources" | "resourceTemplates" | "prompts" | "instructions">;
+
+function sameLists(a: Lists, b: Lists): boolean {
+  const lists = (c: Lists) => JSON.stringify([c.tools, c.resources, c.resourceTemplates ?? [], c.prompts, c.instructions]);
+  return lists(a) === lists(b);
 }
