@@ -11,6 +11,7 @@ import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { askApproval, needsApproval } from "./approvals.ts";
 import { formatParameters } from "./json-schema.ts";
 import { loadToonEncoder, McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./mcp-content.ts";
+import { expandTemplate } from "./resource-tools.ts";
 import type { McpExtensionState } from "./state.ts";
 import { getServerPrefix, PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
@@ -64,8 +65,9 @@ async function callTool(
   if (options.toonEncode) await loadToonEncoder();
   let result: TransformedResult;
   try {
-    result = tool.resourceUri
-      ? transformResourceResult(await state.manager.readResource(tool.serverName, tool.resourceUri, { signal }), options)
+    const resourceUri = tool.uriTemplate ? expandTemplate(tool.uriTemplate, asArguments(params)) : tool.resourceUri;
+    result = resourceUri
+      ? transformResourceResult(await state.manager.readResource(tool.serverName, resourceUri, { signal }), options)
       : transformMcpResult(
           await state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
             signal,
@@ -109,7 +111,10 @@ async function connectFor(state: McpExtensionState, tool: ToolMetadata): Promise
   await state.lifecycle.ensureConnected(tool.serverName);
   const current = state.tools.byServer
     .get(tool.serverName)
-    ?.find((candidate) => candidate.originalName === tool.originalName && candidate.resourceUri === tool.resourceUri);
+    ?.find(
+      (candidate) =>
+        candidate.originalName === tool.originalName && candidate.resourceUri === tool.resourceUri && candidate.uriTemplate === tool.uriTemplate,
+    );
   if (!current) throw new Error(`MCP server "${tool.serverName}" no longer offers "${tool.originalName}". Use ${TOOL_SEARCH_NAME} to find another tool.`);
   return current;
 }

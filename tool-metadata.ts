@@ -5,7 +5,13 @@
  * wins over the setting.
  */
 import { toProviderSafeSchema } from "./json-schema.ts";
-import { resourceToolDescription, resourceToolName, upstreamResourceToolName } from "./resource-tools.ts";
+import {
+  resourceToolDescription,
+  resourceToolName,
+  templateParameters,
+  templateToolDescription,
+  upstreamResourceToolName,
+} from "./resource-tools.ts";
 import { isToolFilteredOut, type ToolFilter } from "./tool-filters.ts";
 import type {
   McpPrompt,
@@ -19,7 +25,7 @@ import type {
   ToolPrefixMode,
 } from "./types.ts";
 import { allocateToolNames, formatToolName, shortHash, toolKey } from "./types.ts";
-import { isJsonObject } from "./guards.ts";
+import { errorMessage, isJsonObject } from "./guards.ts";
 
 /** One server's tools and resources (and what else it offers), live or from the metadata cache. */
 export interface ServerCatalog {
@@ -147,7 +153,45 @@ function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Cand
     taken.add(requestName);
     candidates.push(resourceCandidate(catalog.definition, resource, requestName));
   }
+  for (const template of catalog.resourceTemplates ?? []) {
+    const candidate = templateCandidate(catalog.definition, template, taken, skipped);
+    if (candidate) candidates.push(candidate);
+  }
   return candidates;
+}
+
+/** A template's tool is named like a resource's (`get_<name>`); one that cannot be read is skipped with why. */
+function templateCandidate(definition: ServerDefinition, template: McpResourceTemplate, taken: Set<string>, skipped: SkippedTool[]): Candidate | undefined {
+  const serverName = definition.name;
+  let inputSchema: Record<string, unknown>;
+  try {
+    inputSchema = templateParameters(template);
+  } catch (error) {
+    skipped.push({ serverName, name: template.name, reason: `resource template ${template.uriTemplate} cannot be read: ${errorMessage(error)}` });
+    return undefined;
+  }
+  let requestName = resourceToolName({ name: template.name, uri: template.uriTemplate });
+  if (taken.has(requestName)) requestName = `${requestName}_${shortHash(template.uriTemplate)}`;
+  if (taken.has(requestName)) {
+    skipped.push({ serverName, name: template.name, reason: `the server lists resource template ${template.uriTemplate} twice` });
+    return undefined;
+  }
+  taken.add(requestName);
+  return {
+    serverName,
+    requestName,
+    filterNames: [requestName, upstreamResourceToolName(requestName), template.name],
+    filter: definition,
+    mode: definition.toolPrefix,
+    build: (piName) => ({
+      name: piName,
+      serverName,
+      originalName: template.name,
+      description: templateToolDescription(template),
+      inputSchema,
+      uriTemplate: template.uriTemplate,
+    }),
+  };
 }
 
 function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe: boolean): Candidate {
