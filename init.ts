@@ -190,6 +190,7 @@ export class McpAdapter {
       }),
       stats: createCallStats(config.settings, this.agentDir),
       searchIndex: undefined,
+      instructionsShown: instructedInSession(ctx),
       offeredThisRun: new Set(),
       startup: Promise.resolve(),
       cacheWriter: new MetadataCacheWriter(this.agentDir, (result) => {
@@ -339,12 +340,30 @@ function persist(state: McpExtensionState, name: string, entry: CachedServerEntr
 /** Tools loaded by ToolSearch earlier in this session (before a reload, resume or fork): they stay loaded. */
 function loadedInSession(ctx: ExtensionContext): Set<string> {
   const loaded = new Set<string>();
+  for (const details of toolSearchDetails(ctx)) {
+    for (const name of Array.isArray(details.loaded) ? details.loaded : []) if (typeof name === "string") loaded.add(name);
+  }
+  return loaded;
+}
+
+/** The details of every ToolSearch answer on the session's branch. */
+function toolSearchDetails(ctx: ExtensionContext): Partial<ToolSearchDetails>[] {
+  const found: Partial<ToolSearchDetails>[] = [];
   for (const entry of ctx.sessionManager.getBranch()) {
     if (entry.type !== "message" || entry.message.role !== "toolResult" || entry.message.toolName !== TOOL_SEARCH_NAME) continue;
     const details = entry.message.details as Partial<ToolSearchDetails> | undefined;
-    for (const name of Array.isArray(details?.loaded) ? details.loaded : []) if (typeof name === "string") loaded.add(name);
+    if (details) found.push(details);
   }
-  return loaded;
+  return found;
+}
+
+/** Servers whose instructions a ToolSearch answer showed earlier in this session: the model has them already. */
+function instructedInSession(ctx: ExtensionContext): Set<string> {
+  const shown = new Set<string>();
+  for (const details of toolSearchDetails(ctx)) {
+    for (const name of Array.isArray(details.instructed) ? details.instructed : []) if (typeof name === "string") shown.add(name);
+  }
+  return shown;
 }
 
 function reportConfigProblems(state: McpExtensionState): void {

@@ -9,6 +9,7 @@
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { buildSearchIndex } from "./search-index.ts";
+import { instructionsToShow } from "./server-instructions.ts";
 import type { McpExtensionState, ToolView } from "./state.ts";
 import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
@@ -22,6 +23,8 @@ export interface ToolSearchDetails {
   query: string;
   /** Tools this call activated (read back after a reload to restore them). */
   loaded: string[];
+  /** Servers whose instructions this answer showed (read back after a reload: not shown twice). */
+  instructed?: string[];
 }
 
 /** Reads the adapter's current state; throws when the adapter is not running. */
@@ -127,7 +130,10 @@ function searchAndLoad(pi: ExtensionAPI, state: McpExtensionState, query: string
   activate(pi, loaded);
   // A call is likely next: load the connection code once this answer is out, while the model reads it.
   setImmediate(() => state.manager.preloadConnectionCode());
-  return answer(query, loaded, [...notes, ...describeLoaded(state, tools)]);
+  const instructions = instructionsToShow(tools, state.catalogs, state.instructionsShown);
+  const result = answer(query, loaded, [...notes, ...describeLoaded(state, tools), ...instructions.lines]);
+  if (instructions.servers.length > 0) result.details.instructed = instructions.servers;
+  return result;
 }
 
 function search(state: McpExtensionState, query: string): ToolMetadata[] {

@@ -6,6 +6,7 @@
 import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDirectTools } from "./direct-tools.ts";
 import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
 import type { ServerCatalogEntry, ToolView } from "./state.ts";
+import { withDirectInstructions } from "./server-instructions.ts";
 import { buildToolMetadata } from "./tool-metadata.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
 
@@ -39,6 +40,11 @@ export function directRules(config: LoadedConfig): DirectToolRules {
 function toolsOf(catalogs: ReadonlyMap<string, ServerCatalogEntry>, config: LoadedConfig): Pick<ToolView, "tools" | "directToolNames"> {
   const tools = buildToolMetadata([...catalogs.values()], config.settings);
   const direct = selectDirectTools(tools.byName.values(), directRules(config));
+  for (const tool of withDirectInstructions(direct, catalogs)) {
+    tools.byName.set(tool.name, tool);
+    const list = tools.byServer.get(tool.serverName) ?? [];
+    list[list.findIndex((other) => other.name === tool.name)] = tool;
+  }
   return { tools, directToolNames: new Set(direct.map((tool) => tool.name)) };
 }
 
