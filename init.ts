@@ -27,6 +27,7 @@ import { detectHost } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
 import { MetadataCacheWriter } from "./metadata-cache-writer.ts";
+import { PromptCommandRegistry } from "./prompt-commands.ts";
 import { McpServerManager, NeedsAuthError } from "./server-manager.ts";
 import { createCallStats } from "./stats.ts";
 import type { McpExtensionState, McpUi, ToolView } from "./state.ts";
@@ -52,6 +53,7 @@ interface EarlyView {
 export class McpAdapter {
   private readonly pi: ExtensionAPI;
   private readonly registrar: ToolRegistrar;
+  private readonly prompts: PromptCommandRegistry;
   private readonly agentDir = getAgentDir();
   private readonly host = detectHost(VERSION);
   private readonly run: McpToolRunner = (name, params, signal, onUpdate, ctx) =>
@@ -63,6 +65,7 @@ export class McpAdapter {
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
     this.registrar = new ToolRegistrar(pi);
+    this.prompts = new PromptCommandRegistry(pi, () => this.state);
   }
 
   current(): McpExtensionState | undefined {
@@ -82,6 +85,7 @@ export class McpAdapter {
       const cache = loadMetadataCache(this.agentDir);
       const view = buildToolView(config, cache);
       this.registrar.register(this.definitions(view));
+      this.prompts.update(view);
       this.early = { view, cacheStamp: fileStamp(cache.path), cacheProblems: cache.problems };
     } catch (error) {
       console.error(`[mcp] could not register MCP tools at startup: ${errorMessage(error)}`);
@@ -154,6 +158,7 @@ export class McpAdapter {
   private createState(ctx: ExtensionContext, ui: McpUi): McpExtensionState {
     const cwd = ctx.cwd;
     const view = this.sessionView(cwd, ui);
+    this.prompts.update(view);
     const { config } = view;
     let state: McpExtensionState | undefined;
     // Callbacks can fire after this state was replaced or shut down: then they must not touch Pi.
@@ -259,6 +264,7 @@ export class McpAdapter {
     if (updateServerCatalog(state, name, entry)) {
       state.searchIndex = undefined;
       this.refreshRegistrations(state);
+      this.prompts.update(state);
     }
     persist(state, name, entry);
     updateStatus(state);
