@@ -260,9 +260,9 @@ function parseEntry(raw: unknown): CachedServerEntry | undefined {
     configHash: raw.configHash,
     tools: raw.tools.map(pickTool),
     resources: resources.map(pickResource),
-    resourceTemplates: templates.map(pickTemplate),
     cachedAt: raw.cachedAt as number,
   };
+  if (raw.resourceTemplates !== undefined) entry.resourceTemplates = templates.map(pickTemplate);
   if (raw.prompts !== undefined) entry.prompts = raw.prompts.map(pickPrompt);
   const instructions = boundedInstructions(raw.instructions as string | undefined);
   if (instructions) entry.instructions = instructions;

@@ -137,8 +137,8 @@ export function promptsReport(state: McpExtensionState, serverName: string | und
 type Values = { values: Record<string, string> } | { error: string };
 
 /**
- * Positional words fill the arguments in order (the last one takes what is left, so `/…greet Bob Smith` needs no
- * quotes); `name=value` sets one by name. Exported for its tests.
+ * Positional words fill the arguments not named, in order, the last one taking the words left over (a last argument of
+ * several words needs no quotes); `name=value` sets one by name. Exported for its tests.
  */
 export function readArguments(prompt: McpPrompt, text: string): Values {
   const declared = prompt.arguments ?? [];

@@ -8,8 +8,8 @@ import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import type { McpResource, McpResourceTemplate } from "./types.ts";
 import { shortHash } from "./types.ts";
 
-/** Variables of these expressions may be left out (`{?q}`, `{&page}`): the others make the resource's address. */
-const OPTIONAL_EXPRESSION = /\{[?&]([^}]*)\}/g;
+/** Variables of these expressions may be left out (`{?q}`, `{&page}`, `{#part}`): the others make the resource's address. */
+const OPTIONAL_EXPRESSION = /\{[?&#]([^}]*)\}/g;
 
 export const RESOURCE_TOOL_PREFIX = "get_";
 

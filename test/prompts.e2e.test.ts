@@ -33,8 +33,14 @@ async function promptCommand(pi: PiSession, line: string): Promise<string> {
   const before = pi.requests.length;
   const output = await pi.command(line);
   expect(output.error).toBeUndefined();
-  await vi.waitFor(() => expect(pi.requests.length).toBeGreaterThan(before), { timeout: 20_000, interval: 20 });
-  await pi.session.agent.waitForIdle();
+  // The run ends with the scripted text reply.
+  await vi.waitFor(
+    () => {
+      expect(pi.requests.length).toBeGreaterThan(before);
+      expect(pi.session.messages.at(-1)?.role).toBe("assistant");
+    },
+    { timeout: 20_000, interval: 20 },
+  );
   return contentText(pi.requests.at(-1)!.messages.at(-1)!.content);
 }
 
