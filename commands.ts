@@ -1,5 +1,5 @@
 /**
- * `/mcp status | tools [server] | reconnect [name]` and `/mcp-auth <server>`: what the user can see and do.
+ * `/mcp status | tools [server] | prompts [server] | reconnect [name]` and `/mcp-auth <server>`: what the user can see and do.
  *
  * `/mcp-auth` signs in to a server that uses OAuth (or could: any HTTP server whose config gives it no token). With
  * a UI (interactive, RPC) the sign-in runs in the background and reports when it is over, so Pi stays usable while

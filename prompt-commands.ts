@@ -7,7 +7,9 @@
  * Running one: its arguments are read (positional in the prompt's order, or `name=value`, quotes for spaces), a
  * required one that is missing is asked for through Pi's UI (print mode: reported), the server is connected if it
  * is not (as a tool call does), `prompts/get` is sent, and the messages it returns become the user's next message.
- * Pi has no way to take a command away: a prompt the server no longer lists says so when run.
+ * Pi has no way to take a command away: a prompt the server no longer lists says so when run. In print mode the
+ * message a command sends would run only after the command, as `pi -p` exits: there the arguments are checked (a
+ * missing one reported) and the user is told to run the prompt in interactive or RPC mode.
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { errorMessage } from "./guards.ts";
@@ -21,9 +23,6 @@ export interface PromptCommand {
   serverName: string;
   prompt: McpPrompt;
 }
-
-/** How long a print-mode command waits for the run it started to begin (Pi starts it a few ticks after the send). */
-const RUN_START_WAIT_MS = 5_000;
 
 /** `/mcp__<server>__<prompt>` → its server and prompt, for every known prompt of every enabled server. */
 export function promptCommands(view: Pick<ToolView, "catalogs">): Map<string, PromptCommand> {
@@ -97,6 +96,8 @@ export class PromptCommandRegistry {
     if ("error" in parsed) return showText(ctx, `/${name}: ${parsed.error}\n${usage(name, prompt)}`);
     const values = await askMissing(prompt, parsed.values, ctx);
     if ("error" in values) return showText(ctx, `/${name}: ${values.error}\n${usage(name, prompt)}`);
+    // A message a command sends runs once the command is over, and print mode exits then: nobody would see an answer.
+    if (!ctx.hasUI) return showText(ctx, `/${name}: print mode ends before the model could answer a prompt; run it in interactive or RPC mode.`);
     let content;
     try {
       await state.lifecycle.ensureConnected(serverName);
@@ -107,8 +108,6 @@ export class PromptCommandRegistry {
     }
     if (state.shutDown) return;
     this.pi.sendUserMessage(content, ctx.isIdle() ? undefined : { deliverAs: "followUp" });
-    // Print mode ends when the command returns: stay until the run the message started is over.
-    if (!ctx.hasUI) await waitForRun(ctx);
   }
 }
 
@@ -226,11 +225,4 @@ function usage(name: string, prompt: McpPrompt): string {
 function oneLine(prompt: McpPrompt): string {
   const about = prompt.description ?? prompt.title;
   return about ? ` — ${about.split("\n")[0]}` : "";
-}
-
-/** Waits for the run a sent message starts (bounded, in case it never does), then for its end. */
-async function waitForRun(ctx: ExtensionCommandContext): Promise<void> {
-  const deadline = Date.now() + RUN_START_WAIT_MS;
-  while (ctx.isIdle() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-  await ctx.waitForIdle();
 }

@@ -10,6 +10,7 @@ import { callLoaded, ENTRY, faultHarness, notifications, search, waitForStatus }
 import { contentText } from "./helpers/faux-script.ts";
 import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
 import type { McpDirs } from "./helpers/mcp-setup.ts";
+import { runPrint } from "./helpers/pi-print.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
 
@@ -84,6 +85,23 @@ describe(`MCP prompts, instructions and resource templates on Pi ${host.version}
     expect(pi.errors).toEqual([]);
     await pi.dispose();
     expect(await descendantProcesses(FX_SERVER)).toEqual([]);
+  });
+
+  test("print mode: a missing argument is reported; a complete command says print mode cannot run prompts (Pi would exit before the answer), and starts no server", async () => {
+    const dirs = await harness.dirs({ fx: fxServer() });
+    const warm = await harness.session(dirs);
+    await waitForStatus(warm, /fx: [^\n]*\d+ tools(?! \(from the cache)/);
+    await warm.dispose();
+    const result = await runPrint({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, script: [], prompts: ["/mcp__fx__greet Bob"] });
+    expect(result.exitCode).toBe(0);
+    expect(result.requests).toEqual([]);
+    expect(result.stdout + result.stderr).toContain("/mcp__fx__greet: print mode ends before the model could answer a prompt; run it in interactive or RPC mode.");
+    expect(fxRequests(dirs).filter((entry) => entry.method === "prompts/get")).toEqual([]);
+
+    const missing = await runPrint({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, script: [], prompts: ["/mcp__fx__greet"] });
+    expect(missing.exitCode).toBe(0);
+    expect(missing.requests).toEqual([]);
+    expect(missing.stdout + missing.stderr).toContain("/mcp__fx__greet: missing required argument name.\nUsage: /mcp__fx__greet <name> [tone]");
   });
 
   test("wrong arguments are explained with the prompt's usage; a prompt the server adds later (prompts/list_changed) is a command at once", async () => {
