@@ -50,42 +50,42 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
 
 export async function listResources(client: Client, options?: RequestOptions): Promise<Listing<McpResource>> {
   const { entries, problems } = await listAllPages(client, "resources/list", "resources", options);
-  const resources: McpResource[] = [];
-  for (const [index, entry] of entries.entries()) {
-    const uri = isJsonObject(entry) ? nonEmptyString(entry.uri) : undefined;
-    if (!uri) {
-      problems.push(`resources/list entry #${index + 1} has no uri; dropped`);
-      continue;
-    }
-    const resource = entry as Record<string, unknown>;
-    resources.push({
-      uri,
-      name: nonEmptyString(resource.name) ?? uri,
-      description: nonEmptyString(resource.description),
-      mimeType: nonEmptyString(resource.mimeType),
-    });
-  }
-  return { items: resources, problems };
+  const items = readAddressed(entries, "uri", "resources/list", problems).map(({ address, ...rest }) => ({ uri: address, ...rest }));
+  return { items, problems };
 }
 
 export async function listResourceTemplates(client: Client, options?: RequestOptions): Promise<Listing<McpResourceTemplate>> {
   const { entries, problems } = await listAllPages(client, "resources/templates/list", "resourceTemplates", options);
-  const templates: McpResourceTemplate[] = [];
+  const items = readAddressed(entries, "uriTemplate", "resources/templates/list", problems).map(({ address, ...rest }) => ({
+    uriTemplate: address,
+    ...rest,
+  }));
+  return { items, problems };
+}
+
+/** Resources and resource templates: an entry without its address (`key`) is dropped; its name defaults to the address. */
+function readAddressed(
+  entries: readonly unknown[],
+  key: "uri" | "uriTemplate",
+  method: string,
+  problems: string[],
+): (Omit<McpResource, "uri"> & { address: string })[] {
+  const read: (Omit<McpResource, "uri"> & { address: string })[] = [];
   for (const [index, entry] of entries.entries()) {
-    const uriTemplate = isJsonObject(entry) ? nonEmptyString(entry.uriTemplate) : undefined;
-    if (!uriTemplate) {
-      problems.push(`resources/templates/list entry #${index + 1} has no uriTemplate; dropped`);
+    const address = isJsonObject(entry) ? nonEmptyString(entry[key]) : undefined;
+    if (!address) {
+      problems.push(`${method} entry #${index + 1} has no ${key}; dropped`);
       continue;
     }
-    const template = entry as Record<string, unknown>;
-    templates.push({
-      uriTemplate,
-      name: nonEmptyString(template.name) ?? uriTemplate,
-      description: nonEmptyString(template.description),
-      mimeType: nonEmptyString(template.mimeType),
+    const item = entry as Record<string, unknown>;
+    read.push({
+      address,
+      name: nonEmptyString(item.name) ?? address,
+      description: nonEmptyString(item.description),
+      mimeType: nonEmptyString(item.mimeType),
     });
   }
-  return { items: templates, problems };
+  return read;
 }
 
 export async function listPrompts(client: Client, options?: RequestOptions): Promise<Listing<McpPrompt>> {

@@ -177,21 +177,8 @@ function templateCandidate(definition: ServerDefinition, template: McpResourceTe
     return undefined;
   }
   taken.add(requestName);
-  return {
-    serverName,
-    requestName,
-    filterNames: [requestName, upstreamResourceToolName(requestName), template.name],
-    filter: definition,
-    mode: definition.toolPrefix,
-    build: (piName) => ({
-      name: piName,
-      serverName,
-      originalName: template.name,
-      description: templateToolDescription(template),
-      inputSchema,
-      uriTemplate: template.uriTemplate,
-    }),
-  };
+  const read = { name: template.name, description: templateToolDescription(template), inputSchema, target: { uriTemplate: template.uriTemplate } };
+  return readCandidate(definition, requestName, read);
 }
 
 function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe: boolean): Candidate {
@@ -213,20 +200,33 @@ function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe
 }
 
 function resourceCandidate(definition: ServerDefinition, resource: McpResource, requestName: string): Candidate {
+  const inputSchema = { type: "object", properties: {} };
+  return readCandidate(definition, requestName, { name: resource.name, description: resourceToolDescription(resource), inputSchema, target: { resourceUri: resource.uri } });
+}
+
+/** A tool that reads a resource: a fixed one (`resourceUri`) or one made from a template and the call's arguments. */
+interface ReadTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  target: Pick<ToolMetadata, "resourceUri" | "uriTemplate">;
+}
+
+function readCandidate(definition: ServerDefinition, requestName: string, read: ReadTool): Candidate {
   const serverName = definition.name;
   return {
     serverName,
     requestName,
-    filterNames: [requestName, upstreamResourceToolName(requestName), resource.name],
+    filterNames: [requestName, upstreamResourceToolName(requestName), read.name],
     filter: definition,
     mode: definition.toolPrefix,
     build: (piName) => ({
       name: piName,
       serverName,
-      originalName: resource.name,
-      description: resourceToolDescription(resource),
-      inputSchema: { type: "object", properties: {} },
-      resourceUri: resource.uri,
+      originalName: read.name,
+      description: read.description,
+      inputSchema: read.inputSchema,
+      ...read.target,
     }),
   };
 }
