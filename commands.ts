@@ -1,5 +1,5 @@
 /**
- * `/mcp status | tools [server] | reconnect [name]` and `/mcp-auth <server>`: what the user can see and do.
+ * `/mcp status | tools [server] | prompts [server] | reconnect [name]` and `/mcp-auth <server>`: what the user can see and do.
  *
  * `/mcp-auth` signs in to a server that uses OAuth (or could: any HTTP server whose config gives it no token). With
  * a UI (interactive, RPC) the sign-in runs in the background and reports when it is over, so Pi stays usable while
@@ -12,17 +12,18 @@ import { describeTarget } from "./config-display.ts";
 import { canSignIn, NeedsAuthError } from "./connection-common.ts";
 import { errorMessage } from "./guards.ts";
 import { updateStatus } from "./init.ts";
+import { promptsReport } from "./prompt-commands.ts";
 import { DEFAULT_SIGN_IN_TIMEOUT_MS, safeUrl, type ServerState } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";
 import type { ToolCallStats } from "./stats.ts";
 import type { ConfigProblem, ServerDefinition } from "./types.ts";
 import { showText } from "./ui.ts";
 
-const SUBCOMMANDS = ["status", "tools", "reconnect"] as const;
+const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect"] as const;
 
 export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtensionState | undefined): void {
   pi.registerCommand("mcp", {
-    description: "MCP servers: /mcp status | tools [server] | reconnect [name]",
+    description: "MCP servers: /mcp status | tools [server] | prompts [server] | reconnect [name]",
     getArgumentCompletions: (prefix) => {
       const items = SUBCOMMANDS.filter((name) => name.startsWith(prefix)).map((name) => ({ value: name, label: name }));
       return items.length > 0 ? items : null;
@@ -37,8 +38,9 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
       if (!ctx.hasUI) await state.startup.catch(() => {});
       if (subcommand === "status") return showText(ctx, statusReport(state));
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
+      if (subcommand === "prompts") return showText(ctx, promptsReport(state, argument));
       if (subcommand === "reconnect") return reconnect(ctx, state, argument);
-      showText(ctx, `Unknown subcommand "${subcommand}". Usage: /mcp status | tools [server] | reconnect [name]`);
+      showText(ctx, `Unknown subcommand "${subcommand}". Usage: /mcp status | tools [server] | prompts [server] | reconnect [name]`);
     },
   });
 

@@ -28,6 +28,7 @@ import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
 import { MetadataCacheWriter } from "./metadata-cache-writer.ts";
 import { SemanticRanker } from "./search-semantic.ts";
+import { PromptCommandRegistry } from "./prompt-commands.ts";
 import { McpServerManager, NeedsAuthError } from "./server-manager.ts";
 import { createCallStats } from "./stats.ts";
 import type { McpExtensionState, McpUi, ToolView } from "./state.ts";
@@ -53,6 +54,7 @@ interface EarlyView {
 export class McpAdapter {
   private readonly pi: ExtensionAPI;
   private readonly registrar: ToolRegistrar;
+  private readonly prompts: PromptCommandRegistry;
   private readonly agentDir = getAgentDir();
   private readonly host = detectHost(VERSION);
   private readonly run: McpToolRunner = (name, params, signal, onUpdate, ctx) =>
@@ -64,6 +66,7 @@ export class McpAdapter {
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
     this.registrar = new ToolRegistrar(pi);
+    this.prompts = new PromptCommandRegistry(pi, () => this.state);
   }
 
   current(): McpExtensionState | undefined {
@@ -83,6 +86,7 @@ export class McpAdapter {
       const cache = loadMetadataCache(this.agentDir);
       const view = buildToolView(config, cache);
       this.registrar.register(this.definitions(view));
+      this.prompts.update(view);
       this.early = { view, cacheStamp: fileStamp(cache.path), cacheProblems: cache.problems };
     } catch (error) {
       console.error(`[mcp] could not register MCP tools at startup: ${errorMessage(error)}`);
@@ -158,6 +162,7 @@ export class McpAdapter {
   private createState(ctx: ExtensionContext, ui: McpUi): McpExtensionState {
     const cwd = ctx.cwd;
     const view = this.sessionView(cwd, ui);
+    this.prompts.update(view);
     const { config } = view;
     let state: McpExtensionState | undefined;
     // Callbacks can fire after this state was replaced or shut down: then they must not touch Pi.
@@ -195,6 +200,7 @@ export class McpAdapter {
       stats: createCallStats(config.settings, this.agentDir),
       searchIndex: undefined,
       semantic: semanticRanker(config, this.agentDir, ui),
+      instructionsShown: instructedInSession(ctx),
       offeredThisRun: new Set(),
       startup: Promise.resolve(),
       cacheWriter: new MetadataCacheWriter(this.agentDir, (result) => {
@@ -269,11 +275,12 @@ export class McpAdapter {
     const connection = state.manager.getConnection(name);
     const definition = state.servers.get(name);
     if (!connection || !definition) return;
-    const entry = createCacheEntry(definition, connection.tools, connection.resources);
+    const entry = createCacheEntry(definition, connection.tools, connection.resources, Date.now(), connection);
     if (updateServerCatalog(state, name, entry)) {
       state.searchIndex = undefined;
       state.semantic?.update(state.tools.byName.values());
       this.refreshRegistrations(state);
+      this.prompts.update(state);
     }
     persist(state, name, entry);
     updateStatus(state);
@@ -282,14 +289,16 @@ export class McpAdapter {
   /** Background work of session_start: startup connections, and learning the tools of servers not in the cache. */
   private async runStartup(state: McpExtensionState): Promise<void> {
     const rules = directRules(state.config);
+    // A catalog without prompts came from an older cache file: listed once more to learn them (and templates, instructions).
     const uncached = [...state.servers.values()].filter(
-      (server) => server.enabled !== false && connectsOnFirstUse(server) && !state.catalogs.has(server.name),
+      (server) => server.enabled !== false && connectsOnFirstUse(server) && state.catalogs.get(server.name)?.prompts === undefined,
     );
+    const toolsUnknown = uncached.filter((server) => !state.catalogs.has(server.name));
     await Promise.all([state.lifecycle.connectStartupServers(), bootstrap(state, uncached)]);
     if (state.shutDown) return;
     state.semantic?.start(state.tools.byName.values());
     updateStatus(state); // bootstrapped lazy servers were ended again
-    const directLearned = uncached.filter((server) => wantsDirectTools(server, rules) && state.catalogs.has(server.name));
+    const directLearned = toolsUnknown.filter((server) => wantsDirectTools(server, rules) && state.catalogs.has(server.name));
     if (directLearned.length > 0) {
       state.ui.notify(`MCP: direct tools of ${directLearned.map((server) => server.name).join(", ")} are available from your next message.`, "info");
     }
@@ -360,12 +369,30 @@ function persist(state: McpExtensionState, name: string, entry: CachedServerEntr
 /** Tools loaded by ToolSearch earlier in this session (before a reload, resume or fork): they stay loaded. */
 function loadedInSession(ctx: ExtensionContext): Set<string> {
   const loaded = new Set<string>();
+  for (const details of toolSearchDetails(ctx)) {
+    for (const name of Array.isArray(details.loaded) ? details.loaded : []) if (typeof name === "string") loaded.add(name);
+  }
+  return loaded;
+}
+
+/** The details of every ToolSearch answer on the session's branch. */
+function toolSearchDetails(ctx: ExtensionContext): Partial<ToolSearchDetails>[] {
+  const found: Partial<ToolSearchDetails>[] = [];
   for (const entry of ctx.sessionManager.getBranch()) {
     if (entry.type !== "message" || entry.message.role !== "toolResult" || entry.message.toolName !== TOOL_SEARCH_NAME) continue;
     const details = entry.message.details as Partial<ToolSearchDetails> | undefined;
-    for (const name of Array.isArray(details?.loaded) ? details.loaded : []) if (typeof name === "string") loaded.add(name);
+    if (details) found.push(details);
   }
-  return loaded;
+  return found;
+}
+
+/** Servers whose instructions a ToolSearch answer showed earlier in this session: the model has them already. */
+function instructedInSession(ctx: ExtensionContext): Set<string> {
+  const shown = new Set<string>();
+  for (const details of toolSearchDetails(ctx)) {
+    for (const name of Array.isArray(details.instructed) ? details.instructed : []) if (typeof name === "string") shown.add(name);
+  }
+  return shown;
 }
 
 function reportConfigProblems(state: McpExtensionState): void {

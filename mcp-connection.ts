@@ -17,11 +17,14 @@ import {
   CallToolResultSchema,
   ElicitRequestSchema,
   ErrorCode,
+  GetPromptResultSchema,
   McpError,
+  PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type ElicitRequestFormParams,
+  type GetPromptResult,
   type ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { readFileSync } from "node:fs";
@@ -45,9 +48,9 @@ import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./output-tail.ts";
 import { stopProcessTree } from "./process-tree.ts";
 import type { ElicitationHandler } from "./server-manager.ts";
-import { type Listing, listResources, listTools } from "./server-listing.ts";
+import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./server-listing.ts";
 import { installReadBuffer, StdioReadBuffer } from "./stdio-read-buffer.ts";
-import type { McpResource, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
 export { signIn } from "./oauth.ts";
 
@@ -77,10 +80,13 @@ export interface OpenOptions {
   timeoutMs: number;
 }
 
+/** The lists a server announces changes of (`notifications/<list>/list_changed`); `resources` covers its templates. */
+export type McpList = "tools" | "resources" | "prompts";
+
 /** How a session tells its owner what happens to it once it is up. */
 export interface SessionEvents {
-  /** The server's tools or resources changed (it sent a `list_changed` notification). */
-  listChanged(list: "tools" | "resources"): void;
+  /** The server's tools, resources or prompts changed (it sent a `list_changed` notification). */
+  listChanged(list: McpList): void;
   /** The session is gone (the process exited, the connection closed or broke); its requests fail from now on. */
   lost(reason: string): void;
 }
@@ -111,6 +117,7 @@ export class McpSession {
     const { client } = this;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.listChanged("tools"));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.listChanged("resources"));
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => events.listChanged("prompts"));
     client.onclose = () => events.lost(this.reader?.overflow?.message ?? (this.transport === "stdio" ? "the server process exited" : "the connection was closed"));
     // A legacy SSE stream cannot be resumed: once it breaks, the session is gone.
     client.onerror = (error) => {
@@ -127,6 +134,15 @@ export class McpSession {
     return this.settle(this.client.readResource({ uri }, options));
   }
 
+  getPrompt(name: string, args: Record<string, string>, options: RequestOptions): Promise<GetPromptResult> {
+    return this.settle(this.client.request({ method: "prompts/get", params: { name, arguments: args } }, GetPromptResultSchema, options));
+  }
+
+  /** What the server's `initialize` answer said about using it (its `instructions`), if anything. */
+  get instructions(): string | undefined {
+    return this.client.getInstructions();
+  }
+
   listTools(options: RequestOptions): Promise<Listing<McpTool>> {
     return this.settle(listTools(this.client, options));
   }
@@ -135,6 +151,17 @@ export class McpSession {
   async listResources(options: RequestOptions): Promise<Listing<McpResource>> {
     if (!this.client.getServerCapabilities()?.resources) return { items: [], problems: [] };
     return this.settle(listResources(this.client, options));
+  }
+
+  async listResourceTemplates(options: RequestOptions): Promise<Listing<McpResourceTemplate>> {
+    if (!this.client.getServerCapabilities()?.resources) return { items: [], problems: [] };
+    return this.settle(listResourceTemplates(this.client, options));
+  }
+
+  /** A server without the prompts capability has none (and must not be asked). */
+  async listPrompts(options: RequestOptions): Promise<Listing<McpPrompt>> {
+    if (!this.client.getServerCapabilities()?.prompts) return { items: [], problems: [] };
+    return this.settle(listPrompts(this.client, options));
   }
 
   /**

@@ -127,6 +127,23 @@ export function transformResourceResult(result: unknown, options: TransformOptio
   return finish(content, false, options, limits);
 }
 
+/**
+ * A `prompts/get` result, as one user message: each message's content converted like a tool result's (embedded
+ * resources with their URI). A prompt that also speaks as the assistant (a worked example, a primed answer) has each
+ * message labelled with its role, since Pi takes it all as the user's words.
+ */
+export function transformPromptMessages(result: unknown, options: TransformOptions = {}): TransformedResult {
+  const limits = limitsOf(options);
+  const messages = (isJsonObject(result) && Array.isArray(result.messages) ? result.messages : []).filter(isJsonObject);
+  const labelled = messages.some((message) => message.role !== "user");
+  const content = messages.flatMap((message) => {
+    const blocks = convertBlock(message.content, limits);
+    return labelled ? [text(`[${String(message.role)}]`), ...blocks] : blocks;
+  });
+  if (content.length === 0) content.push(text("(the prompt has no messages)"));
+  return finish(content, false, options, limits);
+}
+
 function limitsOf(options: TransformOptions): Limits {
   return {
     maxTextBytes: options.maxTextBytes ?? MAX_TEXT_BYTES,

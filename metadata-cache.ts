@@ -1,6 +1,6 @@
 /**
- * `<agentDir>/mcp-cache.json`: every server's tools and resources from its last connection, so Pi can register
- * them at startup without starting a single server.
+ * `<agentDir>/mcp-cache.json`: every server's tools, resources, resource templates, prompts and instructions from its
+ * last connection, so Pi can register them (tools, prompt commands) at startup without starting a single server.
  *
  * An entry is valid for 7 days while the server's identity (`computeServerHash`) is unchanged. Entries keep the
  * MCP names, so a `toolPrefix` change never invalidates them. Several Pi processes share the file: a write locks
@@ -14,11 +14,19 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { errorCode, updateFileLocked } from "./file-lock.ts";
 import { toProviderSafeSchema } from "./json-schema.ts";
-import type { McpResource, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
+import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
 import { errorMessage, isJsonObject } from "./guards.ts";
 
-/** 2: tool schemas are stored provider-safe (json-schema.ts), so a start has nothing to convert. */
-export const CACHE_VERSION = 2;
+/**
+ * 2: tool schemas are stored provider-safe (json-schema.ts), so a start has nothing to convert.
+ * 3: entries also hold resource templates, prompts and instructions. A version-2 file is still read (its tools
+ * register at startup as before); its entries have `prompts` unset, which makes the startup list those servers
+ * once in the background, and the next write stores them as version 3.
+ */
+export const CACHE_VERSION = 3;
+const READABLE_VERSIONS: ReadonlySet<unknown> = new Set([2, CACHE_VERSION]);
+/** A server's `instructions` are kept (and shown to the model) up to this length. */
+export const MAX_INSTRUCTIONS_CHARS = 1_000;
 export const CACHE_FILE_NAME = "mcp-cache.json";
 export const CACHE_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -26,7 +34,19 @@ export interface CachedServerEntry {
   configHash: string;
   tools: McpTool[];
   resources: McpResource[];
+  resourceTemplates?: McpResourceTemplate[];
+  /** Unset in an entry of a version-2 file: the server's prompts are not known yet. */
+  prompts?: McpPrompt[];
+  /** The server's `instructions`, cut to `MAX_INSTRUCTIONS_CHARS`. */
+  instructions?: string;
   cachedAt: number;
+}
+
+/** What a listing learned of a server besides its tools and resources. */
+export interface ServerExtras {
+  resourceTemplates: readonly McpResourceTemplate[];
+  prompts: readonly McpPrompt[];
+  instructions: string | undefined;
 }
 
 export interface MetadataCacheSnapshot {
@@ -93,9 +113,27 @@ export function createCacheEntry(
   tools: readonly McpTool[],
   resources: readonly McpResource[],
   now = Date.now(),
+  extras: ServerExtras = { resourceTemplates: [], prompts: [], instructions: undefined },
 ): CachedServerEntry {
   const safeTools = tools.map((tool) => ({ ...pickTool(tool), inputSchema: toProviderSafeSchema(tool.inputSchema) }));
-  return { configHash: computeServerHash(def), tools: safeTools, resources: resources.map(pickResource), cachedAt: now };
+  const entry: CachedServerEntry = {
+    configHash: computeServerHash(def),
+    tools: safeTools,
+    resources: resources.map(pickResource),
+    resourceTemplates: extras.resourceTemplates.map(pickTemplate),
+    prompts: extras.prompts.map(pickPrompt),
+    cachedAt: now,
+  };
+  const instructions = boundedInstructions(extras.instructions);
+  if (instructions) entry.instructions = instructions;
+  return entry;
+}
+
+/** Trimmed, and cut at `MAX_INSTRUCTIONS_CHARS` (a server may send pages of them). */
+function boundedInstructions(text: string | undefined): string | undefined {
+  const trimmed = text?.trim();
+  if (!trimmed) return undefined;
+  return trimmed.length <= MAX_INSTRUCTIONS_CHARS ? trimmed : `${trimmed.slice(0, MAX_INSTRUCTIONS_CHARS - 1)}…`;
 }
 
 /** Sync because the extension factory reads it at module scope. Never throws. */
@@ -177,7 +215,7 @@ function parseCacheFile(text: string, path: string): { servers: Map<string, Cach
   if (!isJsonObject(data) || !isJsonObject(data.servers)) {
     return { servers, problems: [`${path}: not a metadata cache (no "servers" object); ignored, rebuilt on the next write`] };
   }
-  if (data.version !== CACHE_VERSION) {
+  if (!READABLE_VERSIONS.has(data.version)) {
     const version = JSON.stringify(data.version) ?? "none";
     return { servers, problems: [`${path}: cache version ${version}, expected ${CACHE_VERSION}; ignored, rebuilt on the next write`] };
   }
@@ -195,12 +233,51 @@ function parseEntry(raw: unknown): CachedServerEntry | undefined {
   if (!Array.isArray(raw.tools) || !raw.tools.every((tool) => isJsonObject(tool) && typeof tool.name === "string")) return undefined;
   const resources = raw.resources ?? [];
   if (!Array.isArray(resources) || !resources.every(isValidResource)) return undefined;
-  return {
+  const templates = raw.resourceTemplates ?? [];
+  if (!Array.isArray(templates) || !templates.every(isValidTemplate)) return undefined;
+  if (raw.prompts !== undefined && !(Array.isArray(raw.prompts) && raw.prompts.every(isValidPrompt))) return undefined;
+  if (raw.instructions !== undefined && typeof raw.instructions !== "string") return undefined;
+  const entry: CachedServerEntry = {
     configHash: raw.configHash,
     tools: raw.tools.map(pickTool),
     resources: resources.map(pickResource),
     cachedAt: raw.cachedAt as number,
   };
+  if (raw.resourceTemplates !== undefined) entry.resourceTemplates = templates.map(pickTemplate);
+  if (raw.prompts !== undefined) entry.prompts = raw.prompts.map(pickPrompt);
+  const instructions = boundedInstructions(raw.instructions as string | undefined);
+  if (instructions) entry.instructions = instructions;
+  return entry;
+}
+
+function isValidTemplate(value: unknown): value is McpResourceTemplate {
+  return isJsonObject(value) && typeof value.uriTemplate === "string" && typeof value.name === "string";
+}
+
+function isValidPrompt(value: unknown): value is McpPrompt {
+  if (!isJsonObject(value) || typeof value.name !== "string") return false;
+  const args = value.arguments ?? [];
+  return Array.isArray(args) && args.every((arg) => isJsonObject(arg) && typeof arg.name === "string");
+}
+
+function pickTemplate(template: McpResourceTemplate): McpResourceTemplate {
+  const picked: McpResourceTemplate = { uriTemplate: template.uriTemplate, name: template.name };
+  if (typeof template.description === "string") picked.description = template.description;
+  if (typeof template.mimeType === "string") picked.mimeType = template.mimeType;
+  return picked;
+}
+
+function pickPrompt(prompt: McpPrompt): McpPrompt {
+  const picked: McpPrompt = { name: prompt.name };
+  if (typeof prompt.title === "string") picked.title = prompt.title;
+  if (typeof prompt.description === "string") picked.description = prompt.description;
+  picked.arguments = (prompt.arguments ?? []).map((arg) => {
+    const kept: McpPromptArgument = { name: arg.name };
+    if (typeof arg.description === "string") kept.description = arg.description;
+    if (arg.required === true) kept.required = true;
+    return kept;
+  });
+  return picked;
 }
 
 function isValidResource(value: unknown): value is McpResource {

@@ -1,13 +1,20 @@
 /**
  * MCP resources offered to the model as tools: `get_<resource name>`, no arguments, reading calls `resources/read`.
+ * A resource template (`note://{id}`) is a tool too: its parameters are the template's variables, and a call reads
+ * the URI they make. Templates are RFC 6570; the SDK's `UriTemplate` (a module with no dependencies, cheap to load
+ * at startup) reads and expands them, levels 1 to 3.
  */
-import type { McpResource } from "./types.ts";
+import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
+import type { McpResource, McpResourceTemplate } from "./types.ts";
 import { shortHash } from "./types.ts";
+
+/** Variables of these expressions may be left out (`{?q}`, `{&page}`, `{#part}`): the others make the resource's address. */
+const OPTIONAL_EXPRESSION = /\{[?&#]([^}]*)\}/g;
 
 export const RESOURCE_TOOL_PREFIX = "get_";
 
 /** `Browser console logs` → `get_browser_console_logs`; a name with no letters or digits falls back to the URI. */
-export function resourceToolName(resource: McpResource): string {
+export function resourceToolName(resource: Pick<McpResource, "name" | "uri">): string {
   const slug = slugify(resource.name) || slugify(resource.uri.replace(/^[a-z][a-z0-9+.-]*:\/*/i, ""));
   return `${RESOURCE_TOOL_PREFIX}${slug || `resource_${shortHash(resource.uri)}`}`;
 }
@@ -29,4 +36,33 @@ function slugify(text: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "_")
     .replace(/^_+|_+$/g, "");
+}
+
+export function templateToolDescription(template: McpResourceTemplate): string {
+  const read = `Read resource: ${template.uriTemplate} (fill in the parameters)`;
+  return template.description ? `${read}\n${template.description}` : read;
+}
+
+/** The tool's JSON Schema: a string per variable. Throws on a template that cannot be read. */
+export function templateParameters(template: McpResourceTemplate): Record<string, unknown> {
+  const names = [...new Set(new UriTemplate(template.uriTemplate).variableNames)];
+  const optional = new Set([...template.uriTemplate.matchAll(OPTIONAL_EXPRESSION)].flatMap((match) => variableNames(match[1]!)));
+  const properties = Object.fromEntries(
+    names.map((name) => [name, { type: "string", description: `Fills {${name}} in ${template.uriTemplate}` }]),
+  );
+  return { type: "object", properties, required: names.filter((name) => !optional.has(name)) };
+}
+
+/** The URI to read: the template filled with the call's arguments (numbers and booleans as text). */
+export function expandTemplate(uriTemplate: string, params: Record<string, unknown>): string {
+  const variables: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") variables[name] = String(value);
+  }
+  return new UriTemplate(uriTemplate).expand(variables);
+}
+
+/** `a,b*,c:3` → `a`, `b`, `c` (explode and prefix modifiers dropped). */
+function variableNames(expression: string): string[] {
+  return expression.split(",").map((name) => name.replace(/[*]$|:\d+$/, "").trim()).filter(Boolean);
 }

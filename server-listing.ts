@@ -1,5 +1,5 @@
 /**
- * Reads a server's tools and resources, page by page, without letting one malformed entry hide the rest.
+ * Reads a server's tools, resources, resource templates and prompts, page by page, without letting one malformed entry hide the rest.
  *
  * Why not `client.listTools()`: the SDK validates the whole answer and rejects it when a single tool's
  * `inputSchema` lacks `"type": "object"` (real servers send that), which would hide every tool of the server.
@@ -9,7 +9,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { PaginatedResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { McpResource, McpTool } from "./types.ts";
+import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
 
 /** A server that keeps handing out cursors must not keep us listing forever. */
@@ -55,31 +55,80 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
 
 export async function listResources(client: Client, options?: RequestOptions): Promise<Listing<McpResource>> {
   const { entries, problems } = await listAllPages(client, "resources/list", "resources", options);
-  const resources: McpResource[] = [];
+  const items = readAddressed(entries, "uri", "resources/list", problems).map(({ address, ...rest }) => ({ uri: address, ...rest }));
+  if (items.length > MAX_RESOURCES_PER_SERVER) {
+    problems.push(`${items.length - MAX_RESOURCES_PER_SERVER} of ${items.length} resources left out: at most ${MAX_RESOURCES_PER_SERVER} per server become tools`);
+  }
+  return { items: items.slice(0, MAX_RESOURCES_PER_SERVER), problems };
+}
+
+export async function listResourceTemplates(client: Client, options?: RequestOptions): Promise<Listing<McpResourceTemplate>> {
+  const { entries, problems } = await listAllPages(client, "resources/templates/list", "resourceTemplates", options);
+  const items = readAddressed(entries, "uriTemplate", "resources/templates/list", problems).map(({ address, ...rest }) => ({
+    uriTemplate: address,
+    ...rest,
+  }));
+  return { items, problems };
+}
+
+/** Resources and resource templates: an entry without its address (`key`) is dropped; its name defaults to the address. */
+function readAddressed(
+  entries: readonly unknown[],
+  key: "uri" | "uriTemplate",
+  method: string,
+  problems: string[],
+): (Omit<McpResource, "uri"> & { address: string })[] {
+  const read: (Omit<McpResource, "uri"> & { address: string })[] = [];
   for (const [index, entry] of entries.entries()) {
-    const uri = isJsonObject(entry) ? nonEmptyString(entry.uri) : undefined;
-    if (!uri) {
-      problems.push(`resources/list entry #${index + 1} has no uri; dropped`);
+    const address = isJsonObject(entry) ? nonEmptyString(entry[key]) : undefined;
+    if (!address) {
+      problems.push(`${method} entry #${index + 1} has no ${key}; dropped`);
       continue;
     }
-    const resource = entry as Record<string, unknown>;
-    resources.push({
-      uri,
-      name: nonEmptyString(resource.name) ?? uri,
-      description: nonEmptyString(resource.description),
-      mimeType: nonEmptyString(resource.mimeType),
+    const item = entry as Record<string, unknown>;
+    read.push({
+      address,
+      name: nonEmptyString(item.name) ?? address,
+      description: nonEmptyString(item.description),
+      mimeType: nonEmptyString(item.mimeType),
     });
   }
-  if (resources.length > MAX_RESOURCES_PER_SERVER) {
-    problems.push(`${resources.length - MAX_RESOURCES_PER_SERVER} of ${resources.length} resources left out: at most ${MAX_RESOURCES_PER_SERVER} per server become tools`);
+  return read;
+}
+
+export async function listPrompts(client: Client, options?: RequestOptions): Promise<Listing<McpPrompt>> {
+  const { entries, problems } = await listAllPages(client, "prompts/list", "prompts", options);
+  const prompts: McpPrompt[] = [];
+  const seen = new Set<string>();
+  for (const [index, entry] of entries.entries()) {
+    const name = isJsonObject(entry) ? nonEmptyString(entry.name) : undefined;
+    if (!name || seen.has(name)) {
+      problems.push(name ? `prompts/list names "${name}" twice; kept the first` : `prompts/list entry #${index + 1} has no name; dropped`);
+      continue;
+    }
+    seen.add(name);
+    const prompt = entry as Record<string, unknown>;
+    prompts.push({
+      name,
+      title: nonEmptyString(prompt.title),
+      description: nonEmptyString(prompt.description),
+      arguments: Array.isArray(prompt.arguments) ? prompt.arguments.flatMap(promptArgument) : [],
+    });
   }
-  return { items: resources.slice(0, MAX_RESOURCES_PER_SERVER), problems };
+  return { items: prompts, problems };
+}
+
+/** An argument without a name cannot be given: left out. */
+function promptArgument(raw: unknown): McpPromptArgument[] {
+  const name = isJsonObject(raw) ? nonEmptyString(raw.name) : undefined;
+  if (!isJsonObject(raw) || !name) return [];
+  return [{ name, description: nonEmptyString(raw.description), required: raw.required === true }];
 }
 
 async function listAllPages(
   client: Client,
-  method: "tools/list" | "resources/list",
-  key: "tools" | "resources",
+  method: "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list",
+  key: "tools" | "resources" | "resourceTemplates" | "prompts",
   options?: RequestOptions,
 ): Promise<{ entries: unknown[]; problems: string[] }> {
   const entries: unknown[] = [];

@@ -10,16 +10,22 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { CallToolResult, ElicitRequestFormParams, ElicitResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  CallToolResult,
+  ElicitRequestFormParams,
+  ElicitResult,
+  GetPromptResult,
+  Progress,
+  ReadResourceResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { abortable, canSignIn, NeedsAuthError, type ServerAuthState, transportFamily } from "./connection-common.ts";
 import { errorMessage } from "./guards.ts";
-import type { McpSession } from "./mcp-connection.ts";
-import type { Listing } from "./server-listing.ts";
+import type { McpList, McpSession } from "./mcp-connection.ts";
 import type { CallbackListener } from "./oauth-callback.ts";
 import { OAuthStore } from "./oauth-store.ts";
 import { OutputTail } from "./output-tail.ts";
 import { ProcessProbe } from "./process-tree.ts";
-import type { McpResource, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
 export { mergeEnv, NeedsAuthError, safeUrl } from "./connection-common.ts";
 
@@ -59,7 +65,11 @@ export interface ServerConnection {
   readonly transport: TransportKind;
   readonly tools: McpTool[];
   readonly resources: McpResource[];
-  /** Entries of tools/list and resources/list that were dropped or cut short, and why. */
+  readonly resourceTemplates: McpResourceTemplate[];
+  readonly prompts: McpPrompt[];
+  /** The `instructions` of the server's `initialize` answer. */
+  readonly instructions: string | undefined;
+  /** Entries of its lists that were dropped or cut short (or lists that failed), and why. */
   readonly problems: string[];
   readonly pid?: number;
   readonly connectedAt: number;
@@ -85,7 +95,7 @@ export class ConnectCancelledError extends Error {
 export interface McpServerManagerOptions {
   /** Pi's agent directory (npx resolution keeps its cache there). */
   agentDir: string;
-  /** Called after a server's tools or resources changed (a `list_changed` notification was followed). */
+  /** Called after a server's tools, resources or prompts changed (a `list_changed` notification was followed). */
   onMetadataChanged?: (name: string) => void;
   /** Per-request timeout for tool calls and resource reads; restarted by progress notifications. */
   requestTimeoutMs?: number;
@@ -131,15 +141,22 @@ class LiveConnection implements ServerConnection {
   readonly listsResources: boolean;
   tools: McpTool[] = [];
   resources: McpResource[] = [];
+  resourceTemplates: McpResourceTemplate[] = [];
+  prompts: McpPrompt[] = [];
   toolProblems: string[] = [];
   resourceProblems: string[] = [];
+  promptProblems: string[] = [];
   /** list_changed refreshes run one after another, so an older answer never overwrites a newer one. */
   refreshQueue: Promise<void> = Promise.resolve();
   /**
    * Per list, whether a list_changed refresh runs and whether another notification came meanwhile: notifications that
    * arrive during a refresh are merged into one more (a storm of 300 gave 301 listings and as many cache writes).
    */
-  readonly followed = { tools: { running: false, pending: false }, resources: { running: false, pending: false } };
+  readonly followed: Record<McpList, { running: boolean; pending: boolean }> = {
+    tools: { running: false, pending: false },
+    resources: { running: false, pending: false },
+    prompts: { running: false, pending: false },
+  };
   private probe?: ProcessProbe;
   private aliveAt = Number.NEGATIVE_INFINITY;
 
@@ -153,7 +170,11 @@ class LiveConnection implements ServerConnection {
   }
 
   get problems(): string[] {
-    return [...this.toolProblems, ...this.resourceProblems];
+    return [...this.toolProblems, ...this.resourceProblems, ...this.promptProblems];
+  }
+
+  get instructions(): string | undefined {
+    return this.session.instructions;
   }
 
   /** From when the connection is handed out: a stdio server's process is checked before every call. */
@@ -374,11 +395,15 @@ export class McpServerManager {
     return def.url ? this.oauthStore.remove(def.url) : false;
   }
 
-  /** Reads the server's tools and resources again. */
+  /** Reads the server's tools, resources and prompts again. */
   async refreshMetadata(name: string): Promise<ServerConnection> {
     const connection = this.requireConnection(name);
-    await Promise.all([this.refreshList(connection, "tools"), this.refreshList(connection, "resources")]);
+    await Promise.all([this.refreshList(connection, "tools"), this.refreshList(connection, "resources"), this.refreshList(connection, "prompts")]);
     return connection;
+  }
+
+  getPrompt(name: string, promptName: string, args: Record<string, string>, options: Pick<CallOptions, "signal"> = {}): Promise<GetPromptResult> {
+    return this.track(name, options.signal, (session, signal) => session.getPrompt(promptName, args, this.requestOptions({}, signal)));
   }
 
   callTool(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
@@ -517,28 +542,23 @@ export class McpServerManager {
   }
 
   /**
-   * Tools and resources, listed side by side under the startup deadline (`options.signal`). Only the tools decide
-   * whether the server starts: a resources/list that fails or never answers costs the resources (noted in the
-   * connection's problems, shown by /mcp status), never the tools; with `exposeResources: false` it is not sent.
+   * Tools, resources (with templates) and prompts, listed side by side under the startup deadline (`options.signal`).
+   * Only the tools decide whether the server starts: a resources or prompts listing that fails or never answers costs
+   * only what it lists (noted in the connection's problems, shown by /mcp status), never the tools; with
+   * `exposeResources: false` resources are not asked for.
    */
   private async readMetadata(def: ServerDefinition, session: McpSession, options: RequestOptions, cancelled: AbortSignal): Promise<LiveConnection> {
     const connection = new LiveConnection(def.name, session, def.exposeResources !== false);
-    const resources = connection.listsResources ? this.listResourcesAtStart(session, options) : undefined;
+    const others = Promise.all([
+      connection.listsResources ? readResourceLists(connection, options).catch(leftOut(connection, "resources", options)) : undefined,
+      readPromptList(connection, options).catch(leftOut(connection, "prompts", options)),
+    ]);
     const tools = await session.listTools(options);
     connection.tools = tools.items;
     connection.toolProblems = tools.problems;
-    const listed = (await resources) ?? { items: [], problems: [] };
-    connection.resources = listed.items;
-    connection.resourceProblems = listed.problems;
+    await others;
     cancelled.throwIfAborted();
     return connection;
-  }
-
-  private listResourcesAtStart(session: McpSession, options: RequestOptions): Promise<Listing<McpResource>> {
-    return session.listResources(options).catch((error: unknown) => {
-      const why = options.signal?.aborted ? "did not answer before the startup deadline" : `failed: ${errorMessage(error)}`;
-      return { items: [], problems: [`resources/list ${why}; its resources are left out (its tools are not affected)`] };
-    });
   }
 
   /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */
@@ -580,7 +600,7 @@ export class McpServerManager {
     void connection.end().catch(() => {});
   }
 
-  private async followListChanged(connection: LiveConnection, list: "tools" | "resources"): Promise<void> {
+  private async followListChanged(connection: LiveConnection, list: McpList): Promise<void> {
     const followed = connection.followed[list];
     followed.pending = true;
     if (followed.running) return;
@@ -603,7 +623,7 @@ export class McpServerManager {
     }
   }
 
-  private refreshList(connection: LiveConnection, list: "tools" | "resources"): Promise<void> {
+  private refreshList(connection: LiveConnection, list: McpList): Promise<void> {
     if (list === "resources" && !connection.listsResources) return Promise.resolve();
     // A refresh gets the budget listing had at startup.
     const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
@@ -612,10 +632,10 @@ export class McpServerManager {
         const tools = await connection.session.listTools(options);
         connection.tools = tools.items;
         connection.toolProblems = tools.problems;
+      } else if (list === "resources") {
+        await readResourceLists(connection, options);
       } else {
-        const resources = await connection.session.listResources(options);
-        connection.resources = resources.items;
-        connection.resourceProblems = resources.problems;
+        await readPromptList(connection, options);
       }
     };
     const result = connection.refreshQueue.then(refresh);
@@ -726,4 +746,34 @@ export function formatDuration(ms: number): string {
 
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** Resources and their templates: one notification (`resources/list_changed`) covers both. */
+async function readResourceLists(connection: LiveConnection, options: RequestOptions): Promise<void> {
+  const [resources, templates] = await Promise.all([
+    connection.session.listResources(options),
+    connection.session.listResourceTemplates(options).catch((error: unknown) => {
+      options.signal?.throwIfAborted();
+      return { items: [], problems: [`resources/templates/list failed: ${errorMessage(error)}`] };
+    }),
+  ]);
+  connection.resources = resources.items;
+  connection.resourceTemplates = templates.items;
+  connection.resourceProblems = [...resources.problems, ...templates.problems];
+}
+
+async function readPromptList(connection: LiveConnection, options: RequestOptions): Promise<void> {
+  const prompts = await connection.session.listPrompts(options);
+  connection.prompts = prompts.items;
+  connection.promptProblems = prompts.problems;
+}
+
+/** At connect, a list that fails or does not answer before the startup deadline is noted and left empty. */
+function leftOut(connection: LiveConnection, list: "resources" | "prompts", options: RequestOptions) {
+  return (error: unknown): void => {
+    const why = options.signal?.aborted ? "did not answer before the startup deadline" : `failed: ${errorMessage(error)}`;
+    const problem = `${list === "resources" ? "resources/list" : "prompts/list"} ${why}; its ${list} are left out (its tools are not affected)`;
+    if (list === "resources") connection.resourceProblems = [problem];
+    else connection.promptProblems = [problem];
+  };
 }

@@ -61,6 +61,8 @@ export interface McpExtensionState extends ToolView {
   searchIndex: ToolSearchIndex | undefined;
   /** Set when `settings.search.embeddings` is. */
   readonly semantic: SemanticRanker | undefined;
+  /** Servers whose instructions a ToolSearch answer has shown the model in this session (server-instructions.ts). */
+  readonly instructionsShown: Set<string>;
   /** The tools the model is offered in the current run (read at agent_start). */
   offeredThisRun: ReadonlySet<string>;
   /** Connecting eager/keep-alive servers and learning the tools of servers not in the cache. */

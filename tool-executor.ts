@@ -21,6 +21,7 @@ import {
   type TransformedResult,
 } from "./mcp-content.ts";
 import { keepInFile, resultDir } from "./result-spill.ts";
+import { expandTemplate } from "./resource-tools.ts";
 import type { McpExtensionState } from "./state.ts";
 import { getServerPrefix, PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
@@ -77,8 +78,9 @@ async function callTool(
   const timeouts = { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs };
   let result: TransformedResult;
   try {
-    result = tool.resourceUri
-      ? transformResourceResult(await state.manager.readResource(tool.serverName, tool.resourceUri, timeouts), options)
+    const resourceUri = tool.uriTemplate ? expandTemplate(tool.uriTemplate, asArguments(params)) : tool.resourceUri;
+    result = resourceUri
+      ? transformResourceResult(await state.manager.readResource(tool.serverName, resourceUri, timeouts), options)
       : transformMcpResult(
           await state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
             ...timeouts,
@@ -126,7 +128,10 @@ async function connectFor(state: McpExtensionState, tool: ToolMetadata): Promise
   await state.lifecycle.ensureConnected(tool.serverName);
   const current = state.tools.byServer
     .get(tool.serverName)
-    ?.find((candidate) => candidate.originalName === tool.originalName && candidate.resourceUri === tool.resourceUri);
+    ?.find(
+      (candidate) =>
+        candidate.originalName === tool.originalName && candidate.resourceUri === tool.resourceUri && candidate.uriTemplate === tool.uriTemplate,
+    );
   if (!current) throw new Error(`MCP server "${tool.serverName}" no longer offers "${tool.originalName}". Use ${TOOL_SEARCH_NAME} to find another tool.`);
   return current;
 }

@@ -5,10 +5,18 @@
  * wins over the setting.
  */
 import { toProviderSafeSchema } from "./json-schema.ts";
-import { resourceToolDescription, resourceToolName, upstreamResourceToolName } from "./resource-tools.ts";
+import {
+  resourceToolDescription,
+  resourceToolName,
+  templateParameters,
+  templateToolDescription,
+  upstreamResourceToolName,
+} from "./resource-tools.ts";
 import { isToolFilteredOut, type ToolFilter } from "./tool-filters.ts";
 import type {
+  McpPrompt,
   McpResource,
+  McpResourceTemplate,
   McpTool,
   ServerDefinition,
   ToolMetadata,
@@ -17,13 +25,17 @@ import type {
   ToolPrefixMode,
 } from "./types.ts";
 import { allocateToolNames, formatToolName, shortHash, toolKey } from "./types.ts";
-import { isJsonObject } from "./guards.ts";
+import { errorMessage, isJsonObject } from "./guards.ts";
 
-/** One server's tools and resources, live or from the metadata cache. */
+/** One server's tools and resources (and what else it offers), live or from the metadata cache. */
 export interface ServerCatalog {
   definition: ServerDefinition;
   tools: readonly McpTool[];
   resources: readonly McpResource[];
+  resourceTemplates?: readonly McpResourceTemplate[];
+  /** Unset when not known yet (a server last listed by an adapter that did not read prompts). */
+  prompts?: readonly McpPrompt[];
+  instructions?: string;
   /** The schemas went through `toProviderSafeSchema` already (cache entries do): not converted again. */
   schemasProviderSafe?: boolean;
 }
@@ -141,7 +153,32 @@ function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Cand
     taken.add(requestName);
     candidates.push(resourceCandidate(catalog.definition, resource, requestName));
   }
+  for (const template of catalog.resourceTemplates ?? []) {
+    const candidate = templateCandidate(catalog.definition, template, taken, skipped);
+    if (candidate) candidates.push(candidate);
+  }
   return candidates;
+}
+
+/** A template's tool is named like a resource's (`get_<name>`); one that cannot be read is skipped with why. */
+function templateCandidate(definition: ServerDefinition, template: McpResourceTemplate, taken: Set<string>, skipped: SkippedTool[]): Candidate | undefined {
+  const serverName = definition.name;
+  let inputSchema: Record<string, unknown>;
+  try {
+    inputSchema = templateParameters(template);
+  } catch (error) {
+    skipped.push({ serverName, name: template.name, reason: `resource template ${template.uriTemplate} cannot be read: ${errorMessage(error)}` });
+    return undefined;
+  }
+  let requestName = resourceToolName({ name: template.name, uri: template.uriTemplate });
+  if (taken.has(requestName)) requestName = `${requestName}_${shortHash(template.uriTemplate)}`;
+  if (taken.has(requestName)) {
+    skipped.push({ serverName, name: template.name, reason: `the server lists resource template ${template.uriTemplate} twice` });
+    return undefined;
+  }
+  taken.add(requestName);
+  const read = { name: template.name, description: templateToolDescription(template), inputSchema, target: { uriTemplate: template.uriTemplate } };
+  return readCandidate(definition, requestName, read);
 }
 
 function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe: boolean): Candidate {
@@ -163,20 +200,33 @@ function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe
 }
 
 function resourceCandidate(definition: ServerDefinition, resource: McpResource, requestName: string): Candidate {
+  const inputSchema = { type: "object", properties: {} };
+  return readCandidate(definition, requestName, { name: resource.name, description: resourceToolDescription(resource), inputSchema, target: { resourceUri: resource.uri } });
+}
+
+/** A tool that reads a resource: a fixed one (`resourceUri`) or one made from a template and the call's arguments. */
+interface ReadTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  target: Pick<ToolMetadata, "resourceUri" | "uriTemplate">;
+}
+
+function readCandidate(definition: ServerDefinition, requestName: string, read: ReadTool): Candidate {
   const serverName = definition.name;
   return {
     serverName,
     requestName,
-    filterNames: [requestName, upstreamResourceToolName(requestName), resource.name],
+    filterNames: [requestName, upstreamResourceToolName(requestName), read.name],
     filter: definition,
     mode: definition.toolPrefix,
     build: (piName) => ({
       name: piName,
       serverName,
-      originalName: resource.name,
-      description: resourceToolDescription(resource),
-      inputSchema: { type: "object", properties: {} },
-      resourceUri: resource.uri,
+      originalName: read.name,
+      description: read.description,
+      inputSchema: read.inputSchema,
+      ...read.target,
     }),
   };
 }

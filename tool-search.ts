@@ -11,6 +11,7 @@ import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@mariozechne
 import { buildSearchIndex, type SearchHit } from "./search-index.ts";
 import { RERANK_DEPTH } from "./search-semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search-suggestions.ts";
+import { instructionsToShow } from "./server-instructions.ts";
 import type { McpExtensionState, ToolView } from "./state.ts";
 import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
@@ -24,6 +25,8 @@ export interface ToolSearchDetails {
   query: string;
   /** Tools this call activated (read back after a reload to restore them). */
   loaded: string[];
+  /** Servers whose instructions this answer showed (read back after a reload: not shown twice). */
+  instructed?: string[];
 }
 
 /** Reads the adapter's current state; throws when the adapter is not running. */
@@ -134,7 +137,10 @@ async function searchAndLoad(
   activate(pi, state, loaded);
   // A call is likely next: load the connection code once this answer is out, while the model reads it.
   setImmediate(() => state.manager.preloadConnectionCode());
-  return answer(query, loaded, [...notes, ...describeLoaded(state, tools), ...candidates]);
+  const instructions = instructionsToShow(tools, state.catalogs, state.instructionsShown);
+  const result = answer(query, loaded, [...notes, ...describeLoaded(state, tools), ...instructions.lines, ...candidates]);
+  if (instructions.servers.length > 0) result.details.instructed = instructions.servers;
+  return result;
 }
 
 /** The tools to load, and the lines naming close matches that did not fit (search-suggestions.ts). */

@@ -6,6 +6,7 @@
 import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDirectTools } from "./direct-tools.ts";
 import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
 import type { ServerCatalogEntry, ToolView } from "./state.ts";
+import { withDirectInstructions } from "./server-instructions.ts";
 import { buildToolMetadata } from "./tool-metadata.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
 
@@ -39,6 +40,11 @@ export function directRules(config: LoadedConfig): DirectToolRules {
 function toolsOf(catalogs: ReadonlyMap<string, ServerCatalogEntry>, config: LoadedConfig): Pick<ToolView, "tools" | "directToolNames"> {
   const tools = buildToolMetadata([...catalogs.values()], config.settings);
   const direct = selectDirectTools(tools.byName.values(), directRules(config));
+  for (const tool of withDirectInstructions(direct, catalogs)) {
+    tools.byName.set(tool.name, tool);
+    const list = tools.byServer.get(tool.serverName) ?? [];
+    list[list.findIndex((other) => other.name === tool.name)] = tool;
+  }
   return { tools, directToolNames: new Set(direct.map((tool) => tool.name)) };
 }
 
@@ -54,9 +60,13 @@ function cachedCatalogs(config: LoadedConfig, cache: MetadataCacheSnapshot): Map
 
 /** Cache entries (read back, or made from a live listing) hold provider-safe schemas already. */
 function catalogEntry(definition: ServerDefinition, entry: CachedServerEntry, origin: ServerCatalogEntry["origin"]): ServerCatalogEntry {
-  return { definition, tools: entry.tools, resources: entry.resources, schemasProviderSafe: true, origin, listedAt: entry.cachedAt };
+  const { tools, resources, resourceTemplates, prompts, instructions } = entry;
+  return { definition, tools, resources, resourceTemplates, prompts, instructions, schemasProviderSafe: true, origin, listedAt: entry.cachedAt };
 }
 
-function sameLists(a: Pick<ServerCatalogEntry, "tools" | "resources">, b: Pick<ServerCatalogEntry, "tools" | "resources">): boolean {
-  return JSON.stringify([a.tools, a.resources]) === JSON.stringify([b.tools, b.resources]);
+type Lists = Pick<ServerCatalogEntry, "tools" | "resources" | "resourceTemplates" | "prompts" | "instructions">;
+
+function sameLists(a: Lists, b: Lists): boolean {
+  const lists = (c: Lists) => JSON.stringify([c.tools, c.resources, c.resourceTemplates ?? [], c.prompts, c.instructions]);
+  return lists(a) === lists(b);
 }

@@ -176,6 +176,28 @@ export interface McpResource {
   mimeType?: string;
 }
 
+/** An entry of `resources/templates/list`: a family of resources addressed by an RFC 6570 URI template. */
+export interface McpResourceTemplate {
+  uriTemplate: string;
+  name: string;
+  description?: string;
+  mimeType?: string;
+}
+
+export interface McpPromptArgument {
+  name: string;
+  description?: string;
+  required?: boolean;
+}
+
+/** An entry of `prompts/list`: offered to the user as `/mcp__<server>__<prompt>`. */
+export interface McpPrompt {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: McpPromptArgument[];
+}
+
 /** A tool as the model sees it: its Pi name, and the way back to the server. */
 export interface ToolMetadata {
   /** Name registered with Pi (valid for every provider, unique). */
@@ -187,6 +209,8 @@ export interface ToolMetadata {
   inputSchema: Record<string, unknown>;
   /** Set for resources exposed as tools: reading it calls `resources/read`. */
   resourceUri?: string;
+  /** Set for resource templates exposed as tools: the arguments fill the template, the URI made is read. */
+  uriTemplate?: string;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -103,8 +103,37 @@ describe("writeServerEntries and loadMetadataCache", () => {
       configHash: computeServerHash(def),
       tools: [{ name: "do.thing/x", title: "T", description: "D", inputSchema: { type: "object", properties: {} } }],
       resources: [{ uri: "r://1", name: "one", mimeType: "text/plain" }],
+      resourceTemplates: [],
+      prompts: [],
       cachedAt: 1000,
     });
+  });
+
+  it("round-trips resource templates, prompts and instructions (cut to 1,000 characters)", async () => {
+    const def = server("fx");
+    const extras = {
+      resourceTemplates: [{ uriTemplate: "note://{id}", name: "note", _meta: {} } as any],
+      prompts: [{ name: "greet", description: "Greets", arguments: [{ name: "name", required: true, extra: 1 } as any, { name: "tone" }] }],
+      instructions: `  ${"x".repeat(1_500)}  `,
+    };
+    await writeServerEntries(agentDir, { fx: createCacheEntry(def, [], [], 1000, extras) });
+    const entry = loadMetadataCache(agentDir).servers.get("fx")!;
+    expect(entry.resourceTemplates).toEqual([{ uriTemplate: "note://{id}", name: "note" }]);
+    expect(entry.prompts).toEqual([{ name: "greet", description: "Greets", arguments: [{ name: "name", required: true }, { name: "tone" }] }]);
+    expect(entry.instructions).toBe(`${"x".repeat(999)}…`);
+  });
+
+  it("reads a version-2 file (its entries' prompts unknown) and writes version 3, keeping the other servers' entries", async () => {
+    const old = { configHash: "h", tools: [{ name: "t" }], resources: [], cachedAt: 5 };
+    writeFileSync(getCachePath(agentDir), JSON.stringify({ version: 2, servers: { old, other: old } }));
+    const snapshot = loadMetadataCache(agentDir);
+    expect(snapshot.problems).toEqual([]);
+    expect(snapshot.servers.get("old")).toEqual(old);
+    expect(snapshot.servers.get("old")!.prompts).toBeUndefined();
+    await writeServerEntries(agentDir, { old: { ...old, prompts: [] } });
+    expect(readFileJson().version).toBe(3);
+    expect(loadMetadataCache(agentDir).servers.get("other")).toEqual(old);
+    expect(loadMetadataCache(agentDir).servers.get("old")!.prompts).toEqual([]);
   });
 
   it("changes only the servers written and keeps every other server's entry", async () => {

@@ -1,0 +1,228 @@
+/**
+ * MCP prompts as Pi commands: every prompt of every server is `/mcp__<server>__<prompt>` (names made like tool names
+ * with the `mcp` prefix: provider-safe, collisions settled the same way). They are registered from the metadata cache
+ * at startup, so a prompt works before its server ever started, and again whenever a server lists new ones (Pi looks
+ * a command up when it runs, so one registered later works at once; the autocomplete list has it after a /reload).
+ *
+ * Running one: its arguments are read (positional in the prompt's order, or `name=value`, quotes for spaces), a
+ * required one that is missing is asked for through Pi's UI (print mode: reported), the server is connected if it
+ * is not (as a tool call does), `prompts/get` is sent, and the messages it returns become the user's next message.
+ * Pi has no way to take a command away: a prompt the server no longer lists says so when run. In print mode the
+ * message a command sends would run only after the command, as `pi -p` exits: there the arguments are checked (a
+ * missing one reported) and the user is told to run the prompt in interactive or RPC mode.
+ */
+import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { errorMessage } from "./guards.ts";
+import { transformPromptMessages } from "./mcp-content.ts";
+import type { McpExtensionState, ToolView } from "./state.ts";
+import { allocateToolNames, type McpPrompt, type McpPromptArgument, toolKey } from "./types.ts";
+import { showText } from "./ui.ts";
+
+/** A prompt command's target. */
+export interface PromptCommand {
+  serverName: string;
+  prompt: McpPrompt;
+}
+
+/** `/mcp__<server>__<prompt>` → its server and prompt, for every known prompt of every enabled server. */
+export function promptCommands(view: Pick<ToolView, "catalogs">): Map<string, PromptCommand> {
+  const targets = new Map<string, PromptCommand>();
+  const requests = [...view.catalogs.values()].flatMap((catalog) =>
+    (catalog.prompts ?? []).map((prompt) => ({ serverName: catalog.definition.name, originalName: prompt.name, prompt })),
+  );
+  // No reserved names: a command cannot shadow a tool, and the `mcp__` prefix keeps it clear of Pi's own commands.
+  const { names } = allocateToolNames(requests, "mcp", new Set());
+  for (const request of requests) {
+    const name = names.get(toolKey(request.serverName, request.originalName));
+    if (name) targets.set(name, { serverName: request.serverName, prompt: request.prompt });
+  }
+  return targets;
+}
+
+/** Registers a command per prompt with Pi (once per name) and runs them against the state current at the time. */
+export class PromptCommandRegistry {
+  private readonly pi: ExtensionAPI;
+  private readonly currentState: () => McpExtensionState | undefined;
+  private targets = new Map<string, PromptCommand>();
+  private readonly registered = new Set<string>();
+
+  constructor(pi: ExtensionAPI, currentState: () => McpExtensionState | undefined) {
+    this.pi = pi;
+    this.currentState = currentState;
+  }
+
+  /** Takes the view's prompts; commands for prompts not seen before are registered. Never throws. */
+  update(view: Pick<ToolView, "catalogs">): void {
+    this.targets = promptCommands(view);
+    for (const [name, target] of this.targets) {
+      if (this.registered.has(name)) continue;
+      try {
+        this.pi.registerCommand(name, {
+          description: describePrompt(target),
+          getArgumentCompletions: (prefix) => this.completions(name, prefix),
+          handler: (args, ctx) => this.run(name, args, ctx),
+        });
+        this.registered.add(name);
+      } catch (error) {
+        // A stale Pi (the session ended) refuses registrations: the next session registers it.
+        console.error(`[mcp] could not register /${name}: ${errorMessage(error)}`);
+      }
+    }
+  }
+
+  /** `name=` for each argument not typed yet. */
+  private completions(name: string, prefix: string) {
+    const target = this.targets.get(name);
+    if (!target) return null;
+    const typed = prefix.split(/\s+/);
+    const last = typed.at(-1) ?? "";
+    const items = (target.prompt.arguments ?? [])
+      .filter((arg) => `${arg.name}=`.startsWith(last) && !typed.some((word) => word.startsWith(`${arg.name}=`)))
+      .map((arg) => ({
+        value: [...typed.slice(0, -1), `${arg.name}=`].join(" "),
+        label: `${arg.name}=`,
+        description: `${arg.required ? "required" : "optional"}${arg.description ? `: ${arg.description}` : ""}`,
+      }));
+    return items.length > 0 ? items : null;
+  }
+
+  private async run(name: string, args: string, ctx: ExtensionCommandContext): Promise<void> {
+    const state = this.currentState();
+    if (!state || state.shutDown) return showText(ctx, "MCP adapter: not running (no session yet).");
+    const target = this.targets.get(name);
+    if (!target) return showText(ctx, `/${name}: its MCP server no longer offers this prompt.`);
+    const { serverName, prompt } = target;
+    const parsed = readArguments(prompt, args);
+    if ("error" in parsed) return showText(ctx, `/${name}: ${parsed.error}\n${usage(name, prompt)}`);
+    const values = await askMissing(prompt, parsed.values, ctx);
+    if ("error" in values) return showText(ctx, `/${name}: ${values.error}\n${usage(name, prompt)}`);
+    // A message a command sends runs once the command is over, and print mode exits then: nobody would see an answer.
+    if (!ctx.hasUI) return showText(ctx, `/${name}: print mode ends before the model could answer a prompt; run it in interactive or RPC mode.`);
+    let content;
+    try {
+      await state.lifecycle.ensureConnected(serverName);
+      const result = await state.manager.getPrompt(serverName, prompt.name, values.values);
+      content = transformPromptMessages(result, { serverName }).content;
+    } catch (error) {
+      return showText(ctx, `/${name}: MCP server "${serverName}" could not give prompt "${prompt.name}": ${errorMessage(error)}`);
+    }
+    if (state.shutDown) return;
+    this.pi.sendUserMessage(content, ctx.isIdle() ? undefined : { deliverAs: "followUp" });
+  }
+}
+
+/** `/mcp prompts [server]`: every prompt command, with its arguments. */
+export function promptsReport(state: McpExtensionState, serverName: string | undefined): string {
+  if (serverName && !state.servers.has(serverName)) return `No MCP server named "${serverName}". Servers: ${[...state.servers.keys()].join(", ")}`;
+  const byServer = new Map<string, string[]>();
+  for (const [name, target] of promptCommands(state)) {
+    if (serverName && target.serverName !== serverName) continue;
+    const lines = byServer.get(target.serverName) ?? [];
+    lines.push(`  /${name}${target.prompt.arguments?.map((arg) => ` ${argumentHint(arg)}`).join("") ?? ""}${oneLine(target.prompt)}`);
+    byServer.set(target.serverName, lines);
+  }
+  const unknown = [...state.servers.values()].filter(
+    (server) => server.enabled !== false && (!serverName || server.name === serverName) && state.catalogs.get(server.name)?.prompts === undefined,
+  );
+  const lines = [...byServer].flatMap(([server, prompts]) => [`${server} (${prompts.length} ${prompts.length === 1 ? "prompt" : "prompts"}):`, ...prompts]);
+  if (unknown.length > 0) lines.push(`Prompts not known yet (not listed since): ${unknown.map((server) => server.name).join(", ")}`);
+  return lines.length > 0 ? lines.join("\n") : "No MCP prompts.";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+// ---------------------------------------------------------------------------------------------
+
+type Values = { values: Record<string, string> } | { error: string };
+
+/**
+ * Positional words fill the arguments not named, in order, the last one taking the words left over (a last argument of
+ * several words needs no quotes); `name=value` sets one by name. Exported for its tests.
+ */
+export function readArguments(prompt: McpPrompt, text: string): Values {
+  const declared = prompt.arguments ?? [];
+  const words = splitWords(text);
+  if ("error" in words) return words;
+  const values: Record<string, string> = {};
+  const positional: string[] = [];
+  for (const word of words.words) {
+    const named = /^([^=\s]+)=([\s\S]*)$/.exec(word);
+    if (named && declared.some((arg) => arg.name === named[1])) values[named[1]!] = named[2]!;
+    else positional.push(word);
+  }
+  const open = declared.filter((arg) => !(arg.name in values));
+  if (positional.length > 0 && open.length === 0) {
+    return { error: declared.length === 0 ? "this prompt takes no arguments." : `too many arguments ("${positional.join(" ")}").` };
+  }
+  positional.forEach((word, index) => {
+    const arg = open[Math.min(index, open.length - 1)]!;
+    values[arg.name] = index < open.length ? word : `${values[arg.name]} ${word}`;
+  });
+  return { values };
+}
+
+/** Words separated by spaces; "double" or 'single' quotes keep spaces (and `\"` inside double quotes). */
+function splitWords(text: string): { words: string[] } | { error: string } {
+  const words: string[] = [];
+  let word: string | undefined;
+  let quote: string | undefined;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index]!;
+    if (quote) {
+      if (char === quote) quote = undefined;
+      else if (char === "\\" && quote === '"' && text[index + 1] === '"') word += text[++index];
+      else word += char;
+    } else if (char === '"' || char === "'") {
+      quote = char;
+      word ??= "";
+    } else if (/\s/.test(char)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else {
+      word = (word ?? "") + char;
+    }
+  }
+  if (quote) return { error: `a ${quote} quote is not closed.` };
+  if (word !== undefined) words.push(word);
+  return { words };
+}
+
+/** Required arguments not given: asked for one by one where there is a UI; reported where there is none. */
+async function askMissing(prompt: McpPrompt, values: Record<string, string>, ctx: ExtensionCommandContext): Promise<Values> {
+  const missing = (prompt.arguments ?? []).filter((arg) => arg.required && !(arg.name in values));
+  if (missing.length === 0) return { values };
+  if (!ctx.hasUI) return { error: `missing required ${missing.length === 1 ? "argument" : "arguments"} ${missing.map((arg) => arg.name).join(", ")}.` };
+  const asked = { ...values };
+  for (const arg of missing) {
+    const answer = await ctx.ui.input(`${prompt.name}: ${arg.name}${arg.description ? ` (${arg.description})` : ""}`, arg.name);
+    if (answer === undefined) return { error: `cancelled (no ${arg.name} given).` };
+    asked[arg.name] = answer;
+  }
+  return { values: asked };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text
+// ---------------------------------------------------------------------------------------------
+
+function describePrompt({ serverName, prompt }: PromptCommand): string {
+  const args = prompt.arguments?.map(argumentHint).join(" ");
+  const about = prompt.description ?? prompt.title ?? `prompt "${prompt.name}"`;
+  return `MCP ${serverName}: ${about.replace(/\s+/g, " ").trim()}${args ? ` · ${args}` : ""}`;
+}
+
+function argumentHint(arg: McpPromptArgument): string {
+  return arg.required ? `<${arg.name}>` : `[${arg.name}]`;
+}
+
+function usage(name: string, prompt: McpPrompt): string {
+  const args = prompt.arguments ?? [];
+  if (args.length === 0) return `Usage: /${name}`;
+  const details = args.map((arg) => `  ${arg.name}${arg.required ? " (required)" : ""}${arg.description ? `: ${arg.description}` : ""}`);
+  return [`Usage: /${name} ${args.map(argumentHint).join(" ")}   (or name=value; quotes for spaces)`, ...details].join("\n");
+}
+
+function oneLine(prompt: McpPrompt): string {
+  const about = prompt.description ?? prompt.title;
+  return about ? ` — ${about.split("\n")[0]}` : "";
+}
