@@ -116,6 +116,7 @@ export class McpLifecycleManager {
     this.failures.delete(name);
     this.revivals.delete(name);
     await this.manager.close(name);
+    // Stopped while the old connection was ending: the manager refuses the connect, with a message that says why.
     return this.connect(def);
   }
 
@@ -167,7 +168,7 @@ export class McpLifecycleManager {
     this.stopped = true;
     clearInterval(this.healthTimer);
     this.healthTimer = undefined;
-    await this.manager.closeAll();
+    await this.manager.shutdown();
   }
 
   private requireServer(name: string): ServerDefinition {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { McpServerManager, NeedsAuthError } from "../server-manager.ts";
+import { McpServerManager, NeedsAuthError, ShuttingDownError } from "../server-manager.ts";
 import {
   everythingStdioDef,
   failure,
@@ -264,6 +264,23 @@ describe("connectAll", () => {
     expect(results.get("a")).toBe(manager.getConnection("a"));
     expect(results.get("b")).toBeInstanceOf(Error);
     expect(results.get("c")).toBe(manager.getConnection("c"));
+  });
+
+  it("shutdown() while the workers run: the servers not yet taken are never started, later connects are refused", async () => {
+    const defs = ["a", "b", "c", "d"].map((name) => fixtureDef(name, { FIXTURE_LOG: logFile(), FIXTURE_START_DELAY_MS: "5000" }));
+    const all = manager.connectAll(defs, 2);
+    await waitFor(() => pidsOf(logFile(), "start").length === 2);
+    await manager.shutdown();
+    const results = await all;
+    expect([...results.values()].map((result) => (result as Error).message)).toEqual([
+      'MCP server "a" was closed while it was still connecting',
+      'MCP server "b" was closed while it was still connecting',
+      'MCP server "c" was not started: the session is shutting down',
+      'MCP server "d" was not started: the session is shutting down',
+    ]);
+    await expect(manager.connect(defs[0]!)).rejects.toThrow(ShuttingDownError);
+    expect(pidsOf(logFile(), "start")).toHaveLength(2);
+    expect(pidsOf(logFile(), "start").filter(isRunning)).toEqual([]);
   });
 });
 

@@ -1,0 +1,91 @@
+/**
+ * Shutdown with a large startup still running, with the CPU busy (two busy loops for the whole file): once
+ * `session_shutdown` resolves, no server of the session runs and none starts later. Processes are counted by a
+ * marker in their command line or environment, wherever they were re-parented.
+ */
+import { randomUUID } from "node:crypto";
+import { describe, expect, test } from "vitest";
+import { computeServerHash, writeServerEntries } from "../metadata-cache.ts";
+import { busyCpuDuringFile } from "./helpers/busy-cpu.ts";
+import { faultHarness, STDIO_SERVER, waitForStatus } from "./helpers/fault-setup.ts";
+import { currentHost } from "./helpers/hosts.ts";
+import { processesWithMarker } from "./helpers/processes.ts";
+
+const host = currentHost();
+const harness = faultHarness();
+busyCpuDuringFile();
+
+const SERVERS = 76;
+/** When the processes are counted, after shutdown resolved. */
+const SAMPLES_MS = [0, 500, 2_500, 7_500];
+
+/** A server that outlives its stdin (its helper keeps it running) and ignores SIGTERM, as its helper does. */
+const SLOW_STOP = { FIXTURE_GRANDCHILD: "1", FIXTURE_IGNORE_SIGTERM: "1" };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `count` stdio fixture servers, each with `marker` on its command line and in its environment (for its helpers). */
+function fixtureServers(count: number, marker: string, extra: Record<string, unknown> = {}, env: Record<string, string> = {}) {
+  const servers: Record<string, Record<string, unknown>> = {};
+  for (let i = 1; i <= count; i++) {
+    servers[`s${i}`] = { command: process.execPath, args: [STDIO_SERVER, marker], env: { ...env, TEST_MARKER: marker }, ...extra };
+  }
+  return servers;
+}
+
+/** Live processes with `marker`, counted at each of `SAMPLES_MS` after now. */
+async function countAfter(marker: string): Promise<number[]> {
+  const start = performance.now();
+  const counts: number[] = [];
+  for (const at of SAMPLES_MS) {
+    await sleep(Math.max(0, start + at - performance.now()));
+    counts.push((await processesWithMarker(marker)).length);
+  }
+  return counts;
+}
+
+async function killMarked(marker: string): Promise<void> {
+  for (const { pid } of await processesWithMarker(marker)) process.kill(pid, "SIGKILL");
+}
+
+describe(`shutdown on Pi ${host.version}, CPU busy`, () => {
+  test(`${SERVERS} eager servers with cached tools, session ended 1.5 s after it opened: no server process at 0 / 0.5 / 2.5 / 7.5 s`, async () => {
+    const marker = `mcp-shutdown-${randomUUID()}`;
+    const servers = fixtureServers(SERVERS, marker, { lifecycle: "eager" });
+    const dirs = await harness.dirs(servers);
+    const tool = { name: "echo", description: "Echoes text", inputSchema: { type: "object", properties: { text: { type: "string" } } } };
+    const entries = Object.fromEntries(
+      Object.entries(servers).map(([name, entry]) => [name, { configHash: computeServerHash(entry), tools: [tool], resources: [], cachedAt: Date.now() }]),
+    );
+    expect((await writeServerEntries(dirs.agentDir, entries)).written).toBe(true);
+
+    const pi = await harness.session(dirs);
+    await sleep(1_500);
+    // The session ends while the startup is starting servers (on a busy machine loading the SDK may take longer).
+    while ((await processesWithMarker(marker)).length === 0) await sleep(50);
+    await pi.dispose();
+    const counts = await countAfter(marker);
+    harness.onCleanup(() => killMarked(marker));
+    expect(counts).toEqual(SAMPLES_MS.map(() => 0));
+  });
+
+  test.each(["quit", "reload"] as const)("/mcp reconnect of slow-stopping servers, then %s while they stop: no reconnected server is left", async (end) => {
+    const marker = `mcp-shutdown-${randomUUID()}`;
+    // Each ignores SIGTERM and keeps a helper that does too: closing it for the reconnect takes 2.5 s, and the session
+    // ends meanwhile.
+    const dirs = await harness.dirs(fixtureServers(3, marker, { lifecycle: "eager" }, SLOW_STOP));
+    harness.onCleanup(() => killMarked(marker));
+    const pi = await harness.session(dirs);
+    await waitForStatus(pi, /s1: connected[\s\S]*s2: connected[\s\S]*s3: connected/);
+    const first = (await processesWithMarker(marker)).map((info) => info.pid);
+    expect(first).toHaveLength(6); // three servers, three helpers
+    const reconnecting = pi.command("/mcp reconnect");
+    await sleep(500);
+    if (end === "quit") await pi.dispose();
+    else await pi.reload();
+    await reconnecting.catch(() => {});
+    // After /reload the new session has servers of its own: ending it ends them, not what the old one left.
+    if (end === "reload") await pi.dispose();
+    expect(await processesWithMarker(marker)).toEqual([]);
+  });
+});
