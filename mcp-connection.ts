@@ -8,7 +8,6 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
@@ -43,9 +42,9 @@ import { errorMessage } from "./guards.ts";
 import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./output-tail.ts";
-import { stopProcessTree } from "./process-tree.ts";
 import type { ElicitationHandler } from "./server-manager.ts";
 import { type Listing, listResources, listTools } from "./server-listing.ts";
+import { GroupedStdioTransport } from "./stdio-transport.ts";
 import type { McpResource, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
 export { signIn } from "./oauth.ts";
@@ -93,13 +92,16 @@ export class McpSession {
   readonly pid?: number;
   /** Ends the session, and for stdio every process the server started. */
   readonly shutdown: () => Promise<void>;
+  /** stdio: how the server process ended ("exit code 1"), once it has. */
+  private readonly exited: () => string | undefined;
   private events?: SessionEvents;
 
-  constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, pid?: number) {
+  constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, stdio?: GroupedStdioTransport) {
     this.client = client;
     this.transport = transport;
     this.shutdown = shutdown;
-    this.pid = pid;
+    this.pid = stdio?.pid;
+    this.exited = () => stdio?.exited;
   }
 
   /** Starts reporting list changes and the end of the session. */
@@ -108,7 +110,7 @@ export class McpSession {
     const { client } = this;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.listChanged("tools"));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.listChanged("resources"));
-    client.onclose = () => events.lost(this.transport === "stdio" ? "the server process exited" : "the connection was closed");
+    client.onclose = () => events.lost(this.transport === "stdio" ? this.exitDescription() : "the connection was closed");
     // A legacy SSE stream cannot be resumed: once it breaks, the session is gone.
     client.onerror = (error) => {
       if (error instanceof SseError) events.lost(`the SSE stream broke (${error.message})`);
@@ -134,12 +136,22 @@ export class McpSession {
     return listResources(this.client, options);
   }
 
-  /** A request that shows the session is gone ends it for its owner, so the next call reconnects. */
+  /**
+   * A request that shows the session is gone ends it for its owner, so the next call reconnects. A stdio server that
+   * exited is named as such, with its exit code or signal (the SDK only says "Connection closed").
+   */
   private reportLoss<T>(request: Promise<T>): Promise<T> {
     return request.catch((error: unknown) => {
-      if (isConnectionLost(error)) this.events?.lost(errorMessage(error));
-      throw error;
+      if (!isConnectionLost(error)) throw error;
+      const lost = this.exited() ? new McpError(ErrorCode.ConnectionClosed, this.exitDescription()) : error;
+      this.events?.lost(errorMessage(lost));
+      throw lost;
     });
+  }
+
+  private exitDescription(): string {
+    const how = this.exited();
+    return how ? `the server process exited (${how})` : "the server process exited";
   }
 }
 
@@ -202,27 +214,16 @@ async function openStdio(def: ServerDefinition, createClient: () => Client, opti
   if (def.cwd) await assertDirectory(def.cwd);
   // Closed while the command was being prepared: start no process only to end it.
   signal.throwIfAborted();
-  const transport = new StdioClientTransport({ command, args, env, cwd: def.cwd, stderr: "pipe", maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
-  transport.stderr?.on("data", (chunk: Buffer) => {
+  const transport = new GroupedStdioTransport({ command, args, env, cwd: def.cwd, maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
+  transport.stderr.on("data", (chunk: Buffer) => {
     options.stderr.append(chunk.toString("utf8"));
     if (def.debug) process.stderr.write(chunk);
   });
   const client = createClient();
-  const shutdown = () => stopStdioServer(client, transport);
+  // The transport's close ends the server's whole process group (see stdio-transport.ts).
+  const shutdown = () => client.close().catch(() => {});
   await connectClient(client, transport, shutdown, options);
-  return new McpSession(client, "stdio", shutdown, transport.pid ?? undefined);
-}
-
-/** Record the process tree, close stdin, then SIGTERM and SIGKILL whatever is left (see process-tree.ts). */
-async function stopStdioServer(client: Client, transport: StdioClientTransport): Promise<void> {
-  const pid = transport.pid;
-  let closed: Promise<void> | undefined;
-  const closeClient = () => {
-    closed = client.close().catch(() => {});
-  };
-  if (pid !== null) await stopProcessTree(pid, { requestExit: closeClient });
-  if (!closed) closeClient();
-  await closed;
+  return new McpSession(client, "stdio", shutdown, transport);
 }
 
 /** How every request to an HTTP server is made: its headers, OAuth, and noting what a refusal asks for. */

@@ -198,9 +198,9 @@ describe("calls", () => {
   it("sees a server that crashed during a call as not connected, and the next connect starts a new process", async () => {
     const def = fixtureDef("crashy", { FIXTURE_LOG: logFile() });
     const first = await manager.connect(def);
-    await expect(manager.callTool("crashy", "crash", {})).rejects.toThrow(/Connection closed/);
+    await expect(manager.callTool("crashy", "crash", {})).rejects.toThrow("MCP error -32000: the server process exited (exit code 1)");
     await waitFor(() => manager.getConnection("crashy") === undefined);
-    expect(manager.getState("crashy")).toMatchObject({ status: "closed", lastError: "Connection lost: the server process exited" });
+    expect(manager.getState("crashy")).toMatchObject({ status: "closed", lastError: "Connection lost: the server process exited (exit code 1)" });
     await expect(manager.callTool("crashy", "echo", { text: "x" })).rejects.toThrow('MCP server "crashy" is not connected');
     const second = await manager.connect(def);
     expect(second.pid).not.toBe(first.pid);
@@ -241,6 +241,25 @@ describe("process trees", () => {
     expect(pids.every(isRunning)).toBe(true);
     await manager.closeAll();
     expect(pids.filter(isRunning)).toEqual([]);
+  });
+
+  it("a server that crashes mid-call while its helper shares its stdout: the call fails at once, naming the exit; the helper is ended", async () => {
+    const def = fixtureDef("shared", { FIXTURE_LOG: logFile(), FIXTURE_GRANDCHILD: "shared" });
+    await manager.connect(def);
+    const [helper] = pidsOf(logFile(), "grandchild");
+    await expect(manager.callTool("shared", "crash", {})).rejects.toThrow("MCP error -32000: the server process exited (exit code 1)");
+    expect(manager.getState("shared")).toMatchObject({ status: "closed", lastError: "Connection lost: the server process exited (exit code 1)" });
+    await waitFor(() => !isRunning(helper!));
+  });
+
+  it("a helper the server starts while it is being stopped is ended with it (its process group)", async () => {
+    // The server starts its helper only after the stop began: the tree read at the start of the stop cannot list it.
+    const def = fixtureDef("late-helper", { FIXTURE_LOG: logFile(), FIXTURE_GRANDCHILD_ON_STDIN_END: "1" });
+    await manager.connect(def);
+    await manager.closeAll();
+    const helpers = pidsOf(logFile(), "grandchild");
+    expect(helpers).toHaveLength(1);
+    expect(helpers.filter(isRunning)).toEqual([]);
   });
 
   it("closeAll cancels a connect in flight, kills its process, and can be called twice", async () => {

@@ -4,11 +4,14 @@
  * marker in their command line or environment, wherever they were re-parented.
  */
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { computeServerHash, writeServerEntries } from "../metadata-cache.ts";
 import { busyCpuDuringFile } from "./helpers/busy-cpu.ts";
-import { faultHarness, STDIO_SERVER, waitForStatus } from "./helpers/fault-setup.ts";
+import { ENTRY, faultHarness, STDIO_SERVER, waitForStatus } from "./helpers/fault-setup.ts";
 import { currentHost } from "./helpers/hosts.ts";
+import { readEvents } from "./helpers/fixture-log.ts";
+import { runPrint } from "./helpers/pi-print.ts";
 import { processesWithMarker } from "./helpers/processes.ts";
 
 const host = currentHost();
@@ -21,6 +24,9 @@ const SAMPLES_MS = [0, 500, 2_500, 7_500];
 
 /** A server that outlives its stdin (its helper keeps it running) and ignores SIGTERM, as its helper does. */
 const SLOW_STOP = { FIXTURE_GRANDCHILD: "1", FIXTURE_IGNORE_SIGTERM: "1" };
+
+/** Starting 76 servers with two busy loops on a shared 2-core machine can take a minute. */
+const LOADED_TIMEOUT_MS = 180_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -49,7 +55,7 @@ async function killMarked(marker: string): Promise<void> {
 }
 
 describe(`shutdown on Pi ${host.version}, CPU busy`, () => {
-  test(`${SERVERS} eager servers with cached tools, session ended 1.5 s after it opened: no server process at 0 / 0.5 / 2.5 / 7.5 s`, async () => {
+  test(`${SERVERS} eager servers with cached tools, session ended 1.5 s after it opened: no server process at 0 / 0.5 / 2.5 / 7.5 s`, { timeout: LOADED_TIMEOUT_MS }, async () => {
     const marker = `mcp-shutdown-${randomUUID()}`;
     const servers = fixtureServers(SERVERS, marker, { lifecycle: "eager" });
     const dirs = await harness.dirs(servers);
@@ -69,7 +75,7 @@ describe(`shutdown on Pi ${host.version}, CPU busy`, () => {
     expect(counts).toEqual(SAMPLES_MS.map(() => 0));
   });
 
-  test.each(["quit", "reload"] as const)("/mcp reconnect of slow-stopping servers, then %s while they stop: no reconnected server is left", async (end) => {
+  test.each(["quit", "reload"] as const)("/mcp reconnect of slow-stopping servers, then %s while they stop: no reconnected server is left", { timeout: LOADED_TIMEOUT_MS }, async (end) => {
     const marker = `mcp-shutdown-${randomUUID()}`;
     // Each ignores SIGTERM and keeps a helper that does too: closing it for the reconnect takes 2.5 s, and the session
     // ends meanwhile.
@@ -87,5 +93,16 @@ describe(`shutdown on Pi ${host.version}, CPU busy`, () => {
     // After /reload the new session has servers of its own: ending it ends them, not what the old one left.
     if (end === "reload") await pi.dispose();
     expect(await processesWithMarker(marker)).toEqual([]);
+  });
+
+  test("pi -p with 30 eager slow-stopping servers, each with a helper: Pi exits, and no server or helper is left", { timeout: LOADED_TIMEOUT_MS }, async () => {
+    const marker = `mcp-shutdown-${randomUUID()}`;
+    const dirs = await harness.dirs(fixtureServers(30, marker, { lifecycle: "eager" }, { ...SLOW_STOP, FIXTURE_LOG: "events.log", FIXTURE_START_DELAY_MS: "3000" }));
+    harness.onCleanup(() => killMarked(marker));
+    const result = await runPrint({ extensions: [ENTRY], script: [{ toolCalls: [{ name: "bash", arguments: { command: "sleep 2" } }] }, "done"], prompts: ["hi"], agentDir: dirs.agentDir, cwd: dirs.cwd, timeoutMs: 90_000 });
+    const left = await processesWithMarker(marker);
+    // The session ended while servers were starting (each waits 3 s before it answers): some had started a helper.
+    expect(readEvents(join(dirs.cwd, "events.log")).some((event) => event.event === "grandchild")).toBe(true);
+    expect({ exitCode: result.exitCode, stdout: result.stdout.trim(), left: left.length }).toEqual({ exitCode: 0, stdout: "done", left: 0 });
   });
 });
