@@ -56,6 +56,7 @@ export class GroupedStdioTransport implements Transport {
   private closed = false;
   /** How the server process ended ("exit code 1", "signal SIGKILL"), once it has. */
   private exitReason?: string;
+  private drainTimer?: ReturnType<typeof setTimeout>;
 
   constructor(params: StdioServerParameters) {
     this.params = params;
@@ -137,7 +138,8 @@ export class GroupedStdioTransport implements Transport {
   private serverExited(code: number | null, signal: NodeJS.Signals | null): void {
     this.exitReason = signal ? `signal ${signal}` : `exit code ${code}`;
     void this.stop();
-    setTimeout(() => this.finish(), EXIT_DRAIN_MS).unref();
+    this.drainTimer = setTimeout(() => this.finish(), EXIT_DRAIN_MS);
+    this.drainTimer.unref();
   }
 
   private stop(): Promise<void> {
@@ -160,6 +162,7 @@ export class GroupedStdioTransport implements Transport {
   private finish(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.drainTimer);
     this.readBuffer.clear();
     this.onclose?.();
   }

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { computeServerHash, writeServerEntries } from "../metadata-cache.ts";
 import { busyCpuDuringFile } from "./helpers/busy-cpu.ts";
-import { ENTRY, faultHarness, STDIO_SERVER, waitForStatus } from "./helpers/fault-setup.ts";
+import { cachedToolNames, ENTRY, faultHarness, STDIO_SERVER, waitForStatus } from "./helpers/fault-setup.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { readEvents } from "./helpers/fixture-log.ts";
 import { runPrint } from "./helpers/pi-print.ts";
@@ -25,6 +25,9 @@ const SAMPLES_MS = [0, 500, 2_500, 7_500];
 /** A server that outlives its stdin (its helper keeps it running) and ignores SIGTERM, as its helper does. */
 const SLOW_STOP = { FIXTURE_GRANDCHILD: "1", FIXTURE_IGNORE_SIGTERM: "1" };
 
+/** Listing sessions in the cache test, each starting and listing 76 servers (minutes on a loaded 2-core machine): 2 in
+ * the suite, `SHUTDOWN_LISTING_RUNS=10` for the full check. */
+const LISTING_RUNS = Number(process.env.SHUTDOWN_LISTING_RUNS ?? 2);
 /** Starting 76 servers with two busy loops on a shared 2-core machine can take a minute. */
 const LOADED_TIMEOUT_MS = 180_000;
 
@@ -104,5 +107,20 @@ describe(`shutdown on Pi ${host.version}, CPU busy`, () => {
     // The session ended while servers were starting (each waits 3 s before it answers): some had started a helper.
     expect(readEvents(join(dirs.cwd, "events.log")).some((event) => event.event === "grandchild")).toBe(true);
     expect({ exitCode: result.exitCode, stdout: result.stdout.trim(), left: left.length }).toEqual({ exitCode: 0, stdout: "done", left: 0 });
+  });
+
+  test(`${SERVERS} servers listed in one session: all ${SERVERS} in mcp-cache.json after it ends, in each of ${LISTING_RUNS} runs`, { timeout: LISTING_RUNS * 2 * LOADED_TIMEOUT_MS }, async () => {
+    const marker = `mcp-shutdown-${randomUUID()}`;
+    const servers = fixtureServers(SERVERS, marker); // lazy, not cached: the startup lists each one, then ends it
+    harness.onCleanup(() => killMarked(marker));
+    const complete: number[] = [];
+    for (let run = 0; run < LISTING_RUNS; run++) {
+      const dirs = await harness.dirs(servers); // a fresh agent dir each run
+      const pi = await harness.session(dirs);
+      await waitForStatus(pi, /^(?![\s\S]*(not known yet|connecting))/, LOADED_TIMEOUT_MS);
+      await pi.dispose();
+      complete.push(Object.keys(servers).filter((name) => cachedToolNames(dirs.agentDir, name).length > 0).length);
+    }
+    expect(complete).toEqual(Array.from({ length: LISTING_RUNS }, () => SERVERS));
   });
 });
