@@ -11,6 +11,7 @@
  *   for a minute starts again from no delay.
  * - Every timer is cleared by `stop()`, and no callback fires after it (Pi's context is stale by then).
  */
+import { abortable } from "./connection-common.ts";
 import { ConnectCancelledError, type McpServerManager, type ServerConnection } from "./server-manager.ts";
 import type { LifecycleMode, McpSettings, ServerDefinition } from "./types.ts";
 
@@ -43,6 +44,14 @@ export class ConnectBackoffError extends Error {
     this.name = "ConnectBackoffError";
     this.serverName = serverName;
     this.retryInMs = retryInMs;
+  }
+}
+
+/** A call stopped waiting for its server to start (it was cancelled): not the server's failure. */
+export class ConnectWaitCancelledError extends Error {
+  constructor(serverName: string) {
+    super(`The call was cancelled while MCP server "${serverName}" was starting (it goes on starting in the background).`);
+    this.name = "ConnectWaitCancelledError";
   }
 }
 
@@ -84,15 +93,26 @@ export class McpLifecycleManager {
     this.settings = settings;
   }
 
-  /** The live connection, or a new one unless the server is in failure backoff (then a ConnectBackoffError). */
-  async ensureConnected(name: string): Promise<ServerConnection> {
+  /**
+   * The live connection, or a new one unless the server is in failure backoff (then a ConnectBackoffError).
+   * `signal` (the call's abort, Esc in Pi): once aborted, the wait rejects at once with a ConnectWaitCancelledError;
+   * the connect itself goes on (another call may wait for it, and the next call finds the server started), its
+   * outcome is recorded as usual, and the server is not put in backoff for the abort.
+   */
+  async ensureConnected(name: string, signal?: AbortSignal): Promise<ServerConnection> {
     const def = this.requireServer(name);
     const live = this.manager.getConnection(name);
     if (live) return live;
     const failure = this.failures.get(name);
     const remaining = this.backoffRemainingMs(name);
     if (failure && remaining > 0) throw new ConnectBackoffError(name, remaining, failure.error, Date.now() - failure.at);
-    return this.connect(def);
+    if (!signal) return this.connect(def);
+    if (signal.aborted) throw new ConnectWaitCancelledError(name);
+    const connecting = this.connect(def);
+    connecting.catch(() => {}); // settled (recorded, reported) whether or not this caller still waits
+    return abortable(connecting, signal).catch((error: unknown) => {
+      throw signal.aborted ? new ConnectWaitCancelledError(name) : error;
+    });
   }
 
   /** Connects the `eager` and `keep-alive` servers, at most 10 at a time. Never rejects. */
@@ -116,6 +136,7 @@ export class McpLifecycleManager {
     this.failures.delete(name);
     this.revivals.delete(name);
     await this.manager.close(name);
+    // Stopped while the old connection was ending: the manager refuses the connect, with a message that says why.
     return this.connect(def);
   }
 
@@ -167,7 +188,7 @@ export class McpLifecycleManager {
     this.stopped = true;
     clearInterval(this.healthTimer);
     this.healthTimer = undefined;
-    await this.manager.closeAll();
+    await this.manager.shutdown();
   }
 
   private requireServer(name: string): ServerDefinition {

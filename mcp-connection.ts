@@ -8,7 +8,6 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
@@ -46,10 +45,9 @@ import { errorMessage } from "./guards.ts";
 import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./output-tail.ts";
-import { stopProcessTree } from "./process-tree.ts";
 import type { ElicitationHandler } from "./server-manager.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./server-listing.ts";
-import { installReadBuffer, StdioReadBuffer } from "./stdio-read-buffer.ts";
+import { GroupedStdioTransport } from "./stdio-transport.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
 export { signIn } from "./oauth.ts";
@@ -100,15 +98,15 @@ export class McpSession {
   /** Ends the session, and for stdio every process the server started. */
   readonly shutdown: () => Promise<void>;
   private events?: SessionEvents;
-  /** stdio: what reads the server's output (it knows when a message went over the limit). */
-  private readonly reader?: StdioReadBuffer;
+  /** stdio: the server's process and output (how it ended, whether a message went over the limit). */
+  private readonly stdio?: GroupedStdioTransport;
 
-  constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, pid?: number, reader?: StdioReadBuffer) {
+  constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, stdio?: GroupedStdioTransport) {
     this.client = client;
     this.transport = transport;
     this.shutdown = shutdown;
-    this.pid = pid;
-    this.reader = reader;
+    this.pid = stdio?.pid;
+    this.stdio = stdio;
   }
 
   /** Starts reporting list changes and the end of the session. */
@@ -118,7 +116,7 @@ export class McpSession {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.listChanged("tools"));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.listChanged("resources"));
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => events.listChanged("prompts"));
-    client.onclose = () => events.lost(this.reader?.overflow?.message ?? (this.transport === "stdio" ? "the server process exited" : "the connection was closed"));
+    client.onclose = () => events.lost(this.stdio?.overflow?.message ?? (this.transport === "stdio" ? this.exitDescription() : "the connection was closed"));
     // A legacy SSE stream cannot be resumed: once it breaks, the session is gone.
     client.onerror = (error) => {
       if (error instanceof SseError) events.lost(`the SSE stream broke (${error.message})`);
@@ -165,15 +163,24 @@ export class McpSession {
   }
 
   /**
-   * A request's failure as its caller should read it: a message over the limit says so (not "connection closed"),
-   * an answer of the wrong shape is summed up (the SDK's schema error is kilobytes of JSON). A request that shows
-   * the session is gone ends it for its owner, so the next call reconnects.
+   * A request's failure as its caller should read it: a message over the limit says so (not "connection closed"), a
+   * stdio server that exited is named as such with its exit code or signal (the SDK only says "Connection closed"),
+   * an answer of the wrong shape is summed up (the SDK's schema error is kilobytes of JSON). A request that shows the
+   * session is gone ends it for its owner, so the next call reconnects.
    */
   private settle<T>(request: Promise<T>): Promise<T> {
     return request.catch((error: unknown) => {
-      if (isConnectionLost(error)) this.events?.lost(this.reader?.overflow?.message ?? errorMessage(error));
-      throw this.reader?.overflow ?? summarizeSchemaError(error);
+      const overflow = this.stdio?.overflow;
+      if (!isConnectionLost(error)) throw overflow ?? summarizeSchemaError(error);
+      const lost = overflow ?? (this.stdio?.exited ? new McpError(ErrorCode.ConnectionClosed, this.exitDescription()) : error);
+      this.events?.lost(errorMessage(lost));
+      throw lost;
     });
+  }
+
+  private exitDescription(): string {
+    const how = this.stdio?.exited;
+    return how ? `the server process exited (${how})` : "the server process exited";
   }
 }
 
@@ -254,31 +261,18 @@ async function openStdio(def: ServerDefinition, createClient: () => Client, opti
   if (def.cwd) await assertDirectory(def.cwd);
   // Closed while the command was being prepared: start no process only to end it.
   signal.throwIfAborted();
-  const transport = new StdioClientTransport({ command, args, env, cwd: def.cwd, stderr: "pipe" });
-  const reader = new StdioReadBuffer(MAX_STDIO_MESSAGE_BYTES);
-  installReadBuffer(transport, reader);
-  transport.stderr?.on("data", (chunk: Buffer) => {
+  const transport = new GroupedStdioTransport({ command, args, env, cwd: def.cwd, maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
+  transport.stderr.on("data", (chunk: Buffer) => {
     options.stderr.append(chunk.toString("utf8"));
     if (def.debug) process.stderr.write(chunk);
   });
   const client = createClient();
-  const shutdown = () => stopStdioServer(client, transport);
+  // The transport's close ends the server's whole process group (see stdio-transport.ts).
+  const shutdown = () => client.close().catch(() => {});
   await connectClient(client, transport, shutdown, options).catch((error: unknown) => {
-    throw reader.overflow ?? error;
+    throw transport.overflow ?? error;
   });
-  return new McpSession(client, "stdio", shutdown, transport.pid ?? undefined, reader);
-}
-
-/** Record the process tree, close stdin, then SIGTERM and SIGKILL whatever is left (see process-tree.ts). */
-async function stopStdioServer(client: Client, transport: StdioClientTransport): Promise<void> {
-  const pid = transport.pid;
-  let closed: Promise<void> | undefined;
-  const closeClient = () => {
-    closed = client.close().catch(() => {});
-  };
-  if (pid !== null) await stopProcessTree(pid, { requestExit: closeClient });
-  if (!closed) closeClient();
-  await closed;
+  return new McpSession(client, "stdio", shutdown, transport);
 }
 
 /** How every request to an HTTP server is made: its headers, OAuth, and noting what a refusal asks for. */

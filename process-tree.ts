@@ -2,8 +2,11 @@
  * Ending a server together with every process it started.
  *
  * A server launched through `npx`, `sh -c` or `uvx` is a small tree (npm → sh → node); killing only the direct
- * child leaves the real server running. The descendants are read from the OS process table while the root is still
- * alive, because once it exits they are re-parented and can no longer be told apart from anyone else's processes.
+ * child leaves the real server running. On POSIX each stdio server is started in a process group of its own
+ * (stdio-transport.ts): its children stay in the group after the server exits or crashes, and what it starts while
+ * it is being stopped joins it, so the group is signalled too. The descendants are also read from the OS process
+ * table while the root is still alive, for a child that left the group (a daemon, a browser with a session of its
+ * own): once the root exits they are re-parented and can no longer be told apart from anyone else's processes.
  */
 import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
@@ -19,6 +22,8 @@ export interface StopProcessTreeOptions {
   voluntaryExitMs?: number;
   /** How long SIGTERM gets before SIGKILL. */
   terminateGraceMs?: number;
+  /** POSIX: `rootPid` leads a process group of its own; its members are ended too, even after the root exited. */
+  processGroup?: boolean;
 }
 
 /**
@@ -34,17 +39,23 @@ export async function stopProcessTree(rootPid: number, options: StopProcessTreeO
     requestExit?.();
     return;
   }
+  const group = options.processGroup ? rootPid : undefined;
   const tree = await listProcessTree(rootPid);
   requestExit?.();
-  let survivors = await waitForExit(tree, voluntaryExitMs);
-  if (survivors.length === 0) return;
-  signalAll(survivors, "SIGTERM");
-  survivors = await waitForExit(survivors, terminateGraceMs);
-  if (survivors.length === 0) return;
+  let survivors = await waitForExit(tree, voluntaryExitMs, group);
+  if (allGone(survivors, group)) return;
+  signalAll(survivors, "SIGTERM", group);
+  survivors = await waitForExit(survivors, terminateGraceMs, group);
+  if (allGone(survivors, group)) return;
   const lateChildren = await Promise.all(survivors.map((pid) => listProcessTree(pid)));
   const remaining = [...new Set(lateChildren.flat())];
-  signalAll(remaining, "SIGKILL");
-  await waitForExit(remaining, terminateGraceMs);
+  signalAll(remaining, "SIGKILL", group);
+  await waitForExit(remaining, terminateGraceMs, group);
+}
+
+/** SIGKILL to a whole process group, at once (an exit hook, where nothing asynchronous runs any more). */
+export function killProcessGroupNow(groupId: number): void {
+  signalGroup(groupId, "SIGKILL");
 }
 
 /** `rootPid` followed by all its descendants (breadth first); just `[rootPid]` when the table cannot be read. */
@@ -126,25 +137,48 @@ export function processExists(pid: number): boolean {
   }
 }
 
-/** Resolves with the pids still alive after `timeoutMs`. */
-async function waitForExit(pids: readonly number[], timeoutMs: number): Promise<number[]> {
+/** Resolves with the pids still alive after `timeoutMs`, or sooner once they and the `group` are all gone. */
+async function waitForExit(pids: readonly number[], timeoutMs: number, group?: number): Promise<number[]> {
   // A monotonic clock: wall-clock jumps (or a test's fake Date) must not stretch or cut the wait.
   const deadline = performance.now() + timeoutMs;
   let alive = pids.filter(isProcessAlive);
-  while (alive.length > 0 && performance.now() < deadline) {
+  while (!allGone(alive, group) && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
     alive = alive.filter(isProcessAlive);
   }
   return alive;
 }
 
-function signalAll(pids: readonly number[], signal: NodeJS.Signals): void {
+function allGone(alive: readonly number[], group: number | undefined): boolean {
+  return alive.length === 0 && (group === undefined || !groupExists(group));
+}
+
+function signalAll(pids: readonly number[], signal: NodeJS.Signals, group?: number): void {
+  if (group !== undefined) signalGroup(group, signal);
   for (const pid of pids) {
     try {
       process.kill(pid, signal);
     } catch {
       // Already gone.
     }
+  }
+}
+
+function signalGroup(groupId: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-groupId, signal);
+  } catch {
+    // No member left.
+  }
+}
+
+/** Some member of the group is in the process table (init reaps the group's orphans once they exit). */
+function groupExists(groupId: number): boolean {
+  try {
+    process.kill(-groupId, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

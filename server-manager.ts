@@ -86,9 +86,17 @@ export const acceptElicitationDefaults: ElicitationHandler = async () => ({ acti
 
 /** A connect attempt ended by `close()` (a reconnect, shutdown): not the server's failure. */
 export class ConnectCancelledError extends Error {
-  constructor(serverName: string) {
-    super(`MCP server "${serverName}" was closed while it was still connecting`);
+  constructor(serverName: string, message = `MCP server "${serverName}" was closed while it was still connecting`) {
+    super(message);
     this.name = "ConnectCancelledError";
+  }
+}
+
+/** A connect asked for after `shutdown()`: nothing is started, and the server is not to blame. */
+export class ShuttingDownError extends ConnectCancelledError {
+  constructor(serverName: string) {
+    super(serverName, `MCP server "${serverName}" was not started: the session is shutting down`);
+    this.name = "ShuttingDownError";
   }
 }
 
@@ -235,6 +243,8 @@ export class McpServerManager {
   private readonly elicitation?: ElicitationHandler;
   private readonly onSignInNeeded?: (name: string, error: NeedsAuthError) => void;
   private readonly oauthStore: OAuthStore;
+  /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
+  private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
     this.agentDir = options.agentDir;
@@ -248,6 +258,7 @@ export class McpServerManager {
 
   /** The live connection, or a new one. Concurrent calls for one server share one attempt (and one process). */
   connect(def: ServerDefinition): Promise<ServerConnection> {
+    if (this.shuttingDown) return Promise.reject(new ShuttingDownError(def.name));
     const record = this.record(def.name);
     if (record.connection) return Promise.resolve(record.connection);
     if (record.pending) return record.pending.promise;
@@ -282,13 +293,14 @@ export class McpServerManager {
     const results: (ServerConnection | Error)[] = [];
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < defs.length) {
+      // After shutdown the remaining servers are not tried: each would only be refused.
+      while (next < defs.length && !this.shuttingDown) {
         const index = next++;
         results[index] = await this.connect(defs[index]!).catch(toError);
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, defs.length) }, worker));
-    return new Map(defs.map((def, index) => [def.name, results[index]!]));
+    return new Map(defs.map((def, index) => [def.name, results[index] ?? new ShuttingDownError(def.name)]));
   }
 
   /**
@@ -441,6 +453,16 @@ export class McpServerManager {
       record.closing = undefined;
     });
     return record.closing;
+  }
+
+  /**
+   * The end of the session: every server ended (as `closeAll`), and every later connect refused with a
+   * ShuttingDownError, so background work that is still running (startup workers, bootstrap, a reconnect, a revival,
+   * a wait for a sign-in) starts no process. Resolves once every process of ours is gone.
+   */
+  shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    return this.closeAll();
   }
 
   /** Safe to call again, and while connects or sign-ins are in flight: they are cancelled, their processes ended. */

@@ -1,6 +1,6 @@
 /**
- * How a stdio server's output is cut into JSON-RPC messages, in place of the MCP SDK's own reader (its
- * `StdioClientTransport` offers no hook, so `installReadBuffer` swaps the reader of a transport not yet started).
+ * How a stdio server's output is cut into JSON-RPC messages (by our stdio transport, stdio-transport.ts), in place of
+ * the MCP SDK's own reader.
  *
  * Why not the SDK's: it copies everything buffered on every chunk, so a long line costs CPU with the square of its
  * size (40 MB on stdout without a newline burned 28 s before the connection gave up, as "did not finish starting");
@@ -24,7 +24,7 @@ export class MessageTooLargeError extends Error {
   }
 }
 
-/** What the SDK's transport calls on its reader (`ReadBuffer` in `@modelcontextprotocol/sdk/shared/stdio.js`). */
+/** The reader contract of the SDK's `ReadBuffer` (`@modelcontextprotocol/sdk/shared/stdio.js`), which this replaces. */
 interface MessageReader {
   append(chunk: Buffer): void;
   readMessage(): JSONRPCMessage | null;
@@ -87,14 +87,6 @@ export class StdioReadBuffer implements MessageReader {
     // The transport reports it and closes the connection.
     throw this.overflow;
   }
-}
-
-/** Gives an SDK stdio transport our reader; call before `start()`. */
-export function installReadBuffer(transport: object, reader: StdioReadBuffer): void {
-  const target = transport as { _readBuffer?: unknown };
-  // Fails loudly if an SDK update renames the field, rather than silently keeping the old reader.
-  if (!("_readBuffer" in target)) throw new Error("the MCP SDK's stdio transport has no _readBuffer to replace");
-  target._readBuffer = reader;
 }
 
 /**

@@ -49,13 +49,13 @@ export async function executeMcpTool(
   ctx?: ExtensionContext,
 ): Promise<AgentToolResult<McpToolDetails>> {
   // The common case (a known tool of a connected server, no approval asked) takes no extra await: each costs on every call.
-  const found = state.tools.byName.get(piName) ?? (await findUnlistedTool(state, piName));
+  const found = state.tools.byName.get(piName) ?? (await findUnlistedTool(state, piName, signal));
   // Before the server is started: a call the user refuses must not start one either.
   if (needsApproval(state, found)) await askApproval(state, found, params, ctx, signal);
   const startedAt = performance.now();
   let ok = false;
   try {
-    const tool = state.manager.getConnection(found.serverName) ? found : await connectFor(state, found);
+    const tool = state.manager.getConnection(found.serverName) ? found : await connectFor(state, found, signal);
     const result = await callTool(state, tool, params, signal, onUpdate);
     ok = true;
     return result;
@@ -104,10 +104,10 @@ async function callTool(
  * A tool the metadata does not know yet may still belong to a server whose tools were never listed (no cache): its
  * prefix names the server, which is then connected to learn them.
  */
-async function findUnlistedTool(state: McpExtensionState, piName: string): Promise<ToolMetadata> {
+async function findUnlistedTool(state: McpExtensionState, piName: string, signal: AbortSignal | undefined): Promise<ToolMetadata> {
   const server = serverByPrefix(state, piName);
   if (server) {
-    await state.lifecycle.ensureConnected(server);
+    await state.lifecycle.ensureConnected(server, signal);
     const learned = state.tools.byName.get(piName);
     if (learned) return learned;
   }
@@ -123,9 +123,9 @@ function serverByPrefix(state: McpExtensionState, piName: string): string | unde
   return undefined;
 }
 
-/** Connects the tool's server; the fresh tool list may have changed the tool, or dropped it. */
-async function connectFor(state: McpExtensionState, tool: ToolMetadata): Promise<ToolMetadata> {
-  await state.lifecycle.ensureConnected(tool.serverName);
+/** Connects the tool's server (a cancelled call stops waiting); the fresh tool list may have changed the tool, or dropped it. */
+async function connectFor(state: McpExtensionState, tool: ToolMetadata, signal: AbortSignal | undefined): Promise<ToolMetadata> {
+  await state.lifecycle.ensureConnected(tool.serverName, signal);
   const current = state.tools.byServer
     .get(tool.serverName)
     ?.find(

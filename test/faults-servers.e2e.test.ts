@@ -86,7 +86,7 @@ describe(`server faults on Pi ${host.version}`, () => {
       [
         proxied("flaky__crash"),
         true,
-        'MCP tool "crash" on server "flaky": the server closed the connection during the call (MCP error -32000: Connection closed). ' +
+        'MCP tool "crash" on server "flaky": the server closed the connection during the call (MCP error -32000: the server process exited (exit code 1)). ' +
           "The next call starts it again.\nLast server output:\nfatal: out of cheese",
       ],
       [proxied("flaky__echo"), false, "back again"],

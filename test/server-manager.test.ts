@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { McpServerManager, NeedsAuthError } from "../server-manager.ts";
+import { McpServerManager, NeedsAuthError, ShuttingDownError } from "../server-manager.ts";
 import {
   everythingStdioDef,
   failure,
@@ -198,9 +198,9 @@ describe("calls", () => {
   it("sees a server that crashed during a call as not connected, and the next connect starts a new process", async () => {
     const def = fixtureDef("crashy", { FIXTURE_LOG: logFile() });
     const first = await manager.connect(def);
-    await expect(manager.callTool("crashy", "crash", {})).rejects.toThrow(/Connection closed/);
+    await expect(manager.callTool("crashy", "crash", {})).rejects.toThrow("MCP error -32000: the server process exited (exit code 1)");
     await waitFor(() => manager.getConnection("crashy") === undefined);
-    expect(manager.getState("crashy")).toMatchObject({ status: "closed", lastError: "Connection lost: the server process exited" });
+    expect(manager.getState("crashy")).toMatchObject({ status: "closed", lastError: "Connection lost: the server process exited (exit code 1)" });
     await expect(manager.callTool("crashy", "echo", { text: "x" })).rejects.toThrow('MCP server "crashy" is not connected');
     const second = await manager.connect(def);
     expect(second.pid).not.toBe(first.pid);
@@ -243,6 +243,25 @@ describe("process trees", () => {
     expect(pids.filter(isRunning)).toEqual([]);
   });
 
+  it("a server that crashes mid-call while its helper shares its stdout: the call fails at once, naming the exit; the helper is ended", async () => {
+    const def = fixtureDef("shared", { FIXTURE_LOG: logFile(), FIXTURE_GRANDCHILD: "shared" });
+    await manager.connect(def);
+    const [helper] = pidsOf(logFile(), "grandchild");
+    await expect(manager.callTool("shared", "crash", {})).rejects.toThrow("MCP error -32000: the server process exited (exit code 1)");
+    expect(manager.getState("shared")).toMatchObject({ status: "closed", lastError: "Connection lost: the server process exited (exit code 1)" });
+    await waitFor(() => !isRunning(helper!));
+  });
+
+  it("a helper the server starts while it is being stopped is ended with it (its process group)", async () => {
+    // The server starts its helper only after the stop began: the tree read at the start of the stop cannot list it.
+    const def = fixtureDef("late-helper", { FIXTURE_LOG: logFile(), FIXTURE_GRANDCHILD_ON_STDIN_END: "1" });
+    await manager.connect(def);
+    await manager.closeAll();
+    const helpers = pidsOf(logFile(), "grandchild");
+    expect(helpers).toHaveLength(1);
+    expect(helpers.filter(isRunning)).toEqual([]);
+  });
+
   it("closeAll cancels a connect in flight, kills its process, and can be called twice", async () => {
     const def = fixtureDef("late", { FIXTURE_LOG: logFile(), FIXTURE_START_DELAY_MS: "5000" });
     const connecting = manager.connect(def);
@@ -264,6 +283,23 @@ describe("connectAll", () => {
     expect(results.get("a")).toBe(manager.getConnection("a"));
     expect(results.get("b")).toBeInstanceOf(Error);
     expect(results.get("c")).toBe(manager.getConnection("c"));
+  });
+
+  it("shutdown() while the workers run: the servers not yet taken are never started, later connects are refused", async () => {
+    const defs = ["a", "b", "c", "d"].map((name) => fixtureDef(name, { FIXTURE_LOG: logFile(), FIXTURE_START_DELAY_MS: "5000" }));
+    const all = manager.connectAll(defs, 2);
+    await waitFor(() => pidsOf(logFile(), "start").length === 2);
+    await manager.shutdown();
+    const results = await all;
+    expect([...results.values()].map((result) => (result as Error).message)).toEqual([
+      'MCP server "a" was closed while it was still connecting',
+      'MCP server "b" was closed while it was still connecting',
+      'MCP server "c" was not started: the session is shutting down',
+      'MCP server "d" was not started: the session is shutting down',
+    ]);
+    await expect(manager.connect(defs[0]!)).rejects.toThrow(ShuttingDownError);
+    expect(pidsOf(logFile(), "start")).toHaveLength(2);
+    expect(pidsOf(logFile(), "start").filter(isRunning)).toEqual([]);
   });
 });
 
