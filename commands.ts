@@ -8,6 +8,7 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { needsApproval } from "./approvals.ts";
 import { openInBrowser } from "./browser.ts";
+import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands-manage.ts";
 import { describeTarget } from "./config-display.ts";
 import { canSignIn, NeedsAuthError } from "./connection-common.ts";
 import { errorMessage } from "./guards.ts";
@@ -18,11 +19,12 @@ import type { ToolCallStats } from "./stats.ts";
 import type { ConfigProblem, ServerDefinition } from "./types.ts";
 import { showText } from "./ui.ts";
 
-const SUBCOMMANDS = ["status", "tools", "reconnect"] as const;
+const SUBCOMMANDS = ["status", "tools", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
+const USAGE = `/mcp status | tools [server] | reconnect [name] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
 
 export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtensionState | undefined): void {
   pi.registerCommand("mcp", {
-    description: "MCP servers: /mcp status | tools [server] | reconnect [name]",
+    description: `MCP servers: ${USAGE}`,
     getArgumentCompletions: (prefix) => {
       const items = SUBCOMMANDS.filter((name) => name.startsWith(prefix)).map((name) => ({ value: name, label: name }));
       return items.length > 0 ? items : null;
@@ -38,7 +40,8 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
       if (subcommand === "status") return showText(ctx, statusReport(state));
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "reconnect") return reconnect(ctx, state, argument);
-      showText(ctx, `Unknown subcommand "${subcommand}". Usage: /mcp status | tools [server] | reconnect [name]`);
+      if (isManageSubcommand(subcommand)) return runManageCommand(ctx, state, subcommand, splitArguments(args).slice(1));
+      showText(ctx, `Unknown subcommand "${subcommand}". Usage: ${USAGE}`);
     },
   });
 

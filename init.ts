@@ -19,6 +19,7 @@
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { statSync } from "node:fs";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./approvals.ts";
+import { applyConfig, type ConfigChange } from "./config-apply.ts";
 import { loadConfig } from "./config.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./elicitation.ts";
@@ -135,8 +136,7 @@ export class McpAdapter {
    * is registered already), else a new view, registered where it differs.
    */
   private sessionView(cwd: string, ui: McpUi): ToolView {
-    const configPath = this.pi.getFlag(CONFIG_FLAG);
-    const config = loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
+    const config = this.loadSessionConfig(cwd);
     const early = this.early;
     this.early = undefined; // the session takes it over (and changes it as servers connect)
     const reportCache = (problems: readonly string[]) => problems.forEach((problem) => ui.notify(`MCP cache: ${problem}`, "warning"));
@@ -149,6 +149,38 @@ export class McpAdapter {
     const view = buildToolView(config, cache);
     this.registrar.register(this.definitions(view));
     return view;
+  }
+
+  private loadSessionConfig(cwd: string) {
+    const configPath = this.pi.getFlag(CONFIG_FLAG);
+    return loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
+  }
+
+  /**
+   * After `/mcp enable | disable | add | remove` rewrote a config file: the session follows it without /reload.
+   * Servers that start being used connect when they have no cached tools (lazy ones are ended again after the
+   * listing) or when their lifecycle starts them with the session.
+   */
+  private async reloadConfig(state: McpExtensionState): Promise<ConfigChange> {
+    const change = await applyConfig(state, this.loadSessionConfig(state.cwd), loadMetadataCache(this.agentDir));
+    if (state.shutDown) return change;
+    this.syncRegistrations(state);
+    const started = change.started.flatMap((name) => state.servers.get(name) ?? []);
+    await Promise.all([
+      bootstrap(state, started.filter((server) => connectsOnFirstUse(server) && !state.catalogs.has(server.name))),
+      ...started.filter((server) => !connectsOnFirstUse(server)).map((server) => state.lifecycle.ensureConnected(server.name).catch(() => {})),
+    ]);
+    if (!state.shutDown) updateStatus(state);
+    return change;
+  }
+
+  /** The view changed as a whole: what is new is registered, and only tools the view still has stay active. */
+  private syncRegistrations(state: McpExtensionState): void {
+    const added = new Set(this.registrar.register(this.definitions(state)));
+    const ours = new Set(this.registrar.registeredNames());
+    const wanted = new Set([...this.adapterToolNames(state), ...state.directToolNames]);
+    const kept = this.pi.getActiveTools().filter((name) => !ours.has(name) || (state.tools.byName.has(name) && !added.has(name)));
+    this.pi.setActiveTools([...new Set([...kept, ...wanted])]);
   }
 
   private createState(ctx: ExtensionContext, ui: McpUi): McpExtensionState {
@@ -195,6 +227,7 @@ export class McpAdapter {
       cacheWriter: new MetadataCacheWriter(this.agentDir, (result) => {
         if (!result.written) ui.notify(`MCP cache not updated: ${result.reason}`, "warning");
       }),
+      reloadConfig: () => this.reloadConfig(state!),
       shutDown: false,
     };
     return state;

@@ -3,6 +3,7 @@
  * model has been given. Built at `session_start` (init.ts), dropped at `session_shutdown`.
  */
 import type { SessionApprovals } from "./approvals.ts";
+import type { ConfigChange } from "./config-apply.ts";
 import type { ToolSearchIndex } from "./search-index.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import type { MetadataCacheWriter } from "./metadata-cache-writer.ts";
@@ -64,5 +65,7 @@ export interface McpExtensionState extends ToolView {
   startup: Promise<void>;
   /** Writes listed servers to the cache, batched (flushed at shutdown). */
   readonly cacheWriter: MetadataCacheWriter;
+  /** After a config file was changed from inside Pi: the session follows the new config (no /reload). */
+  readonly reloadConfig: () => Promise<ConfigChange>;
   shutDown: boolean;
 }
