@@ -23,6 +23,7 @@ import { applyConfig, type ConfigChange } from "./config-apply.ts";
 import { loadConfig } from "./config.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./elicitation.ts";
+import { piUrlElicitation, UnansweredPages } from "./elicitation-url.ts";
 import { errorMessage } from "./guards.ts";
 import { detectHost } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
@@ -195,11 +196,16 @@ export class McpAdapter {
         if (state && !state.shutDown) handle(state, ...args);
       };
     const applyLive = whileLive((live, name: string) => this.applyLiveMetadata(live, name));
+    const liveContext = () => (state && !state.shutDown ? ctx : undefined);
+    const unansweredPages = new UnansweredPages();
     const manager = new McpServerManager({
       agentDir: this.agentDir,
       onMetadataChanged: applyLive,
-      // Only where someone can answer: servers must not ask a client that cannot.
-      elicitation: ctx.hasUI ? piElicitation(() => (state && !state.shutDown ? ctx : undefined)) : undefined,
+      // Forms only where someone can fill them: servers must not ask a client that cannot. A page to open is
+      // offered everywhere: without a UI it is declined and the model told the URL the user must open.
+      elicitation: ctx.hasUI ? piElicitation(liveContext) : undefined,
+      urlElicitation: piUrlElicitation(liveContext, unansweredPages),
+      roots: [cwd],
       onSignInNeeded: whileLive(reportSignInNeeded),
     });
     const lifecycle = new McpLifecycleManager(manager, {
@@ -228,6 +234,7 @@ export class McpAdapter {
         if (!result.written) ui.notify(`MCP cache not updated: ${result.reason}`, "warning");
       }),
       reloadConfig: () => this.reloadConfig(state!),
+      unansweredPages,
       shutDown: false,
     };
     return state;

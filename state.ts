@@ -4,6 +4,7 @@
  */
 import type { SessionApprovals } from "./approvals.ts";
 import type { ConfigChange } from "./config-apply.ts";
+import type { UnansweredPages } from "./elicitation-url.ts";
 import type { ToolSearchIndex } from "./search-index.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import type { MetadataCacheWriter } from "./metadata-cache-writer.ts";
@@ -67,5 +68,7 @@ export interface McpExtensionState extends ToolView {
   readonly cacheWriter: MetadataCacheWriter;
   /** After a config file was changed from inside Pi: the session follows the new config (no /reload). */
   readonly reloadConfig: () => Promise<ConfigChange>;
+  /** Pages servers asked the user to open when nobody could be asked (print mode): told to the model with the result. */
+  readonly unansweredPages: UnansweredPages;
   shutDown: boolean;
 }

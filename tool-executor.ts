@@ -9,6 +9,7 @@
 import type { AgentToolResult, AgentToolUpdateCallback, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { askApproval, needsApproval } from "./approvals.ts";
+import { callWithUrlElicitation } from "./elicitation-url.ts";
 import { formatParameters } from "./json-schema.ts";
 import { loadToonEncoder, McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./mcp-content.ts";
 import type { McpExtensionState } from "./state.ts";
@@ -45,9 +46,11 @@ export async function executeMcpTool(
   let ok = false;
   try {
     const tool = state.manager.getConnection(found.serverName) ? found : await connectFor(state, found);
-    const result = await callTool(state, tool, params, signal, onUpdate);
+    const result = await callTool(state, tool, params, signal, onUpdate, ctx);
     ok = true;
-    return result;
+    return withUnansweredPages(state, found.serverName, result);
+  } catch (error) {
+    throw errorWithUnansweredPages(state, found.serverName, error);
   } finally {
     state.stats?.record(found.serverName, found.originalName, performance.now() - startedAt, ok);
   }
@@ -59,6 +62,7 @@ async function callTool(
   params: unknown,
   signal: AbortSignal | undefined,
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
+  ctx: ExtensionContext | undefined,
 ): Promise<AgentToolResult<McpToolDetails>> {
   const options = { serverName: tool.serverName, toonEncode: state.config.settings.toonEncode };
   if (options.toonEncode) await loadToonEncoder();
@@ -67,10 +71,16 @@ async function callTool(
     result = tool.resourceUri
       ? transformResourceResult(await state.manager.readResource(tool.serverName, tool.resourceUri, { signal }), options)
       : transformMcpResult(
-          await state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
+          await callWithUrlElicitation(
+            () =>
+              state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
+                signal,
+                onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
+              }),
+            tool.serverName,
+            ctx,
             signal,
-            onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
-          }),
+          ),
           options,
         );
   } catch (error) {
@@ -79,6 +89,18 @@ async function callTool(
   if (result.isError) throw new McpToolError(result);
   const details = { server: tool.serverName, tool: tool.originalName, truncated: !!result.details.truncation, toonEncoded: result.details.toonEncoded };
   return { content: result.content, details };
+}
+
+/** Pages the server asked the user to open during the call that nobody could be asked about: the model is told. */
+function withUnansweredPages(state: McpExtensionState, serverName: string, result: AgentToolResult<McpToolDetails>): AgentToolResult<McpToolDetails> {
+  const note = state.unansweredPages.take(serverName);
+  return note ? { ...result, content: [...result.content, { type: "text", text: note }] } : result;
+}
+
+function errorWithUnansweredPages(state: McpExtensionState, serverName: string, error: unknown): unknown {
+  const note = state.unansweredPages.take(serverName);
+  if (note && error instanceof Error) error.message += `\n${note}`;
+  return error;
 }
 
 /**
