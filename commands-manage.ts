@@ -65,7 +65,7 @@ async function manage(ctx: ExtensionCommandContext, state: McpExtensionState, su
 }
 
 /** Enables or disables a configured server, in the file the user picks; undefined when the user dismissed the choice. */
-export async function setEnabled(
+async function setEnabled(
   ctx: ExtensionCommandContext,
   state: McpExtensionState,
   name: string,
@@ -82,7 +82,7 @@ export async function setEnabled(
   if ((now?.enabled !== false) !== enabled) {
     return `Wrote "enabled": ${enabled} for "${name}" to ${file.path}, but the server is still ${enabled ? "disabled" : "enabled"}: a higher-precedence file sets it (/mcp status shows its source).`;
   }
-  if (!enabled) return `Disabled MCP server "${name}" (${file.path})${change.stopped.includes(name) ? "; it is stopped and its tools are gone" : ""}.`;
+  if (!enabled) return `Disabled MCP server "${name}" (${file.path})${change.stopped.includes(name) ? ": its tools are gone, and it does not run" : ""}.`;
   return `Enabled MCP server "${name}" (${file.path}): ${toolSummary(state, name)}.`;
 }
 

@@ -13,6 +13,7 @@ import { describeTarget } from "./config-display.ts";
 import { canSignIn, NeedsAuthError } from "./connection-common.ts";
 import { errorMessage } from "./guards.ts";
 import { updateStatus } from "./init.ts";
+import { openServersPanel, type PanelActions } from "./mcp-panel.ts";
 import { DEFAULT_SIGN_IN_TIMEOUT_MS, safeUrl, type ServerState } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";
 import type { ToolCallStats } from "./stats.ts";
@@ -32,6 +33,8 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
     handler: async (args, ctx) => {
       const state = currentState();
       if (!state) return showText(ctx, "MCP adapter: not running (no session yet).");
+      // In the TUI, a bare /mcp opens the panel; other modes (RPC cannot show it) print the status.
+      if (args.trim() === "" && ctx.hasUI && (await openServersPanel(ctx, state, panelActions(pi, ctx, state)))) return;
       const [subcommand = "status", ...rest] = args.trim().split(/\s+/).filter(Boolean);
       const argument = rest.join(" ") || undefined;
       // Print mode has no later: answer once the startup connections and first listings have settled, so a broken
@@ -61,14 +64,31 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
       if (option === "--logout") return signOut(ctx, state, server);
       if (option === "--cancel") return showText(ctx, state.manager.cancelSignIn(name) ? `Cancelling the sign-in to "${name}".` : `No sign-in to "${name}" is under way.`);
       if (option) return deliverCallback(ctx, state, name, option);
-      let addressShown!: () => void;
-      const shown = new Promise<void>((resolve) => (addressShown = resolve));
-      const signingIn = signIn(state, server, addressShown);
-      // With a UI the command ends once the address is shown, and the wait goes on in the background; print mode has
-      // no later, so there it waits for the end (bounded by the sign-in's timeout).
-      await (ctx.hasUI ? Promise.race([shown, signingIn]) : signingIn);
+      await startSignIn(ctx, state, server);
     },
   });
+}
+
+/** The panel's actions are the commands' own. */
+function panelActions(pi: ExtensionAPI, ctx: ExtensionCommandContext, state: McpExtensionState): PanelActions {
+  return {
+    summary: (server) => (server.enabled === false ? "disabled" : panelSummary(state, server)),
+    reconnect: (name) => reconnect(ctx, state, name),
+    toolsText: (name) => toolsReport(pi, state, name),
+    signIn: async (name) => {
+      const server = state.servers.get(name);
+      if (server) await startSignIn(ctx, state, server);
+    },
+  };
+}
+
+async function startSignIn(ctx: ExtensionCommandContext, state: McpExtensionState, server: ServerDefinition): Promise<void> {
+  let addressShown!: () => void;
+  const shown = new Promise<void>((resolve) => (addressShown = resolve));
+  const signingIn = signIn(state, server, addressShown);
+  // With a UI the command ends once the address is shown, and the wait goes on in the background; print mode has
+  // no later, so there it waits for the end (bounded by the sign-in's timeout).
+  await (ctx.hasUI ? Promise.race([shown, signingIn]) : signingIn);
 }
 
 const AUTH_USAGE = "/mcp-auth <server> [--logout | --cancel | <address the browser ended up on>]";
@@ -136,6 +156,12 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
     lines.push(`    last error: ${firstLine(live.lastError)}${retryIn > 0 ? ` (next attempt in ${Math.ceil(retryIn / 1000)} s)` : ""}`);
   }
   return lines;
+}
+
+/** The panel's line for an enabled server: state, sign-in, tools. */
+function panelSummary(state: McpExtensionState, server: ServerDefinition): string {
+  const live = state.manager.getState(server.name);
+  return [describeStatus(live.status), signInFact(state, server, live), toolsFact(state, server.name, live)].filter(Boolean).join(" · ");
 }
 
 /** What Pi has of the server's tools (resource tools included, as in the footer); when not connected, how old. */

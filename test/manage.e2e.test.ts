@@ -74,7 +74,7 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
 
     const disabled = await pi.command("/mcp disable items");
     expect(disabled.ui.find((entry) => entry.kind === "dialog")).toMatchObject({ dialog: "select", title: 'Disable MCP server "items" in' });
-    expect(disabled.text).toContain(`Disabled MCP server "items" (${userFile}); it is stopped and its tools are gone.`);
+    expect(disabled.text).toContain(`Disabled MCP server "items" (${userFile}): its tools are gone, and it does not run.`);
     const afterDisable = await readFile(userFile, "utf8");
     expect(afterDisable).toBe(original.replace(/("ITEMS_LOG": "[^"]+"\n      \})\n    \}, \/\/ keep this one/, '$1,\n      "enabled": false\n    }, // keep this one'));
     expect(await descendantProcesses("items-server.mjs")).toEqual([]);
