@@ -2,7 +2,8 @@
  * What the client offers servers, in the real Pi of this run's host, against test/fixtures/servers/
  * client-features-server.mjs: URL-mode elicitation (the page shown, opened in the "browser" only after the user
  * agrees; accept, decline and cancel reach the server), a call refused with -32042 retried once the user is done,
- * and roots answered with Pi's working directory. Print mode, where nobody can be asked: declined, and the model is
+ * and roots answered with Pi's working directory (the real filesystem server, started without a directory, works
+ * in it). Print mode, where nobody can be asked: declined, and the model is
  * told which page the user must open.
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -58,12 +59,14 @@ async function setup(extra: Record<string, unknown> = {}): Promise<Setup> {
   };
 }
 
-/** The model loads the tool, then calls it (through McpCall where the host offers it only from the next prompt). */
+/** A call of a loaded tool: direct, or through McpCall where the host offers it only from the next prompt. */
+const callLoaded = (name: string, args: Record<string, unknown> = {}) => (request: ModelRequest) =>
+  offeredToolNames(request).includes(name) ? { toolCalls: [{ name, arguments: args }] } : { toolCalls: [{ name: "McpCall", arguments: { tool: name, arguments: args } }] };
+
+/** The model loads the tool, then calls it. */
 function callScript(tool: string): ScriptStep[] {
   const name = `features__${tool}`;
-  const call = (request: ModelRequest) =>
-    offeredToolNames(request).includes(name) ? { toolCalls: [{ name, arguments: {} }] } : { toolCalls: [{ name: "McpCall", arguments: { tool: name, arguments: {} } }] };
-  return [{ toolCalls: [{ name: "ToolSearch", arguments: { query: `select:${name}` } }] }, call, "done"];
+  return [{ toolCalls: [{ name: "ToolSearch", arguments: { query: `select:${name}` } }] }, callLoaded(name), "done"];
 }
 
 async function run(setupDone: Setup, tool: string, dialogs: DialogAnswers) {
@@ -126,6 +129,25 @@ describe(`URL elicitation and roots on Pi ${host.version}`, () => {
       capabilities: { roots: { listChanged: true }, elicitation: { form: { applyDefaults: true }, url: {} } },
     });
   });
+});
+
+test(`the real filesystem server, given no directory, works in Pi's working directory (roots) on Pi ${host.version}`, async () => {
+  const server = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+  const dirs = await mcpDirs({ mcpServers: { fs: { command: process.execPath, args: [server] } } });
+  cleanups.push(dirs.cleanup);
+  await writeFile(join(dirs.cwd, "notes.txt"), "from the project");
+  const script: ScriptStep[] = [
+    { toolCalls: [{ name: "ToolSearch", arguments: { query: "select:fs__list_allowed_directories,fs__read_text_file" } }] },
+    callLoaded("fs__list_allowed_directories"),
+    callLoaded("fs__read_text_file", { path: join(dirs.cwd, "notes.txt") }),
+    "done",
+  ];
+  const pi = await startSession({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, script });
+  cleanups.push(() => pi.dispose());
+  await pi.prompt("read my notes");
+  const [allowed, read] = pi.toolResults.slice(-2);
+  expect(allowed).toMatchObject({ isError: false, text: `Allowed directories:\n${dirs.cwd}` });
+  expect(read).toMatchObject({ isError: false, text: "from the project" });
 });
 
 describe(`URL elicitation in print mode on Pi ${host.version}`, () => {

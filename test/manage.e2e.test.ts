@@ -11,7 +11,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
 import { itemsServer, warmCache } from "./helpers/items-fixture.ts";
 import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
-import { runPrint } from "./helpers/pi-print.ts";
+import { runPrint, runRpc } from "./helpers/pi-print.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
 
@@ -151,5 +151,15 @@ describe(`/mcp disable in print mode on Pi ${host.version}`, () => {
     expect(result.stdout + result.stderr).toContain(`Disabled MCP server "items" (${projectFile})`);
     expect(result.stdout + result.stderr).toContain("- items: disabled");
     expect(JSON.parse(await readFile(projectFile, "utf8"))).toEqual({ mcpServers: { items: { enabled: false } } });
+  });
+});
+
+describe(`bare /mcp in RPC mode on Pi ${host.version}`, () => {
+  test("RPC cannot show the panel: /mcp notifies the status text", async () => {
+    const dirs = await mcpDirs({ mcpServers: { items: itemsServer() } });
+    cleanups.push(dirs.cleanup);
+    const result = await runRpc({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    const notices = (result.rpcLines ?? []).filter((line) => line.type === "extension_ui_request" && line.method === "notify");
+    expect(notices).toContainEqual(expect.objectContaining({ message: expect.stringMatching(/^MCP servers: 1 enabled\n. items: /) }));
   });
 });
