@@ -6,11 +6,13 @@
  * the file atomically (atomic-file.ts), keeping its permissions.
  */
 import { constants } from "node:fs";
-import { access, readFile, stat } from "node:fs/promises";
+import { access, mkdir, readFile, stat } from "node:fs/promises";
+import { dirname } from "node:path";
 import { createRequire } from "node:module";
 import type { FormattingOptions, JSONPath, ParseError } from "jsonc-parser";
 import { writeFileAtomic } from "./atomic-file.ts";
 import { isPlainObject } from "./config-problems.ts";
+import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "./file-lock.ts";
 
 /** One change: the value at `path` set (an object or a field), or removed when `value` is undefined. */
 interface ConfigEdit {
@@ -67,8 +69,22 @@ function serverEntry(data: Record<string, unknown>, name: string): unknown {
   return isPlainObject(table) && Object.hasOwn(table, name) ? table[name] : undefined;
 }
 
-/** Applies the edits `plan` makes from the file's content, in order, and replaces the file. Errors name the file. */
+/**
+ * Applies the edits `plan` makes from the file's content, in order, and replaces the file. Errors name the file.
+ * Under the cross-process lock: two Pi sessions changing the same file at once must not undo each other's edit.
+ */
 async function editConfigFile(file: string, plan: (data: Record<string, unknown>) => ConfigEdit[]): Promise<void> {
+  await mkdir(dirname(file), { recursive: true }).catch(() => undefined); // the lock lives beside the file
+  const release = await acquireFileLock(file, DEFAULT_LOCK_TIMEOUT_MS, () => {});
+  if (typeof release === "string") throw new Error(release.replace(/; write skipped$/, ""));
+  try {
+    await editLocked(file, plan);
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
+async function editLocked(file: string, plan: (data: Record<string, unknown>) => ConfigEdit[]): Promise<void> {
   const { text, data, mode } = await readForEdit(file);
   const edits = plan(data);
   await ensureWritable(file);

@@ -142,15 +142,18 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
 });
 
 describe(`/mcp disable in print mode on Pi ${host.version}`, () => {
-  test("--project writes the project file; without a flag the user file is used", async () => {
+  test("--project writes the project file; without a flag the user file, where an enable is then overruled (and said so)", async () => {
     const dirs = await mcpDirs({ mcpServers: { items: itemsServer() } });
     cleanups.push(dirs.cleanup);
-    const result = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp disable items --project", "/mcp status"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    const result = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp disable items --project", "/mcp status", "/mcp enable items"], agentDir: dirs.agentDir, cwd: dirs.cwd });
     expect(result.exitCode).toBe(0);
     const projectFile = join(dirs.cwd, ".pi", "mcp.json");
     expect(result.stdout + result.stderr).toContain(`Disabled MCP server "items" (${projectFile})`);
     expect(result.stdout + result.stderr).toContain("- items: disabled");
     expect(JSON.parse(await readFile(projectFile, "utf8"))).toEqual({ mcpServers: { items: { enabled: false } } });
+    const userFile = join(dirs.agentDir, "mcp.json");
+    expect(result.stdout + result.stderr).toContain(`Wrote "enabled": true for "items" to ${userFile}, but the server is still disabled: a higher-precedence file sets it`);
+    expect(JSON.parse(await readFile(userFile, "utf8")).mcpServers.items.enabled).toBe(true);
   });
 });
 
