@@ -16,6 +16,7 @@ import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
 import { type McpDirs, mcpDirs } from "./helpers/mcp-setup.ts";
 import { runPrint } from "./helpers/pi-print.ts";
 import { type DialogAnswers, startSession } from "./helpers/pi-session.ts";
+import { waitForStatus } from "./helpers/fault-setup.ts";
 import { warmCache } from "./helpers/items-fixture.ts";
 
 const host = currentHost();
@@ -133,7 +134,9 @@ describe(`URL elicitation and roots on Pi ${host.version}`, () => {
 
 test(`the real filesystem server, given no directory, works in Pi's working directory (roots) on Pi ${host.version}`, async () => {
   const server = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-  const dirs = await mcpDirs({ mcpServers: { fs: { command: process.execPath, args: [server] } } });
+  // Eager, and connected before the prompt: the server reads its roots after `initialized`, asynchronously, and a
+  // call made right after a lazy start can reach it before it has them (it then allows no directory yet).
+  const dirs = await mcpDirs({ mcpServers: { fs: { command: process.execPath, args: [server], lifecycle: "eager" } } });
   cleanups.push(dirs.cleanup);
   await writeFile(join(dirs.cwd, "notes.txt"), "from the project");
   const script: ScriptStep[] = [
@@ -144,6 +147,7 @@ test(`the real filesystem server, given no directory, works in Pi's working dire
   ];
   const pi = await startSession({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, script });
   cleanups.push(() => pi.dispose());
+  await waitForStatus(pi, /✓ fs: connected/, 60_000);
   await pi.prompt("read my notes");
   const [allowed, read] = pi.toolResults.slice(-2);
   expect(allowed).toMatchObject({ isError: false, text: `Allowed directories:\n${dirs.cwd}` });
