@@ -47,7 +47,13 @@ async function startTui(dirs: McpDirs): Promise<void> {
     `--model ${FAUX_MODEL}`,
   ].join(" ");
   tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "40", "-c", dirs.cwd, command);
-  cleanups.push(async () => void execFileSync("tmux", ["kill-session", "-t", SESSION], { stdio: "ignore" }));
+  cleanups.push(async () => {
+    try {
+      execFileSync("tmux", ["kill-session", "-t", SESSION], { stdio: "ignore" });
+    } catch {
+      // Gone already: Pi quit, and its session with it.
+    }
+  });
 }
 
 const CONFIG = (items: Record<string, unknown>) => `{
@@ -104,4 +110,4 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
 
   keys("/quit", "Enter");
   await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
-});
+}, 300_000); // a dozen screens, each waited for: room for a loaded machine
