@@ -8,22 +8,25 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { needsApproval } from "./approvals.ts";
 import { openInBrowser } from "./browser.ts";
+import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands-manage.ts";
 import { describeTarget } from "./config-display.ts";
 import { canSignIn, NeedsAuthError } from "./connection-common.ts";
 import { errorMessage } from "./guards.ts";
 import { updateStatus } from "./init.ts";
 import { promptsReport } from "./prompt-commands.ts";
+import { openServersPanel, type PanelActions } from "./mcp-panel.ts";
 import { DEFAULT_SIGN_IN_TIMEOUT_MS, safeUrl, type ServerState } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";
 import type { ToolCallStats } from "./stats.ts";
 import type { ConfigProblem, ServerDefinition } from "./types.ts";
 import { showText } from "./ui.ts";
 
-const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect"] as const;
+const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
+const USAGE = `/mcp status | tools [server] | prompts [server] | reconnect [name] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
 
 export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtensionState | undefined): void {
   pi.registerCommand("mcp", {
-    description: "MCP servers: /mcp status | tools [server] | prompts [server] | reconnect [name]",
+    description: `MCP servers: ${USAGE}`,
     getArgumentCompletions: (prefix) => {
       const items = SUBCOMMANDS.filter((name) => name.startsWith(prefix)).map((name) => ({ value: name, label: name }));
       return items.length > 0 ? items : null;
@@ -31,6 +34,8 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
     handler: async (args, ctx) => {
       const state = currentState();
       if (!state) return showText(ctx, "MCP adapter: not running (no session yet).");
+      // In the TUI, a bare /mcp opens the panel; other modes (RPC cannot show it) print the status.
+      if (args.trim() === "" && ctx.hasUI && (await openServersPanel(ctx, state, panelActions(pi, ctx, state)))) return;
       const [subcommand = "status", ...rest] = args.trim().split(/\s+/).filter(Boolean);
       const argument = rest.join(" ") || undefined;
       // Print mode has no later: answer once the startup connections and first listings have settled, so a broken
@@ -40,7 +45,8 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "prompts") return showText(ctx, promptsReport(state, argument));
       if (subcommand === "reconnect") return reconnect(ctx, state, argument);
-      showText(ctx, `Unknown subcommand "${subcommand}". Usage: /mcp status | tools [server] | prompts [server] | reconnect [name]`);
+      if (isManageSubcommand(subcommand)) return runManageCommand(ctx, state, subcommand, splitArguments(args).slice(1));
+      showText(ctx, `Unknown subcommand "${subcommand}". Usage: ${USAGE}`);
     },
   });
 
@@ -60,14 +66,31 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
       if (option === "--logout") return signOut(ctx, state, server);
       if (option === "--cancel") return showText(ctx, state.manager.cancelSignIn(name) ? `Cancelling the sign-in to "${name}".` : `No sign-in to "${name}" is under way.`);
       if (option) return deliverCallback(ctx, state, name, option);
-      let addressShown!: () => void;
-      const shown = new Promise<void>((resolve) => (addressShown = resolve));
-      const signingIn = signIn(state, server, addressShown);
-      // With a UI the command ends once the address is shown, and the wait goes on in the background; print mode has
-      // no later, so there it waits for the end (bounded by the sign-in's timeout).
-      await (ctx.hasUI ? Promise.race([shown, signingIn]) : signingIn);
+      await startSignIn(ctx, state, server);
     },
   });
+}
+
+/** The panel's actions are the commands' own. */
+function panelActions(pi: ExtensionAPI, ctx: ExtensionCommandContext, state: McpExtensionState): PanelActions {
+  return {
+    summary: (server) => (server.enabled === false ? "disabled" : panelSummary(state, server)),
+    reconnect: (name) => reconnect(ctx, state, name),
+    toolsText: (name) => toolsReport(pi, state, name),
+    signIn: async (name) => {
+      const server = state.servers.get(name);
+      if (server) await startSignIn(ctx, state, server);
+    },
+  };
+}
+
+async function startSignIn(ctx: ExtensionCommandContext, state: McpExtensionState, server: ServerDefinition): Promise<void> {
+  let addressShown!: () => void;
+  const shown = new Promise<void>((resolve) => (addressShown = resolve));
+  const signingIn = signIn(state, server, addressShown);
+  // With a UI the command ends once the address is shown, and the wait goes on in the background; print mode has
+  // no later, so there it waits for the end (bounded by the sign-in's timeout).
+  await (ctx.hasUI ? Promise.race([shown, signingIn]) : signingIn);
 }
 
 const AUTH_USAGE = "/mcp-auth <server> [--logout | --cancel | <address the browser ended up on>]";
@@ -136,6 +159,12 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
     lines.push(`    last error: ${firstLine(live.lastError)}${retryIn > 0 ? ` (next attempt in ${Math.ceil(retryIn / 1000)} s)` : ""}`);
   }
   return lines;
+}
+
+/** The panel's line for an enabled server: state, sign-in, tools. */
+function panelSummary(state: McpExtensionState, server: ServerDefinition): string {
+  const live = state.manager.getState(server.name);
+  return [describeStatus(live.status), signInFact(state, server, live), toolsFact(state, server.name, live)].filter(Boolean).join(" · ");
 }
 
 /** What Pi has of the server's tools (resource tools included, as in the footer); when not connected, how old. */

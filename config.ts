@@ -87,7 +87,7 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
   return { servers, settings, problems, userFile };
 }
 
-function interpolationContext(options: LoadConfigOptions): InterpolationContext {
+export function interpolationContext(options: LoadConfigOptions): InterpolationContext {
   const env = options.env ?? process.env;
   const platform = options.platform ?? process.platform;
   const homeDir = options.homeDir ?? ((platform === "win32" && env.USERPROFILE) || os.homedir());

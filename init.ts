@@ -19,9 +19,11 @@
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { statSync } from "node:fs";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./approvals.ts";
+import { applyConfig, type ConfigChange } from "./config-apply.ts";
 import { loadConfig } from "./config.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./elicitation.ts";
+import { piUrlElicitation, UnansweredPages } from "./elicitation-url.ts";
 import { errorMessage } from "./guards.ts";
 import { detectHost } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
@@ -142,8 +144,7 @@ export class McpAdapter {
    * is registered already), else a new view, registered where it differs.
    */
   private sessionView(cwd: string, ui: McpUi): ToolView {
-    const configPath = this.pi.getFlag(CONFIG_FLAG);
-    const config = loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
+    const config = this.loadSessionConfig(cwd);
     const early = this.early;
     this.early = undefined; // the session takes it over (and changes it as servers connect)
     const reportCache = (problems: readonly string[]) => problems.forEach((problem) => ui.notify(`MCP cache: ${problem}`, "warning"));
@@ -159,6 +160,38 @@ export class McpAdapter {
     return view;
   }
 
+  private loadSessionConfig(cwd: string) {
+    const configPath = this.pi.getFlag(CONFIG_FLAG);
+    return loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
+  }
+
+  /**
+   * After `/mcp enable | disable | add | remove` rewrote a config file: the session follows it without /reload.
+   * Servers that start being used connect when they have no cached tools (lazy ones are ended again after the
+   * listing) or when their lifecycle starts them with the session.
+   */
+  private async reloadConfig(state: McpExtensionState): Promise<ConfigChange> {
+    const change = await applyConfig(state, this.loadSessionConfig(state.cwd), loadMetadataCache(this.agentDir));
+    if (state.shutDown) return change;
+    this.syncRegistrations(state);
+    const started = change.started.flatMap((name) => state.servers.get(name) ?? []);
+    await Promise.all([
+      bootstrap(state, started.filter((server) => connectsOnFirstUse(server) && !state.catalogs.has(server.name))),
+      ...started.filter((server) => !connectsOnFirstUse(server)).map((server) => state.lifecycle.ensureConnected(server.name).catch(() => {})),
+    ]);
+    if (!state.shutDown) updateStatus(state);
+    return change;
+  }
+
+  /** The view changed as a whole: what is new is registered, and only tools the view still has stay active. */
+  private syncRegistrations(state: McpExtensionState): void {
+    const added = new Set(this.registrar.register(this.definitions(state)));
+    const ours = new Set(this.registrar.registeredNames());
+    const wanted = new Set([...this.adapterToolNames(state), ...state.directToolNames]);
+    const kept = this.pi.getActiveTools().filter((name) => !ours.has(name) || (state.tools.byName.has(name) && !added.has(name)));
+    this.pi.setActiveTools([...new Set([...kept, ...wanted])]);
+  }
+
   private createState(ctx: ExtensionContext, ui: McpUi): McpExtensionState {
     const cwd = ctx.cwd;
     const view = this.sessionView(cwd, ui);
@@ -172,11 +205,16 @@ export class McpAdapter {
         if (state && !state.shutDown) handle(state, ...args);
       };
     const applyLive = whileLive((live, name: string) => this.applyLiveMetadata(live, name));
+    const liveContext = () => (state && !state.shutDown ? ctx : undefined);
+    const unansweredPages = new UnansweredPages();
     const manager = new McpServerManager({
       agentDir: this.agentDir,
       onMetadataChanged: applyLive,
-      // Only where someone can answer: servers must not ask a client that cannot.
-      elicitation: ctx.hasUI ? piElicitation(() => (state && !state.shutDown ? ctx : undefined)) : undefined,
+      // Forms only where someone can fill them: servers must not ask a client that cannot. A page to open is
+      // offered everywhere: without a UI it is declined and the model told the URL the user must open.
+      elicitation: ctx.hasUI ? piElicitation(liveContext) : undefined,
+      urlElicitation: piUrlElicitation(liveContext, unansweredPages),
+      roots: [cwd],
       onSignInNeeded: whileLive(reportSignInNeeded),
     });
     const lifecycle = new McpLifecycleManager(manager, {
@@ -209,6 +247,8 @@ export class McpAdapter {
       registerTools: (names) => {
         if (state && !state.shutDown) this.registerByName(state, names);
       },
+      reloadConfig: () => this.reloadConfig(state!),
+      unansweredPages,
       shutDown: false,
     };
     return state;

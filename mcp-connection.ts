@@ -17,17 +17,20 @@ import {
   ElicitRequestSchema,
   ErrorCode,
   GetPromptResultSchema,
+  ListRootsRequestSchema,
   McpError,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
-  type ElicitRequestFormParams,
   type GetPromptResult,
   type ReadResourceResult,
+  type Root,
 } from "@modelcontextprotocol/sdk/types.js";
 import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
+import { basename } from "node:path";
+import { pathToFileURL } from "node:url";
 import {
   abortable,
   briefHttpError,
@@ -45,7 +48,7 @@ import { errorMessage } from "./guards.ts";
 import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./output-tail.ts";
-import type { ElicitationHandler } from "./server-manager.ts";
+import type { ElicitationHandler, UrlElicitationHandler } from "./server-manager.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./server-listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
@@ -67,8 +70,12 @@ export interface OpenOptions {
   agentDir: string;
   /** Run `npx pkg` servers straight from npm's cache, without the npm parent process. */
   resolveNpx: boolean;
-  /** Without it, the server is told the client cannot elicit. */
+  /** Without it, the server is told the client cannot elicit forms. */
   elicitation?: ElicitationHandler;
+  /** Without it, the server is told the client cannot elicit through a URL. */
+  urlElicitation?: UrlElicitationHandler;
+  /** The directories answered to `roots/list`, read when the server asks. */
+  roots: () => readonly string[];
   /** Collects a stdio server's stderr. */
   stderr: OutputTail;
   /** OAuth: where tokens are kept, and the server's auth situation (updated by the connection). */
@@ -204,7 +211,7 @@ function summarizeSchemaError(error: unknown): unknown {
 
 /** Spawns or reaches the server and initialises the session, under `options.signal`. */
 export function openSession(def: ServerDefinition, options: OpenOptions): Promise<McpSession> {
-  const createClient = () => newClient(def.name, options.elicitation);
+  const createClient = () => newClient(def.name, options);
   return transportFamily(def) === "stdio" ? openStdio(def, createClient, options) : openHttp(def, createClient, options);
 }
 
@@ -227,13 +234,26 @@ function readOwnVersion(): string {
   }
 }
 
-/** A client for one server; it offers elicitation only when someone answers it. */
-function newClient(serverName: string, answer: ElicitationHandler | undefined): Client {
-  if (!answer) return new Client(CLIENT_INFO, { capabilities: {} });
-  const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: { applyDefaults: true } } } });
-  // Only form mode is offered, so the SDK refuses URL-mode requests before they get here.
-  client.setRequestHandler(ElicitRequestSchema, (request, extra) => answer(serverName, request.params as ElicitRequestFormParams, extra.signal));
+/**
+ * A client for one server. It offers each elicitation mode only when someone answers it (the SDK then refuses the
+ * other mode's requests before they get here), and roots always: Pi's working directory, as a `file://` URI.
+ */
+function newClient(serverName: string, options: Pick<OpenOptions, "elicitation" | "urlElicitation" | "roots">): Client {
+  const { elicitation: form, urlElicitation: url } = options;
+  const modes = { ...(form ? { form: { applyDefaults: true } } : {}), ...(url ? { url: {} } : {}) };
+  const capabilities = { roots: { listChanged: true }, ...(form || url ? { elicitation: modes } : {}) };
+  const client = new Client(CLIENT_INFO, { capabilities });
+  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: options.roots().map(fileRoot) }));
+  if (form || url) {
+    client.setRequestHandler(ElicitRequestSchema, ({ params }, extra) =>
+      params.mode === "url" ? url!(serverName, params, extra.signal) : form!(serverName, params, extra.signal),
+    );
+  }
   return client;
+}
+
+function fileRoot(directory: string): Root {
+  return { uri: pathToFileURL(directory).href, name: basename(directory) || directory };
 }
 
 let npxResolver: Promise<typeof import("./npx-resolver.ts")> | undefined;

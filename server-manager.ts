@@ -13,6 +13,7 @@ import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.j
 import type {
   CallToolResult,
   ElicitRequestFormParams,
+  ElicitRequestURLParams,
   ElicitResult,
   GetPromptResult,
   Progress,
@@ -81,6 +82,9 @@ export interface ServerConnection {
  */
 export type ElicitationHandler = (serverName: string, request: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;
 
+/** Answers a server's URL-mode elicitation: a page the user is asked to open (elicitation-url.ts). */
+export type UrlElicitationHandler = (serverName: string, request: ElicitRequestURLParams, signal: AbortSignal) => Promise<ElicitResult>;
+
 /** The answer when nobody can be asked: accept the form as its defaults fill it. */
 export const acceptElicitationDefaults: ElicitationHandler = async () => ({ action: "accept", content: {} });
 
@@ -111,6 +115,13 @@ export interface McpServerManagerOptions {
   resolveNpx?: boolean;
   /** Without it, servers are told the client cannot elicit (they must not ask). */
   elicitation?: ElicitationHandler;
+  /** Without it, servers are told the client cannot open pages for them (URL-mode elicitation). */
+  urlElicitation?: UrlElicitationHandler;
+  /**
+   * The directories servers may work in, answered to `roots/list` (Pi's working directory). Fixed for the manager's
+   * life: a Pi session never changes its directory, and a new session gets a new manager (its servers restart).
+   */
+  roots?: readonly string[];
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
   onSignInNeeded?: (name: string, error: NeedsAuthError) => void;
 }
@@ -241,6 +252,8 @@ export class McpServerManager {
   private readonly requestTimeoutMs: number;
   private readonly resolveNpx: boolean;
   private readonly elicitation?: ElicitationHandler;
+  private readonly urlElicitation?: UrlElicitationHandler;
+  private readonly roots: readonly string[];
   private readonly onSignInNeeded?: (name: string, error: NeedsAuthError) => void;
   private readonly oauthStore: OAuthStore;
   /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
@@ -252,6 +265,8 @@ export class McpServerManager {
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.resolveNpx = options.resolveNpx ?? true;
     this.elicitation = options.elicitation;
+    this.urlElicitation = options.urlElicitation;
+    this.roots = options.roots ?? [];
     this.onSignInNeeded = options.onSignInNeeded;
     this.oauthStore = new OAuthStore(options.agentDir);
   }
@@ -544,6 +559,8 @@ export class McpServerManager {
         agentDir: this.agentDir,
         resolveNpx: this.resolveNpx,
         elicitation: this.elicitation,
+        urlElicitation: this.urlElicitation,
+        roots: () => this.roots,
         stderr: record.stderr,
         oauth: { store: this.oauthStore, state: record.auth },
         signal,

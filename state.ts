@@ -3,6 +3,8 @@
  * model has been given. Built at `session_start` (init.ts), dropped at `session_shutdown`.
  */
 import type { SessionApprovals } from "./approvals.ts";
+import type { ConfigChange } from "./config-apply.ts";
+import type { UnansweredPages } from "./elicitation-url.ts";
 import type { ToolSearchIndex } from "./search-index.ts";
 import type { SemanticRanker } from "./search-semantic.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
@@ -74,6 +76,10 @@ export interface McpExtensionState extends ToolView {
    * registered only when it is to be active). Pi activates a tool it registers for the first time.
    */
   readonly registerTools: (names: readonly string[]) => void;
+  /** After a config file was changed from inside Pi: the session follows the new config (no /reload). */
+  readonly reloadConfig: () => Promise<ConfigChange>;
+  /** Pages servers asked the user to open when nobody could be asked (print mode): told to the model with the result. */
+  readonly unansweredPages: UnansweredPages;
   shutDown: boolean;
   /** Pi's reason for the shutdown (`quit`, `reload`, `new`, …): calls cut short by it say so. */
   shutdownReason?: string;

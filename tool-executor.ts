@@ -11,6 +11,7 @@ import type { AgentToolResult, AgentToolUpdateCallback, ExtensionContext } from 
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { askApproval, needsApproval } from "./approvals.ts";
 import { callLimits, timeoutMessage, type CallLimits } from "./call-limits.ts";
+import { callWithUrlElicitation } from "./elicitation-url.ts";
 import { formatParameters } from "./json-schema.ts";
 import {
   keepOverflow,
@@ -56,9 +57,11 @@ export async function executeMcpTool(
   let ok = false;
   try {
     const tool = state.manager.getConnection(found.serverName) ? found : await connectFor(state, found, signal);
-    const result = await callTool(state, tool, params, signal, onUpdate);
+    const result = await callTool(state, tool, params, signal, onUpdate, ctx);
     ok = true;
-    return result;
+    return withUnansweredPages(state, found.serverName, result);
+  } catch (error) {
+    throw errorWithUnansweredPages(state, found.serverName, error);
   } finally {
     state.stats?.record(found.serverName, found.originalName, performance.now() - startedAt, ok);
   }
@@ -70,6 +73,7 @@ async function callTool(
   params: unknown,
   signal: AbortSignal | undefined,
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
+  ctx: ExtensionContext | undefined,
 ): Promise<AgentToolResult<McpToolDetails>> {
   const { settings } = state.config;
   const limits = callLimits(state.servers.get(tool.serverName), settings);
@@ -82,10 +86,16 @@ async function callTool(
     result = resourceUri
       ? transformResourceResult(await state.manager.readResource(tool.serverName, resourceUri, timeouts), options)
       : transformMcpResult(
-          await state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
-            ...timeouts,
-            onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
-          }),
+          await callWithUrlElicitation(
+            () =>
+              state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
+                ...timeouts,
+                onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
+              }),
+            tool.serverName,
+            ctx,
+            signal,
+          ),
           options,
         );
   } catch (error) {
@@ -98,6 +108,18 @@ async function callTool(
   if (result.isError) throw new McpToolError(result);
   const details = { server: tool.serverName, tool: tool.originalName, truncated: !!result.details.truncation, toonEncoded: result.details.toonEncoded };
   return { content: result.content, details };
+}
+
+/** Pages the server asked the user to open during the call that nobody could be asked about: the model is told. */
+function withUnansweredPages(state: McpExtensionState, serverName: string, result: AgentToolResult<McpToolDetails>): AgentToolResult<McpToolDetails> {
+  const note = state.unansweredPages.take(serverName);
+  return note ? { ...result, content: [...result.content, { type: "text", text: note }] } : result;
+}
+
+function errorWithUnansweredPages(state: McpExtensionState, serverName: string, error: unknown): unknown {
+  const note = state.unansweredPages.take(serverName);
+  if (note && error instanceof Error) error.message += `\n${note}`;
+  return error;
 }
 
 /**

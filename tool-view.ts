@@ -10,8 +10,10 @@ import { withDirectInstructions } from "./server-instructions.ts";
 import { buildToolMetadata } from "./tool-metadata.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
 
-export function buildToolView(config: LoadedConfig, cache: MetadataCacheSnapshot): ToolView {
+/** `live`: catalogs listed in this session that still apply (after a config change); they win over the cache. */
+export function buildToolView(config: LoadedConfig, cache: MetadataCacheSnapshot, live: ReadonlyMap<string, ServerCatalogEntry> = new Map()): ToolView {
   const catalogs = cachedCatalogs(config, cache);
+  for (const [name, catalog] of live) catalogs.set(name, catalog);
   return { config, servers: new Map(config.servers.map((server) => [server.name, server])), catalogs, ...toolsOf(catalogs, config) };
 }
 

@@ -1,0 +1,34 @@
+/**
+ * The session following a config change made from inside Pi (`/mcp enable | disable | add | remove`), without
+ * `/reload`: servers no longer enabled (or whose entry changed) are stopped and their tools leave the view; servers
+ * newly enabled bring their tools from the cache, or from a first connection made by the caller (init.ts).
+ * What was listed live in this session is kept for the servers the change did not touch.
+ */
+import type { MetadataCacheSnapshot } from "./metadata-cache.ts";
+import type { McpExtensionState } from "./state.ts";
+import { buildToolView } from "./tool-view.ts";
+import type { LoadedConfig, ServerDefinition } from "./types.ts";
+
+/** Servers the change started using (newly enabled, added, or changed) and stopped using. */
+export interface ConfigChange {
+  started: string[];
+  stopped: string[];
+}
+
+export async function applyConfig(state: McpExtensionState, config: LoadedConfig, cache: MetadataCacheSnapshot): Promise<ConfigChange> {
+  const before = enabledByName(state.config.servers);
+  const after = enabledByName(config.servers);
+  const changed = (name: string) => JSON.stringify(before.get(name)) !== JSON.stringify(after.get(name));
+  const stopped = [...before.keys()].filter(changed);
+  const started = [...after.keys()].filter(changed);
+  const kept = new Map([...state.catalogs].filter(([name]) => after.has(name) && !changed(name)));
+  Object.assign(state, buildToolView(config, cache, kept));
+  state.searchIndex = undefined;
+  state.lifecycle.registerServers(config.servers, config.settings);
+  await Promise.all(stopped.map((name) => state.manager.close(name)));
+  return { started, stopped };
+}
+
+function enabledByName(servers: readonly ServerDefinition[]): Map<string, ServerDefinition> {
+  return new Map(servers.filter((server) => server.enabled !== false).map((server) => [server.name, server]));
+}

@@ -1,0 +1,162 @@
+/**
+ * Editing our own config files from inside Pi (`/mcp enable | disable | add | remove`). Each change is one jsonc-parser
+ * edit of the server's entry, so comments, key order and formatting everywhere else stay byte for byte as the user
+ * wrote them (an inserted entry is formatted in the file's own indentation, and only it). A file that does not parse
+ * is refused, never rewritten; an unwritable one is refused before anything is written; the new content replaces
+ * the file atomically (atomic-file.ts), keeping its permissions.
+ */
+import { constants } from "node:fs";
+import { access, mkdir, readFile, stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import { createRequire } from "node:module";
+import type { FormattingOptions, JSONPath, ParseError } from "jsonc-parser";
+import { writeFileAtomic } from "./atomic-file.ts";
+import { isPlainObject } from "./config-problems.ts";
+import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "./file-lock.ts";
+
+/** One change: the value at `path` set (an object or a field), or removed when `value` is undefined. */
+interface ConfigEdit {
+  path: JSONPath;
+  value: unknown;
+}
+
+/** What a file holds before an edit: its text and its parsed top level. */
+interface ConfigText {
+  text: string;
+  data: Record<string, unknown>;
+  mode: number | undefined;
+}
+
+const requireModule = createRequire(import.meta.url);
+let jsonc: typeof import("jsonc-parser") | undefined;
+const parser = () => (jsonc ??= requireModule("jsonc-parser") as typeof import("jsonc-parser"));
+
+/** Enables or disables `name` in `file`: its own entry, or an override entry `{ "enabled": … }` created for it. */
+export function writeServerEnabled(file: string, name: string, enabled: boolean): Promise<void> {
+  return editConfigFile(file, (data) => {
+    const key = serverTableKey(data);
+    const entry = serverEntry(data, name);
+    // `disabled: true` would win over `enabled`: one field says it.
+    const stale = isPlainObject(entry) && "disabled" in entry ? [{ path: [key, name, "disabled"], value: undefined }] : [];
+    return [...stale, { path: [key, name, "enabled"], value: enabled }];
+  });
+}
+
+/** Adds a new server entry; refuses a name the file has already. */
+export function writeServerEntry(file: string, name: string, entry: Record<string, unknown>): Promise<void> {
+  return editConfigFile(file, (data) => {
+    if (serverEntry(data, name) !== undefined) throw new Error(`${file} already has a server named "${name}"`);
+    return [{ path: [serverTableKey(data), name], value: entry }];
+  });
+}
+
+/** Removes the server's entry; refuses when the file has none. */
+export function removeServerEntry(file: string, name: string): Promise<void> {
+  return editConfigFile(file, (data) => {
+    if (serverEntry(data, name) === undefined) throw new Error(`${file} has no server named "${name}"`);
+    return [{ path: [serverTableKey(data), name], value: undefined }];
+  });
+}
+
+/** The key of the file's server table: `mcpServers`, unless the file only has upstream's `mcp-servers`. */
+function serverTableKey(data: Record<string, unknown>): string {
+  return data.mcpServers === undefined && data["mcp-servers"] !== undefined ? "mcp-servers" : "mcpServers";
+}
+
+/** The file's entry for `name`, as written (undefined when it has none). */
+function serverEntry(data: Record<string, unknown>, name: string): unknown {
+  const table = data[serverTableKey(data)];
+  return isPlainObject(table) && Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
+/**
+ * Applies the edits `plan` makes from the file's content, in order, and replaces the file. Errors name the file.
+ * Under the cross-process lock: two Pi sessions changing the same file at once must not undo each other's edit.
+ */
+async function editConfigFile(file: string, plan: (data: Record<string, unknown>) => ConfigEdit[]): Promise<void> {
+  await mkdir(dirname(file), { recursive: true }).catch(() => undefined); // the lock lives beside the file
+  const release = await acquireFileLock(file, DEFAULT_LOCK_TIMEOUT_MS, () => {});
+  if (typeof release === "string") throw new Error(release.replace(/; write skipped$/, ""));
+  try {
+    await editLocked(file, plan);
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
+async function editLocked(file: string, plan: (data: Record<string, unknown>) => ConfigEdit[]): Promise<void> {
+  const { text, data, mode } = await readForEdit(file);
+  const edits = plan(data);
+  await ensureWritable(file);
+  let next = text;
+  for (const edit of edits) next = applyEdit(next, edit);
+  if (!next.endsWith("\n")) next += detectEol(text);
+  try {
+    await writeFileAtomic(file, next, { mode });
+  } catch (error) {
+    throw new Error(`cannot write ${file}: ${reason(error)}`, { cause: error });
+  }
+}
+
+async function readForEdit(file: string): Promise<ConfigText> {
+  let text: string;
+  let mode: number | undefined;
+  try {
+    text = await readFile(file, "utf8");
+    mode = (await stat(file)).mode & 0o777;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { text: "", data: {}, mode: undefined };
+    throw new Error(`cannot read ${file}: ${reason(error)}`, { cause: error });
+  }
+  if (text.replace(/^\uFEFF/, "").trim() === "") return { text, data: {}, mode };
+  const errors: ParseError[] = [];
+  const data = parser().parse(text, errors, { allowTrailingComma: true }) as unknown;
+  if (errors.length > 0) {
+    const { line, column } = lineAndColumn(text, errors[0]!.offset);
+    throw new Error(`${file} has a syntax error at line ${line}, column ${column}; fix it before changing it from Pi`);
+  }
+  if (!isPlainObject(data)) throw new Error(`${file}: the top level must be a JSON object; fix it before changing it from Pi`);
+  return { text, data, mode };
+}
+
+async function ensureWritable(file: string): Promise<void> {
+  try {
+    await access(file, constants.W_OK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // created by the write (its folder is checked then)
+    throw new Error(`cannot write ${file}: ${reason(error)}`, { cause: error });
+  }
+}
+
+function applyEdit(text: string, edit: ConfigEdit): string {
+  const { modify, applyEdits, format } = parser();
+  const formatting = formattingOf(text);
+  const edits = modify(text, edit.path, edit.value, { formattingOptions: undefined });
+  const changed = applyEdits(text, edits);
+  if (edit.value === undefined || edits.length === 0) return changed;
+  // Formatting through `modify` would re-indent the sibling before the insertion too: only the new text is formatted.
+  const inserted = edits[0]!;
+  return applyEdits(changed, format(changed, { offset: inserted.offset, length: inserted.content.length }, formatting));
+}
+
+/** The file's own indentation and line ends (two spaces for a new file). */
+function formattingOf(text: string): FormattingOptions {
+  const indent = /^([ \t]+)\S/m.exec(text)?.[1];
+  const eol = detectEol(text);
+  if (indent?.startsWith("\t")) return { insertSpaces: false, tabSize: 4, eol };
+  return { insertSpaces: true, tabSize: indent?.length ?? 2, eol };
+}
+
+function detectEol(text: string): string {
+  return text.includes("\r\n") ? "\r\n" : "\n";
+}
+
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset).split("\n");
+  return { line: before.length, column: before.at(-1)!.length + 1 };
+}
+
+function reason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code ?? (error instanceof Error ? error.message : String(error));
+}

@@ -1,0 +1,86 @@
+/**
+ * `/mcp` with no argument in the interactive TUI: a panel of Pi's own components (SelectList between borders)
+ * listing every server with its state, tools and source. Enter opens the server's actions (reconnect, enable or
+ * disable, show tools, sign in) in Pi's select dialog; after one runs, the panel comes back with the new state;
+ * Esc closes it. Modes without a TUI never render a custom component (RPC answers `undefined` without building it):
+ * the caller then prints the status text instead.
+ */
+import { DynamicBorder, type ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { Container, type SelectItem, SelectList, Text } from "@mariozechner/pi-tui";
+import { canSignIn } from "./connection-common.ts";
+import { runManageCommand } from "./commands-manage.ts";
+import type { McpExtensionState } from "./state.ts";
+import type { ServerDefinition } from "./types.ts";
+import { DIALOG_TIMEOUT_MS, showText } from "./ui.ts";
+
+/** What the panel's actions do, implemented where the commands are (commands.ts). */
+export interface PanelActions {
+  /** One line: state, tools (as /mcp status says them). */
+  summary(server: ServerDefinition): string;
+  reconnect(name: string): Promise<void>;
+  toolsText(name: string): string;
+  signIn(name: string): Promise<void>;
+}
+
+const MAX_VISIBLE = 12;
+
+/** Shows the panel until the user closes it; false when this mode cannot show it (nothing was rendered). */
+export async function openServersPanel(ctx: ExtensionCommandContext, state: McpExtensionState, actions: PanelActions): Promise<boolean> {
+  for (;;) {
+    let rendered = false;
+    const picked = await ctx.ui.custom<string | undefined>((tui, theme, _keybindings, done) => {
+      rendered = true;
+      const items = serverItems(state, actions);
+      const border = () => new DynamicBorder((text: string) => theme.fg("accent", text));
+      const list = new SelectList(items, Math.min(Math.max(items.length, 1), MAX_VISIBLE), {
+        selectedPrefix: (text) => theme.fg("accent", text),
+        selectedText: (text) => theme.fg("accent", text),
+        description: (text) => theme.fg("muted", text),
+        scrollInfo: (text) => theme.fg("dim", text),
+        noMatch: (text) => theme.fg("warning", text),
+      });
+      list.onSelect = (item) => done(item.value);
+      list.onCancel = () => done(undefined);
+      const panel = new Container();
+      panel.addChild(border());
+      panel.addChild(new Text(theme.fg("accent", theme.bold(`MCP servers (${items.length})`))));
+      panel.addChild(list);
+      panel.addChild(new Text(theme.fg("dim", "↑↓ select · enter actions · esc close")));
+      panel.addChild(border());
+      return {
+        render: (width: number) => panel.render(width),
+        invalidate: () => panel.invalidate(),
+        handleInput: (data: string) => {
+          list.handleInput(data);
+          tui.requestRender();
+        },
+      };
+    });
+    if (!rendered) return false;
+    const server = picked === undefined ? undefined : state.servers.get(picked);
+    if (!server || state.shutDown) return true;
+    await runAction(ctx, state, server, actions);
+  }
+}
+
+function serverItems(state: McpExtensionState, actions: PanelActions): SelectItem[] {
+  return [...state.servers.values()].map((server) => ({
+    value: server.name,
+    label: server.name,
+    description: `${actions.summary(server)} · ${server.source.kind}: ${server.source.path}`,
+  }));
+}
+
+/** The server's actions in Pi's select dialog; the chosen one runs (dismissing goes back to the panel). */
+async function runAction(ctx: ExtensionCommandContext, state: McpExtensionState, server: ServerDefinition, actions: PanelActions): Promise<void> {
+  const enabled = server.enabled !== false;
+  const choices: Array<[string, () => Promise<unknown> | void]> = [
+    ...(enabled ? [["Reconnect", () => actions.reconnect(server.name)] as [string, () => Promise<void>]] : []),
+    [enabled ? "Disable" : "Enable", () => runManageCommand(ctx, state, enabled ? "disable" : "enable", [server.name])],
+    ["Show tools", () => showText(ctx, actions.toolsText(server.name))],
+    ...(enabled && canSignIn(server) ? [["Sign in", () => actions.signIn(server.name)] as [string, () => Promise<void>]] : []),
+  ];
+  const labels = choices.map(([label]) => label);
+  const picked = await ctx.ui.select(`MCP server "${server.name}"`, labels, { timeout: DIALOG_TIMEOUT_MS });
+  await choices.find(([label]) => label === picked)?.[1]();
+}

@@ -1,0 +1,113 @@
+/**
+ * The `/mcp` panel in the real `pi` TUI (tmux): the servers with their state, tools and source; Enter opens a
+ * server's actions; "Disable" asks which file, writes it (comments kept) and the panel comes back showing the server
+ * disabled; "Enable" brings it back. The screens are saved to $PANEL_CAPTURE when set (for the notes).
+ */
+import { execFileSync } from "node:child_process";
+import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, expect, test } from "vitest";
+import { FAUX_MODEL } from "./helpers/faux-provider-extension.ts";
+import { currentHost } from "./helpers/hosts.ts";
+import { itemsServer, warmCache } from "./helpers/items-fixture.ts";
+import { type McpDirs, mcpDirs } from "./helpers/mcp-setup.ts";
+import { descendantProcesses } from "./helpers/processes.ts";
+
+const host = currentHost();
+const SESSION = `pi-mcp-panel-${process.pid}`;
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
+const screen = () => tmux("capture-pane", "-p", "-t", SESSION);
+const keys = (...names: string[]) => tmux("send-keys", "-t", SESSION, ...names);
+
+async function save(title: string): Promise<void> {
+  const file = process.env.PANEL_CAPTURE;
+  if (file) await appendFile(file, `===== Pi ${host.version}: ${title} =====\n${screen().trimEnd()}\n\n`);
+}
+
+/** The real `pi` TUI with the adapter, a model that is never asked, and the cwd and agent dir of `dirs`. */
+async function startTui(dirs: McpDirs): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), "pi-panel-"));
+  cleanups.push(() => rm(work, { recursive: true, force: true }));
+  await writeFile(join(dirs.agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false }, cacheWarming: "off" }));
+  const steps = join(work, "steps.json");
+  await writeFile(steps, "[]");
+  const command = [
+    `PI_CODING_AGENT_DIR=${dirs.agentDir}`,
+    `PI_FAUX_STEPS=${steps}`,
+    host.nodeBinary,
+    host.cliPath,
+    "--offline --no-session",
+    `-e ${resolve("pi-mcp-adapter.ts")} -e ${resolve("test/helpers/faux-json-script.ts")}`,
+    `--model ${FAUX_MODEL}`,
+  ].join(" ");
+  tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "40", "-c", dirs.cwd, command);
+  cleanups.push(async () => {
+    try {
+      execFileSync("tmux", ["kill-session", "-t", SESSION], { stdio: "ignore" });
+    } catch {
+      // Gone already: Pi quit, and its session with it.
+    }
+  });
+}
+
+const CONFIG = (items: Record<string, unknown>) => `{
+  // servers for the panel test
+  "mcpServers": {
+    "items": ${JSON.stringify(items)}, /* the inventory */
+    "spare": { "command": "pi-mcp-no-such-command", "enabled": false }
+  }
+}
+`;
+
+test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source; Enter → Disable → file → panel shows it disabled`, async () => {
+  const dirs = await mcpDirs({ mcpServers: { items: itemsServer() } });
+  cleanups.push(dirs.cleanup);
+  await warmCache(dirs, "items");
+  const userFile = join(dirs.agentDir, "mcp.json");
+  await writeFile(userFile, CONFIG(itemsServer()));
+  await startTui(dirs);
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP 0/1 up");
+
+  keys("/mcp");
+  keys("Escape"); // closes the command completion list, so Enter submits
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
+  expect(screen()).toMatch(/→ items +not started · 7 tools \(from the cache, listed [^)]+\) · user: /);
+  expect(screen()).toMatch(/spare +disabled · user: /);
+  await save("/mcp opens the panel");
+
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain('MCP server "items"');
+  expect(screen()).toMatch(/Reconnect[\s\S]*Disable[\s\S]*Show tools/);
+  await save("Enter on items: its actions");
+  keys("Down");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain('Disable MCP server "items" in');
+  await save("Disable: which file");
+  keys("Down"); // project first, then user
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ items +disabled · user: /);
+  await save("the panel again, items disabled");
+  // Only the entry changed: the new field on a line of its own, everything else byte for byte.
+  expect(await readFile(userFile, "utf8")).toBe(CONFIG(itemsServer()).replace("}}, /* the inventory */", '},\n      "enabled": false}, /* the inventory */'));
+
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/Enable[\s\S]*Show tools/);
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain('Enable MCP server "items" in');
+  keys("Down");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ items +not started · 7 tools/);
+  keys("Escape");
+  await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (2)");
+  await save("Esc closed the panel");
+
+  keys("/quit", "Enter");
+  await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
+}, 300_000); // a dozen screens, each waited for: room for a loaded machine
