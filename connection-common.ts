@@ -144,18 +144,51 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<
     return Promise.reject(signal.reason);
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const stopWaiting = whenAborted(signal, () => reject(signal.reason));
     promise.then(
       (value) => {
-        signal.removeEventListener("abort", onAbort);
+        stopWaiting();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
+        stopWaiting();
         reject(error);
       },
     );
   });
+}
+
+/** The one listener on a signal, and what waits through it. */
+interface AbortWaiters {
+  readonly listener: () => void;
+  readonly waiting: Set<() => void>;
+}
+
+const abortWaiters = new WeakMap<AbortSignal, AbortWaiters>();
+
+/**
+ * Calls `onAbort` when the signal aborts; the returned function stops waiting. Every call of one Pi run shares the
+ * run's signal: fifty calls waiting on it at once would be fifty listeners (Node warns past ten), so they share one,
+ * removed once nothing waits.
+ */
+function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
+  let waiters = abortWaiters.get(signal);
+  if (!waiters) {
+    const waiting = new Set<() => void>();
+    const listener = () => {
+      abortWaiters.delete(signal);
+      for (const waiter of waiting) waiter();
+    };
+    waiters = { listener, waiting };
+    abortWaiters.set(signal, waiters);
+    signal.addEventListener("abort", listener, { once: true });
+  }
+  const { listener, waiting } = waiters;
+  waiting.add(onAbort);
+  return () => {
+    if (!waiting.delete(onAbort) || waiting.size > 0) return;
+    abortWaiters.delete(signal);
+    signal.removeEventListener("abort", listener);
+  };
 }
 
