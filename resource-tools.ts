@@ -1,13 +1,14 @@
 /**
  * MCP resources offered to the model as tools: `get_<resource name>`, no arguments, reading calls `resources/read`.
  * A resource template (`note://{id}`) is a tool too: its parameters are the template's variables, and a call reads
- * the URI they make. Templates are RFC 6570; the SDK's `UriTemplate` (a module with no dependencies, cheap to load
- * at startup) reads and expands them, levels 1 to 3.
+ * the URI they make. Templates are RFC 6570: their variables are read here (tools are registered at startup, and the
+ * MCP SDK is not loaded then); the SDK's `UriTemplate` expands them at the first call, levels 1 to 3.
  */
-import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import type { McpResource, McpResourceTemplate } from "./types.ts";
 import { shortHash } from "./types.ts";
 
+/** Every expression of a template (`{id}`, `{+path}`, `{?q,page}`): its operator, then its variable list. */
+const EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
 /** Variables of these expressions may be left out (`{?q}`, `{&page}`, `{#part}`): the others make the resource's address. */
 const OPTIONAL_EXPRESSION = /\{[?&#]([^}]*)\}/g;
 
@@ -45,7 +46,8 @@ export function templateToolDescription(template: McpResourceTemplate): string {
 
 /** The tool's JSON Schema: a string per variable. Throws on a template that cannot be read. */
 export function templateParameters(template: McpResourceTemplate): Record<string, unknown> {
-  const names = [...new Set(new UriTemplate(template.uriTemplate).variableNames)];
+  if (/[{}]/.test(template.uriTemplate.replace(EXPRESSION, ""))) throw new Error(`Unclosed or stray brace in ${template.uriTemplate}`);
+  const names = [...new Set([...template.uriTemplate.matchAll(EXPRESSION)].flatMap((match) => variableNames(match[2]!)))];
   const optional = new Set([...template.uriTemplate.matchAll(OPTIONAL_EXPRESSION)].flatMap((match) => variableNames(match[1]!)));
   const properties = Object.fromEntries(
     names.map((name) => [name, { type: "string", description: `Fills {${name}} in ${template.uriTemplate}` }]),
@@ -54,11 +56,12 @@ export function templateParameters(template: McpResourceTemplate): Record<string
 }
 
 /** The URI to read: the template filled with the call's arguments (numbers and booleans as text). */
-export function expandTemplate(uriTemplate: string, params: Record<string, unknown>): string {
+export async function expandTemplate(uriTemplate: string, params: Record<string, unknown>): Promise<string> {
   const variables: Record<string, string> = {};
   for (const [name, value] of Object.entries(params)) {
     if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") variables[name] = String(value);
   }
+  const { UriTemplate } = await import("@modelcontextprotocol/sdk/shared/uriTemplate.js");
   return new UriTemplate(uriTemplate).expand(variables);
 }
 

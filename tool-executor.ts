@@ -82,7 +82,7 @@ async function callTool(
   const timeouts = { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs };
   let result: TransformedResult;
   try {
-    const resourceUri = tool.uriTemplate ? expandTemplate(tool.uriTemplate, asArguments(params)) : tool.resourceUri;
+    const resourceUri = tool.uriTemplate ? await expandTemplate(tool.uriTemplate, asArguments(params)) : tool.resourceUri;
     result = resourceUri
       ? transformResourceResult(await state.manager.readResource(tool.serverName, resourceUri, timeouts), options)
       : transformMcpResult(

@@ -79,13 +79,13 @@ describe("a prompt's messages as the user's message", () => {
 });
 
 describe("resource templates as tools", () => {
-  it("take the template's variables as string parameters, query variables optional, and read the expanded URI", () => {
+  it("take the template's variables as string parameters, query variables optional, and read the expanded URI", async () => {
     const template = { uriTemplate: "file:///{+path}{?rev,mode}{#part}", name: "file" };
     const schema = templateParameters(template) as { properties: Record<string, unknown>; required: string[] };
     expect(Object.keys(schema.properties)).toEqual(["path", "rev", "mode", "part"]);
     expect(schema.required).toEqual(["path"]);
-    expect(expandTemplate(template.uriTemplate, { path: "a/b c", rev: 3, part: "x" })).toBe("file:///a/b%20c?rev=3#x");
-    expect(expandTemplate("note://{id}", { id: "a/b" })).toBe("note://a%2Fb");
+    expect(await expandTemplate(template.uriTemplate, { path: "a/b c", rev: 3, part: "x" })).toBe("file:///a/b%20c?rev=3#x");
+    expect(await expandTemplate("note://{id}", { id: "a/b" })).toBe("note://a%2Fb");
     expect(() => templateParameters({ uriTemplate: "note://{id", name: "broken" })).toThrow(/Unclosed/);
   });
 });
