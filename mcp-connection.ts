@@ -158,9 +158,13 @@ export class McpSession {
     return this.settle(listResources(this.client, options));
   }
 
+  /** Templates came later than resources: a server that does not know the method simply has none. */
   async listResourceTemplates(options: RequestOptions): Promise<Listing<McpResourceTemplate>> {
     if (!this.client.getServerCapabilities()?.resources) return { items: [], problems: [] };
-    return this.settle(listResourceTemplates(this.client, options));
+    return this.settle(listResourceTemplates(this.client, options)).catch((error: unknown) => {
+      if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) return { items: [], problems: [] };
+      throw error;
+    });
   }
 
   /** A server without the prompts capability has none (and must not be asked). */
