@@ -83,7 +83,7 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
     expect((await pi.command("/mcp status")).text).toContain("- items: disabled");
 
     const enabled = await pi.command("/mcp enable items");
-    expect(enabled.text).toMatch(/Enabled MCP server "items" \([^)]+\): 7 tools \(items__echo, /);
+    expect(enabled.text).toMatch(/Enabled MCP server "items" \([^)]+\): 10 tools \(items__echo, /);
     expect(await readFile(userFile, "utf8")).toBe(afterDisable.replace('"enabled": false\n    }, // keep', '"enabled": true\n    }, // keep'));
     expect(await search(pi, "select:items__echo")).toContain("items__echo");
     expect(pi.errors).toEqual([]);

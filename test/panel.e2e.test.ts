@@ -78,7 +78,7 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   keys("Escape"); // closes the command completion list, so Enter submits
   keys("Enter");
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
-  expect(screen()).toMatch(/→ items +not started · 7 tools \(from the cache, listed [^)]+\) · user: /);
+  expect(screen()).toMatch(/→ items +not started · 10 tools \(from the cache, listed [^)]+\) · user: /);
   expect(screen()).toMatch(/spare +disabled · user: /);
   await save("/mcp opens the panel");
 
@@ -103,7 +103,7 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   await expect.poll(screen, { timeout: 30_000 }).toContain('Enable MCP server "items" in');
   keys("Down");
   keys("Enter");
-  await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ items +not started · 7 tools/);
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ items +not started · 10 tools/);
   keys("Escape");
   await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (2)");
   await save("Esc closed the panel");
