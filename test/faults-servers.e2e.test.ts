@@ -38,7 +38,7 @@ describe(`server faults on Pi ${host.version}`, () => {
     const dirs = await harness.dirs({
       good: faulty({ FAULT_GARBAGE: "1" }),
       broken: stdioFixture({ FIXTURE_MODE: "exit-at-start" }, { lifecycle: "eager" }),
-      stuck: stdioFixture({ FIXTURE_MODE: "hang", FIXTURE_LOG: "stuck.log" }, { lifecycle: "eager", startupTimeoutMs: 1_000, cwd: "." }),
+      stuck: stdioFixture({ FIXTURE_MODE: "hang", FIXTURE_LOG: "stuck.log" }, { lifecycle: "eager", startupTimeoutMs: 3_000, cwd: "." }),
     });
     const stuckLog = join(dirs.cwd, "stuck.log");
     const pi = await harness.session(dirs, [search("echo the text back"), callLoaded("good__echo", { text: "still here" }), "done"]);
@@ -57,13 +57,13 @@ describe(`server faults on Pi ${host.version}`, () => {
       },
       {
         level: "error",
-        message: expect.stringMatching(/^MCP server "stuck" failed to connect: did not finish starting within 1 s \(start, initialize, list tools\)/),
+        message: expect.stringMatching(/^MCP server "stuck" failed to connect: did not finish starting within 3 s \(start, initialize, list tools\)/),
       },
     ]);
     const status = (await pi.command("/mcp status")).text;
     expect(status).toMatch(/✓ good: connected · lazy · stdio · 6 tools · pid \d+\n/);
     expect(status).toMatch(/✗ broken: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "broken" failed to connect: the server process exited before it was ready \(next attempt in \d+ s\)/);
-    expect(status).toMatch(/✗ stuck: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "stuck" failed to connect: did not finish starting within 1 s/);
+    expect(status).toMatch(/✗ stuck: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "stuck" failed to connect: did not finish starting within 3 s/);
     const [stuckPid] = startedPids(stuckLog);
     expect(stuckPid).toBeDefined();
     expect(isRunning(stuckPid!)).toBe(false);
