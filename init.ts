@@ -183,12 +183,14 @@ export class McpAdapter {
     return change;
   }
 
-  /** The view changed as a whole: what is new is registered, and only tools the view still has stay active. */
+  /**
+   * The view changed as a whole: registered as after a listing (only what is to be active is new to Pi: see
+   * `refreshRegistrations`), and tools the view no longer has are switched off.
+   */
   private syncRegistrations(state: McpExtensionState): void {
-    const added = new Set(this.registrar.register(this.definitions(state)));
+    const wanted = this.refreshRegistrations(state);
     const ours = new Set(this.registrar.registeredNames());
-    const wanted = new Set([...this.adapterToolNames(state), ...state.directToolNames]);
-    const kept = this.pi.getActiveTools().filter((name) => !ours.has(name) || (state.tools.byName.has(name) && !added.has(name)));
+    const kept = this.pi.getActiveTools().filter((name) => !ours.has(name) || state.tools.byName.has(name));
     this.pi.setActiveTools([...new Set([...kept, ...wanted])]);
   }
 
@@ -279,10 +281,13 @@ export class McpAdapter {
 
   /**
    * After a server's tools changed: update what Pi has, and register what should be on (the direct tools, the
-   * adapter's own; Pi activates them). Other new tools wait until ToolSearch loads them.
+   * adapter's own; Pi activates them). Other new tools wait until ToolSearch loads them. Returns the names that are
+   * to be active.
    */
-  private refreshRegistrations(state: McpExtensionState): void {
-    this.registrar.registerWanted(this.definitions(state), new Set([...this.adapterToolNames(state), ...state.directToolNames]));
+  private refreshRegistrations(state: McpExtensionState): ReadonlySet<string> {
+    const wanted = new Set([...this.adapterToolNames(state), ...state.directToolNames]);
+    this.registrar.registerWanted(this.definitions(state), wanted);
+    return wanted;
   }
 
   /** Every MCP tool of the view, and the adapter's own tools it needs. */
