@@ -413,31 +413,23 @@ function persist(state: McpExtensionState, name: string, entry: CachedServerEntr
 
 /** Tools loaded by ToolSearch earlier in this session (before a reload, resume or fork): they stay loaded. */
 function loadedInSession(ctx: ExtensionContext): Set<string> {
-  const loaded = new Set<string>();
-  for (const details of toolSearchDetails(ctx)) {
-    for (const name of Array.isArray(details.loaded) ? details.loaded : []) if (typeof name === "string") loaded.add(name);
-  }
-  return loaded;
-}
-
-/** The details of every ToolSearch answer on the session's branch. */
-function toolSearchDetails(ctx: ExtensionContext): Partial<ToolSearchDetails>[] {
-  const found: Partial<ToolSearchDetails>[] = [];
-  for (const entry of ctx.sessionManager.getBranch()) {
-    if (entry.type !== "message" || entry.message.role !== "toolResult" || entry.message.toolName !== TOOL_SEARCH_NAME) continue;
-    const details = entry.message.details as Partial<ToolSearchDetails> | undefined;
-    if (details) found.push(details);
-  }
-  return found;
+  return namesInToolSearchDetails(ctx, "loaded");
 }
 
 /** Servers whose instructions a ToolSearch answer showed earlier in this session: the model has them already. */
 function instructedInSession(ctx: ExtensionContext): Set<string> {
-  const shown = new Set<string>();
-  for (const details of toolSearchDetails(ctx)) {
-    for (const name of Array.isArray(details.instructed) ? details.instructed : []) if (typeof name === "string") shown.add(name);
+  return namesInToolSearchDetails(ctx, "instructed");
+}
+
+/** The names a list field of every ToolSearch answer on the session's branch holds. */
+function namesInToolSearchDetails(ctx: ExtensionContext, field: "loaded" | "instructed"): Set<string> {
+  const names = new Set<string>();
+  for (const entry of ctx.sessionManager.getBranch()) {
+    if (entry.type !== "message" || entry.message.role !== "toolResult" || entry.message.toolName !== TOOL_SEARCH_NAME) continue;
+    const list = (entry.message.details as Partial<ToolSearchDetails> | undefined)?.[field];
+    for (const name of Array.isArray(list) ? list : []) if (typeof name === "string") names.add(name);
   }
-  return shown;
+  return names;
 }
 
 function reportConfigProblems(state: McpExtensionState): void {
