@@ -13,6 +13,7 @@ import type { FormattingOptions, JSONPath, ParseError } from "jsonc-parser";
 import { writeFileAtomic } from "./atomic-file.ts";
 import { isPlainObject } from "./config-problems.ts";
 import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "./file-lock.ts";
+import { errorMessage } from "./guards.ts";
 
 /** One change: the value at `path` set (an object or a field), or removed when `value` is undefined. */
 interface ConfigEdit {
@@ -158,5 +159,5 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
 
 function reason(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
-  return code ?? (error instanceof Error ? error.message : String(error));
+  return code ?? errorMessage(error);
 }

@@ -118,6 +118,6 @@ function describeValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-export function formatMegabytes(bytes: number): string {
+function formatMegabytes(bytes: number): string {
   return `${Math.round(bytes / (1024 * 1024))} MB`;
 }
