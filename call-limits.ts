@@ -6,7 +6,8 @@
  * raise it.
  */
 import { MAX_TEXT_BYTES, MAX_TEXT_LINES } from "./mcp-content.ts";
-import { DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, formatDuration } from "./server-manager.ts";
+import { formatDuration } from "./format-time.ts";
+import { DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./server-manager.ts";
 import type { McpSettings, ServerEntry } from "./types.ts";
 
 export interface CallLimits {

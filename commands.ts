@@ -11,6 +11,7 @@ import { openInBrowser } from "./browser.ts";
 import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands-manage.ts";
 import { describeTarget } from "./config-display.ts";
 import { canSignIn, NeedsAuthError } from "./connection-common.ts";
+import { formatSecondsLeft } from "./format-time.ts";
 import { errorMessage } from "./guards.ts";
 import { updateStatus } from "./init.ts";
 import { promptsReport } from "./prompt-commands.ts";
@@ -156,7 +157,7 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
   if (calls) lines.push(`    ${calls}`);
   const retryIn = state.lifecycle.backoffRemainingMs(server.name);
   if (live.lastError && live.status !== "connected") {
-    lines.push(`    last error: ${firstLine(live.lastError)}${retryIn > 0 ? ` (next attempt in ${Math.ceil(retryIn / 1000)} s)` : ""}`);
+    lines.push(`    last error: ${firstLine(live.lastError)}${retryIn > 0 ? ` (next attempt in ${formatSecondsLeft(retryIn)})` : ""}`);
   }
   return lines;
 }

@@ -8,3 +8,8 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** Whatever was thrown, as an Error (a rejected promise may carry anything). */
+export function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -12,6 +12,8 @@
  * - Every timer is cleared by `stop()`, and no callback fires after it (Pi's context is stale by then).
  */
 import { abortable } from "./connection-common.ts";
+import { formatSecondsLeft } from "./format-time.ts";
+import { toError } from "./guards.ts";
 import { ConnectCancelledError, type McpServerManager, type ServerConnection } from "./server-manager.ts";
 import type { LifecycleMode, McpSettings, ServerDefinition } from "./types.ts";
 
@@ -38,8 +40,8 @@ export class ConnectBackoffError extends Error {
   constructor(serverName: string, retryInMs: number, cause: Error, failedAgoMs?: number) {
     const timing =
       failedAgoMs === undefined
-        ? `no new attempt for ${seconds(retryInMs)}`
-        : `failed ${seconds(failedAgoMs)} ago; next attempt in ${seconds(retryInMs)}`;
+        ? `no new attempt for ${formatSecondsLeft(retryInMs)}`
+        : `failed ${formatSecondsLeft(failedAgoMs)} ago; next attempt in ${formatSecondsLeft(retryInMs)}`;
     super(`${cause.message} (${timing})`, { cause });
     this.name = "ConnectBackoffError";
     this.serverName = serverName;
@@ -288,10 +290,3 @@ function revivalDelayMs(revivalsSoFar: number): number {
   return revivalsSoFar === 0 ? 0 : Math.min(MAX_REVIVAL_DELAY_MS, FIRST_REVIVAL_DELAY_MS * 2 ** (revivalsSoFar - 1));
 }
 
-function seconds(ms: number): string {
-  return `${Math.ceil(ms / 1000)} s`;
-}
-
-function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}

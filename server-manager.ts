@@ -20,7 +20,8 @@ import type {
   ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { abortable, canSignIn, NeedsAuthError, type ServerAuthState, transportFamily } from "./connection-common.ts";
-import { errorMessage } from "./guards.ts";
+import { formatDuration, formatSeconds } from "./format-time.ts";
+import { errorMessage, toError } from "./guards.ts";
 import type { McpList, McpSession } from "./mcp-connection.ts";
 import type { CallbackListener } from "./oauth-callback.ts";
 import { OAuthStore } from "./oauth-store.ts";
@@ -773,18 +774,6 @@ function abortFollowers(event: Event): void {
   const signal = event.target as AbortSignal;
   for (const own of followers.get(signal) ?? []) own.abort(signal.reason);
   followers.delete(signal);
-}
-
-function formatSeconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10} s`;
-}
-
-export function formatDuration(ms: number): string {
-  return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : formatSeconds(ms);
-}
-
-function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
 
 /** Resources and their templates: one notification (`resources/list_changed`) covers both. */
