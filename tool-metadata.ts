@@ -73,7 +73,10 @@ interface Candidate {
   build(piName: string): ToolMetadata;
 }
 
-/** Resources are exposed as tools unless the server says `exposeResources: false` (003 §13 default). */
+/**
+ * Resources are exposed as tools unless the server says `exposeResources: false` (the default is `true`: README,
+ * "Server fields").
+ */
 export function buildToolMetadata(catalogs: readonly ServerCatalog[], settings: ToolMetadataSettings = {}): ToolMetadataIndex {
   const mode = settings.toolPrefix ?? "server";
   const skipped: SkippedTool[] = [];
