@@ -7,9 +7,9 @@
 import { resolve } from "node:path";
 import { findNpmLocations, npmEnvConfig, npxInstallDir } from "./npm-locations.ts";
 import { type SpawnForm, isPresent } from "./npx-bins.ts";
-import { inspectInstall, readRequestedPackages } from "./npx-install.ts";
+import { inspectInstall, readRequestedPackages } from "./npx-install-inspect.ts";
 import { type NpxInvocation, parseNpxInvocation } from "./npx-invocation.ts";
-import { installWithNpm } from "./npx-populate.ts";
+import { installWithNpm } from "./npx-npm-install.ts";
 import { npxCacheFile, readCachedResolution, storeResolution } from "./npx-resolver-cache.ts";
 import { findShadowingInstall } from "./npx-shadowing.ts";
 
