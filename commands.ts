@@ -14,6 +14,7 @@ import { canSignIn, NeedsAuthError } from "./connection-common.ts";
 import { formatSecondsLeft } from "./format-time.ts";
 import { errorMessage } from "./guards.ts";
 import { updateStatus } from "./init.ts";
+import { describeNpxResolution } from "./npx-resolution.ts";
 import { promptsReport } from "./prompt-commands.ts";
 import { openServersPanel, type PanelActions } from "./mcp-panel.ts";
 import { DEFAULT_SIGN_IN_TIMEOUT_MS, safeUrl, type ServerState } from "./server-manager.ts";
@@ -148,11 +149,13 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
     toolsFact(state, server.name, live),
     live.pid ? `pid ${live.pid}` : undefined,
   ].filter(Boolean);
-  const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, `    ${source}`];
+  const connection = state.manager.getConnection(server.name);
+  const npx = connection?.npx ? [`    ${describeNpxResolution(connection.npx)}`] : [];
+  const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, ...npx, `    ${source}`];
   // Its config problems (fields not supported, values replaced by a default): it loaded, but not quite as written.
   for (const problem of state.config.problems) if (problem.server === server.name) lines.push(`    ${problem.level}: ${problem.message}`);
   // What its tools/list or resources/list answer had that could not be used (dropped entries, endless pages).
-  for (const problem of state.manager.getConnection(server.name)?.problems ?? []) lines.push(`    ${problem}`);
+  for (const problem of connection?.problems ?? []) lines.push(`    ${problem}`);
   const calls = state.stats ? callSummary([...state.stats.sessionStats(server.name).values()]) : undefined;
   if (calls) lines.push(`    ${calls}`);
   const retryIn = state.lifecycle.backoffRemainingMs(server.name);

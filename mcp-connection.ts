@@ -51,6 +51,7 @@ import type { OutputTail } from "./output-tail.ts";
 import type { ElicitationHandler, UrlElicitationHandler } from "./server-manager.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./server-listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
+import type { NpxResolution } from "./npx-resolution.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
 export { signIn } from "./oauth.ts";
@@ -102,14 +103,17 @@ export class McpSession {
   readonly transport: TransportKind;
   /** stdio: the server's process id. */
   readonly pid?: number;
+  /** An npx command: what runs instead of npm, or why npm runs it. */
+  readonly npx?: NpxResolution;
   /** Ends the session, and for stdio every process the server started. */
   readonly shutdown: () => Promise<void>;
   private events?: SessionEvents;
   /** stdio: the server's process and output (how it ended, whether a message went over the limit). */
   private readonly stdio?: GroupedStdioTransport;
 
-  constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, stdio?: GroupedStdioTransport) {
+  constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, stdio?: GroupedStdioTransport, npx?: NpxResolution) {
     this.client = client;
+    this.npx = npx;
     this.transport = transport;
     this.shutdown = shutdown;
     this.pid = stdio?.pid;
@@ -278,10 +282,8 @@ async function openStdio(def: ServerDefinition, createClient: () => Client, opti
   const env = mergeEnv(process.env, def.env);
   let command = def.command!;
   let args = def.args ?? [];
-  if (options.resolveNpx) {
-    const resolved = await abortable(resolveNpx(command, args, env, def, options.agentDir), signal);
-    if (resolved) ({ command, args } = resolved);
-  }
+  const npx = options.resolveNpx ? await abortable(resolveNpx(command, args, env, def, options.agentDir), signal) : undefined;
+  if (npx?.kind === "resolved") ({ command, args } = npx);
   if (def.cwd) await assertDirectory(def.cwd);
   // Closed while the command was being prepared: start no process only to end it.
   signal.throwIfAborted();
@@ -296,7 +298,7 @@ async function openStdio(def: ServerDefinition, createClient: () => Client, opti
   await connectClient(client, transport, shutdown, options).catch((error: unknown) => {
     throw transport.overflow ?? error;
   });
-  return new McpSession(client, "stdio", shutdown, transport);
+  return new McpSession(client, "stdio", shutdown, transport, npx);
 }
 
 /** How every request to an HTTP server is made: its headers, OAuth, and noting what a refusal asks for. */

@@ -15,7 +15,9 @@ import {
   selectBinName,
   spawnFormFor,
 } from "./npx-bins.ts";
+import { errorMessage } from "./guards.ts";
 import type { NpxInvocation } from "./npx-invocation.ts";
+import { type NpxFallback, npxFallback } from "./npx-resolution.ts";
 
 /** How long an install of a tag, bare name or range is run without npm re-checking it with the registry. */
 export const NPX_REVALIDATION_TTL_MS = 24 * 60 * 60 * 1000;
@@ -32,7 +34,7 @@ export type InstallState =
   /** npx would install or re-check with the registry first: npm has to run. */
   | { kind: "needs-npm"; reason: string }
   /** npx might run something we cannot pin down: leave it to npx. */
-  | { kind: "unsure"; reason: string };
+  | NpxFallback;
 
 export interface InspectOptions {
   now: number;
@@ -44,17 +46,17 @@ export interface InspectOptions {
 export async function readRequestedPackages(
   specs: readonly string[],
   cwd: string,
-): Promise<RequestedPackage[] | string> {
+): Promise<RequestedPackage[] | NpxFallback> {
   const requested: RequestedPackage[] = [];
   for (const spec of specs) {
     let parsed: npa.Result;
     try {
       parsed = npa(spec, cwd);
     } catch (error) {
-      return `invalid package spec ${spec}: ${(error as Error).message}`;
+      return npxFallback(`invalid package spec ${spec}: ${errorMessage(error)}`);
     }
     const name = parsed.type === "directory" ? await directoryPackageName(parsed) : registryName(parsed);
-    if (!name) return `unsupported package spec ${spec} (${parsed.type})`;
+    if (!name) return npxFallback(`unsupported package spec ${spec} (${parsed.type})`);
     requested.push({ spec, parsed, name });
   }
   return requested;
@@ -144,19 +146,19 @@ async function programPath(
   installDir: string,
   installed: readonly InstalledPackage[],
   command: string | undefined,
-): Promise<string | Extract<InstallState, { kind: "unsure" }>> {
+): Promise<string | NpxFallback> {
   if (command !== undefined) {
     const target = await linkedBinTarget(installDir, command, installed);
     // Not a bin of the install: npx would run it from PATH (e.g. `node`) with the install's bins on PATH.
-    return target ?? { kind: "unsure", reason: `${command} is not a bin of the installed packages` };
+    return target ?? npxFallback(`${command} is not a bin of the installed packages`);
   }
   const [pkg] = installed;
   const binName = selectBinName(pkg);
-  if (!binName) return { kind: "unsure", reason: `${pkg.name} has no bin npx could choose` };
+  if (!binName) return npxFallback(`${pkg.name} has no bin npx could choose`);
   const declared = await realpath(join(pkg.dir, ...pkg.bins[binName].split("/"))).catch(() => undefined);
   const linked = await linkedBinTarget(installDir, binName, [pkg]).catch(() => undefined);
   if (!declared || declared !== linked) {
-    return { kind: "unsure", reason: `node_modules/.bin/${binName} does not lead to ${pkg.name}'s bin` };
+    return npxFallback(`node_modules/.bin/${binName} does not lead to ${pkg.name}'s bin`);
   }
   return declared;
 }

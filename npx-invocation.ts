@@ -6,6 +6,7 @@
  * the rest of the line differently from us: the caller then runs the original command.
  */
 import { win32 } from "node:path";
+import { type NpxFallback, isNpxFallback, npxFallback } from "./npx-resolution.ts";
 
 export interface NpxInvocation {
   /** The npm to ask for its config and to install with: the one beside an npx given by path, else `npm` on PATH. */
@@ -29,8 +30,8 @@ export interface NpxInvocation {
   npmOptions: string[];
 }
 
-/** `undefined`: not an npx command at all. `unsupported`: npx, but not in a form we can resolve faithfully. */
-export type NpxParseResult = { invocation: NpxInvocation } | { unsupported: string } | undefined;
+/** `undefined`: not an npx command at all. A fallback: npx, but not in a form we can resolve faithfully. */
+export type NpxParseResult = NpxInvocation | NpxFallback | undefined;
 
 type Launcher = "npx" | "npm exec";
 
@@ -97,17 +98,17 @@ function parseOptions(launcher: Launcher, npmCommand: string, args: readonly str
       continue;
     }
     if (launcher === "npm exec" && words.length > 0) {
-      return { unsupported: `npm exec would read ${arg} as its own option; put the command after --` };
+      return npxFallback(`npm exec would read ${arg} as its own option; put the command after --`);
     }
     const consumed = applyOption(launcher, arg, args[i + 1], state);
-    if (typeof consumed === "string") return { unsupported: consumed };
+    if (isNpxFallback(consumed)) return consumed;
     i += consumed;
   }
   return buildInvocation(npmCommand, state, words);
 }
 
 /** Applies one option to `state`; returns how many following arguments it used as its value, or why it is unsupported. */
-function applyOption(launcher: Launcher, arg: string, next: string | undefined, state: OptionState): number | string {
+function applyOption(launcher: Launcher, arg: string, next: string | undefined, state: OptionState): number | NpxFallback {
   const [key, ...valueParts] = arg.replace(/^-+/, "").split("=");
   const inline = valueParts.length > 0 ? valueParts.join("=") : undefined;
   const takeValue = (): [string | undefined, number] =>
@@ -116,14 +117,14 @@ function applyOption(launcher: Launcher, arg: string, next: string | undefined, 
   switch (key) {
     case "y":
       // npx expands `-y=false` to `--yes false`, which makes "false" the package: not worth modelling.
-      if (inline !== undefined) return `unsupported option ${arg}`;
+      if (inline !== undefined) return npxFallback(`unsupported option ${arg}`);
       state.yes = true;
       return 0;
     case "yes":
     case "prefer-offline":
     case "offline": {
       const value = parseBoolean(inline);
-      if (value === undefined) return `unsupported value in ${arg}`;
+      if (value === undefined) return npxFallback(`unsupported value in ${arg}`);
       if (key === "yes") {
         state.yes = value;
       } else {
@@ -138,34 +139,34 @@ function applyOption(launcher: Launcher, arg: string, next: string | undefined, 
       return 0;
     case "no-install":
       // npx rewrites it to --yes=false; plain npm exec does not know it.
-      if (launcher !== "npx") return `unsupported option ${arg}`;
+      if (launcher !== "npx") return npxFallback(`unsupported option ${arg}`);
       state.yes = false;
       return 0;
     case "p":
     case "package": {
       // npx rewrites -p to --package; for npm exec -p means --parseable.
-      if (key === "p" && launcher !== "npx") return `unsupported option ${arg}`;
+      if (key === "p" && launcher !== "npx") return npxFallback(`unsupported option ${arg}`);
       // npx always takes the next word as the package, even if it starts with "-".
       const value = inline ?? next;
-      if (!value) return `${arg} needs a package`;
+      if (!value) return npxFallback(`${arg} needs a package`);
       state.packages.push(value);
       return inline === undefined ? 1 : 0;
     }
     case "registry":
     case "cache": {
       const [value, used] = key === "cache" && inline === undefined ? [next, 1] : takeValue();
-      if (!value) return `${arg} needs a value`;
+      if (!value) return npxFallback(`${arg} needs a value`);
       if (key === "cache") state.cache = value;
       else state.npmOptions.push(`--registry=${value}`);
       return used;
     }
     case "loglevel": {
       const [value, used] = takeValue();
-      return value ? used : `${arg} needs a value`;
+      return value ? used : npxFallback(`${arg} needs a value`);
     }
     default:
       if (LOG_LEVEL_SWITCHES.has(key) && inline === undefined) return 0;
-      return `unsupported option ${arg}`;
+      return npxFallback(`unsupported option ${arg}`);
   }
 }
 
@@ -178,12 +179,10 @@ function parseBoolean(value: string | undefined): boolean | undefined {
 function buildInvocation(npmCommand: string, state: OptionState, words: string[]): NpxParseResult {
   const { packages, yes, preferOffline, cache, npmOptions } = state;
   if (packages.length === 0) {
-    if (words.length === 0) return { unsupported: "no package to run" };
-    return { invocation: { npmCommand, packages: [words[0]], args: words.slice(1), yes, preferOffline, cache, npmOptions } };
+    if (words.length === 0) return npxFallback("no package to run");
+    return { npmCommand, packages: [words[0]], args: words.slice(1), yes, preferOffline, cache, npmOptions };
   }
   // With --package and no command npm opens an interactive shell: nothing a server could be.
-  if (words.length === 0) return { unsupported: "--package without a command to run" };
-  return {
-    invocation: { npmCommand, packages, command: words[0], args: words.slice(1), yes, preferOffline, cache, npmOptions },
-  };
+  if (words.length === 0) return npxFallback("--package without a command to run");
+  return { npmCommand, packages, command: words[0], args: words.slice(1), yes, preferOffline, cache, npmOptions };
 }

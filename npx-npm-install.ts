@@ -4,11 +4,12 @@
  */
 import spawn from "cross-spawn";
 import type { NpxInvocation } from "./npx-invocation.ts";
+import { type NpxFallback, npxFallback } from "./npx-resolution.ts";
 
 const NPM_INSTALL_TIMEOUT_MS = 120_000;
 const STDERR_TAIL_CHARS = 2_000;
 
-export type InstallOutcome = { ok: true } | { ok: false; reason: string };
+export type InstallOutcome = { kind: "installed" } | NpxFallback;
 
 export interface NpmInstallRequest {
   invocation: Pick<NpxInvocation, "npmCommand" | "packages" | "yes" | "npmOptions">;
@@ -54,11 +55,11 @@ function runNpmExec({ invocation, cache, cwd, env }: NpmInstallRequest): Promise
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-STDERR_TAIL_CHARS)));
     child.on("error", (error) => {
       clearTimeout(timer);
-      resolve({ ok: false, reason: `could not start ${npmCommand}: ${error.message}` });
+      resolve(npxFallback(`could not start ${npmCommand}: ${error.message}`));
     });
     child.on("close", (code) => {
       clearTimeout(timer);
-      resolve(code === 0 ? { ok: true } : { ok: false, reason: `npm exec failed (${code}): ${lastLines(stderr)}` });
+      resolve(code === 0 ? { kind: "installed" } : npxFallback(`npm exec failed (${code}): ${lastLines(stderr)}`));
     });
   });
 }

@@ -2,21 +2,18 @@
  * Starts `npx pkg …` servers without npx: the command becomes `node <bin> …` inside npm's own `_npx` install, picked
  * exactly as npx would pick it (same install directory, version rules, bin choice, `-p` commands). That removes the
  * ~90 MB npm parent process each npx server keeps alive and npx's registry round trip on every start.
- * Whenever the answer is not certain, the original command is kept.
+ * Whenever the answer is not certain, the original command is kept, and the answer says why (npx-resolution.ts).
  */
 import { resolve } from "node:path";
+import { errorMessage } from "./guards.ts";
 import { findNpmLocations, npmEnvConfig, npxInstallDir } from "./npm-locations.ts";
 import { type SpawnForm, isPresent } from "./npx-bins.ts";
 import { inspectInstall, readRequestedPackages } from "./npx-install-inspect.ts";
 import { type NpxInvocation, parseNpxInvocation } from "./npx-invocation.ts";
 import { installWithNpm } from "./npx-npm-install.ts";
+import { type NpxFallback, type NpxResolution, isNpxFallback, npxFallback } from "./npx-resolution.ts";
 import { npxCacheFile, readCachedResolution, storeResolution } from "./npx-resolver-cache.ts";
 import { findShadowingInstall } from "./npx-shadowing.ts";
-
-export interface ResolvedCommand {
-  command: string;
-  args: string[];
-}
 
 export interface NpxResolveOptions {
   agentDir: string;
@@ -24,41 +21,38 @@ export interface NpxResolveOptions {
   env?: NodeJS.ProcessEnv;
   /** The server's working directory (npx looks at the project there first). Default `process.cwd()`. */
   cwd?: string;
-  /** Told why an npx command is left as it is. */
-  onFallback?: (reason: string) => void;
 }
 
-type Resolution = SpawnForm | { fallback: string };
+/** The program npx would run, before the configured arguments, and the bin file it starts. */
+type Program = SpawnForm & { binPath: string };
 
 /** Resolutions in progress, so servers starting together with one command share the work. */
-const inFlight = new Map<string, Promise<Resolution>>();
+const inFlight = new Map<string, Promise<Program | NpxFallback>>();
 
 /**
  * `npx [-y] pkg[@spec] args…` (also `npm exec`, `npx.cmd`, `cmd /c npx …`, a path to npx) → the command that runs
- * the same program directly; `undefined`: run the original command unchanged.
+ * the same program directly, or a fallback saying why the original command must run; `undefined`: not an npx command.
  */
 export async function resolveNpxCommand(
   command: string,
   args: readonly string[],
   options: NpxResolveOptions,
-): Promise<ResolvedCommand | undefined> {
-  const parsed = parseNpxInvocation(command, args);
-  if (!parsed) return undefined;
-  if ("unsupported" in parsed) return fallBack(options, parsed.unsupported);
-  const { invocation } = parsed;
+): Promise<NpxResolution | undefined> {
+  const invocation = parseNpxInvocation(command, args);
+  if (invocation === undefined || isNpxFallback(invocation)) return invocation;
   const context: ResolveContext = {
     agentDir: options.agentDir,
     env: options.env ?? process.env,
     cwd: resolve(options.cwd ?? process.cwd()),
   };
-  let resolution: Resolution;
+  let program: Program | NpxFallback;
   try {
-    resolution = await sharedResolution(invocation, context);
+    program = await sharedResolution(invocation, context);
   } catch (error) {
-    resolution = { fallback: `resolution failed: ${error instanceof Error ? error.message : String(error)}` };
+    program = npxFallback(`resolution failed: ${errorMessage(error)}`);
   }
-  if ("fallback" in resolution) return fallBack(options, resolution.fallback);
-  return { command: resolution.command, args: [...resolution.args, ...invocation.args] };
+  if (isNpxFallback(program)) return program;
+  return { kind: "resolved", command: program.command, args: [...program.args, ...invocation.args], binPath: program.binPath };
 }
 
 interface ResolveContext {
@@ -67,12 +61,7 @@ interface ResolveContext {
   cwd: string;
 }
 
-function fallBack(options: NpxResolveOptions, reason: string): undefined {
-  options.onFallback?.(reason);
-  return undefined;
-}
-
-function sharedResolution(invocation: NpxInvocation, context: ResolveContext): Promise<Resolution> {
+function sharedResolution(invocation: NpxInvocation, context: ResolveContext): Promise<Program | NpxFallback> {
   const key = resolutionKey(invocation, context);
   let pending = inFlight.get(key);
   if (!pending) {
@@ -87,45 +76,45 @@ function resolutionKey({ args: _programArgs, ...invocation }: NpxInvocation, { e
   return JSON.stringify({ ...invocation, cwd, envCache: npmEnvConfig(env, "cache"), envPrefix: npmEnvConfig(env, "prefix") });
 }
 
-async function resolveProgram(key: string, invocation: NpxInvocation, context: ResolveContext): Promise<Resolution> {
+async function resolveProgram(key: string, invocation: NpxInvocation, context: ResolveContext): Promise<Program | NpxFallback> {
   const cacheFile = npxCacheFile(context.agentDir);
   const cached = await readCachedResolution(cacheFile, key, Date.now());
-  if (cached && (await isPresent(cached.binPath))) return { command: cached.command, args: cached.args };
+  if (cached && (await isPresent(cached.binPath))) return { command: cached.command, args: cached.args, binPath: cached.binPath };
 
-  const resolution = await resolveFromInstall(invocation, context);
-  if ("fallback" in resolution) return resolution;
-  const { program, binPath, validUntil } = resolution;
+  const installed = await resolveFromInstall(invocation, context);
+  if (isNpxFallback(installed)) return installed;
+  const { program, binPath, validUntil } = installed;
   // Failing to remember only costs the shortcut next time.
   await storeResolution(cacheFile, key, { ...program, binPath, validUntil }, Date.now()).catch(() => undefined);
-  return program;
+  return { ...program, binPath };
 }
 
 async function resolveFromInstall(
   invocation: NpxInvocation,
   { env, cwd }: ResolveContext,
-): Promise<{ program: SpawnForm; binPath: string; validUntil: number } | { fallback: string }> {
+): Promise<{ program: SpawnForm; binPath: string; validUntil: number } | NpxFallback> {
   const requested = await readRequestedPackages(invocation.packages, cwd);
-  if (typeof requested === "string") return { fallback: requested };
+  if (isNpxFallback(requested)) return requested;
   const { cache, globalPrefix } = await findNpmLocations({
     npmCommand: invocation.npmCommand,
     cwd,
     env,
     cacheOverride: invocation.cache,
   });
-  const shadowedBy = await findShadowingInstall({
+  const shadowed = await findShadowingInstall({
     cwd,
     globalPrefix,
     packageNames: requested.map((wanted) => wanted.name),
     commandWord: invocation.command === undefined ? invocation.packages[0] : undefined,
   });
-  if (shadowedBy) return { fallback: `npx would not use its own install: ${shadowedBy}` };
+  if (shadowed) return shadowed;
 
   const installDir = npxInstallDir(cache, invocation.packages, cwd);
   let state = await inspectInstall(installDir, requested, invocation, { now: Date.now(), justRefreshed: false });
   if (state.kind === "needs-npm") {
     const outcome = await installWithNpm({ invocation, installDir, cache, cwd, env });
-    if (!outcome.ok) return { fallback: outcome.reason };
+    if (isNpxFallback(outcome)) return outcome;
     state = await inspectInstall(installDir, requested, invocation, { now: Date.now(), justRefreshed: true });
   }
-  return state.kind === "ready" ? state : { fallback: state.reason };
+  return state.kind === "needs-npm" ? npxFallback(state.reason) : state;
 }

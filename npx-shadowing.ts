@@ -7,6 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { isPresent, normalizeBins } from "./npx-bins.ts";
+import { type NpxFallback, npxFallback } from "./npx-resolution.ts";
 
 export interface ShadowQuery {
   cwd: string;
@@ -16,8 +17,13 @@ export interface ShadowQuery {
   commandWord?: string;
 }
 
-/** A description of what would take precedence over the `_npx` install, or undefined if nothing would. */
-export async function findShadowingInstall(query: ShadowQuery): Promise<string | undefined> {
+/** A fallback naming what would take precedence over the `_npx` install, or undefined if nothing would. */
+export async function findShadowingInstall(query: ShadowQuery): Promise<NpxFallback | undefined> {
+  const shadowedBy = await findPrecedingInstall(query);
+  return shadowedBy === undefined ? undefined : npxFallback(`npx would not use its own install: ${shadowedBy}`);
+}
+
+async function findPrecedingInstall(query: ShadowQuery): Promise<string | undefined> {
   for (const dir of ancestors(query.cwd)) {
     const found = await findInProject(dir, query);
     if (found) return found;

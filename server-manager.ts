@@ -23,6 +23,7 @@ import { abortable, canSignIn, NeedsAuthError, type ServerAuthState, transportFa
 import { formatDuration, formatSeconds } from "./format-time.ts";
 import { errorMessage, toError } from "./guards.ts";
 import type { McpList, McpSession } from "./mcp-connection.ts";
+import type { NpxResolution } from "./npx-resolution.ts";
 import type { CallbackListener } from "./oauth-callback.ts";
 import { OAuthStore } from "./oauth-store.ts";
 import { OutputTail } from "./output-tail.ts";
@@ -74,6 +75,8 @@ export interface ServerConnection {
   /** Entries of its lists that were dropped or cut short (or lists that failed), and why. */
   readonly problems: string[];
   readonly pid?: number;
+  /** An npx command: what runs instead of npm, or why npm runs it. */
+  readonly npx?: NpxResolution;
   readonly connectedAt: number;
 }
 
@@ -195,6 +198,10 @@ class LiveConnection implements ServerConnection {
 
   get instructions(): string | undefined {
     return this.session.instructions;
+  }
+
+  get npx(): NpxResolution | undefined {
+    return this.session.npx;
   }
 
   /** From when the connection is handed out: a stdio server's process is checked before every call. */

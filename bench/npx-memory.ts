@@ -12,7 +12,8 @@ import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ResolvedCommand, resolveNpxCommand } from "../npx-resolver.ts";
+import type { SpawnForm } from "../npx-bins.ts";
+import { resolveNpxCommand } from "../npx-resolver.ts";
 import { fixed, median, reportFinding, runs, sleep, spread, table } from "./measure.ts";
 import { descendantPids, statusKiB } from "./proc-tree.ts";
 
@@ -52,7 +53,7 @@ const env: NodeJS.ProcessEnv = {
   npm_config_update_notifier: "false",
   MEMORY_FILE_PATH: join(root, "memory.jsonl"),
 };
-const npxCommand = (server: BenchServer): ResolvedCommand => ({ command: "npx", args: ["-y", server.packageName, ...server.args(root)] });
+const npxCommand = (server: BenchServer): SpawnForm => ({ command: "npx", args: ["-y", server.packageName, ...server.args(root)] });
 
 try {
   await mkdir(project);
@@ -90,15 +91,15 @@ try {
   await rm(root, { recursive: true, force: true });
 }
 
-async function resolve(server: BenchServer): Promise<ResolvedCommand> {
+async function resolve(server: BenchServer): Promise<SpawnForm> {
   const { args } = npxCommand(server);
-  const command = await resolveNpxCommand("npx", args, { agentDir, env, cwd: project });
-  if (!command) throw new Error(`${server.packageName} did not resolve`);
-  return command;
+  const resolution = await resolveNpxCommand("npx", args, { agentDir, env, cwd: project });
+  if (resolution?.kind !== "resolved") throw new Error(`${server.packageName} did not resolve: ${resolution?.reason ?? "not an npx command"}`);
+  return resolution;
 }
 
 /** Starts the server, answers initialize + tools/list over stdio, and samples the tree's memory meanwhile. */
-async function measure({ command, args }: ResolvedCommand): Promise<Measurement> {
+async function measure({ command, args }: SpawnForm): Promise<Measurement> {
   const start = performance.now();
   const child = spawn(command, args, { cwd: project, env, detached: true, stdio: ["pipe", "pipe", "ignore"] });
   const peaks = new Map<number, number>();
@@ -166,7 +167,7 @@ async function stopGroup(child: ReturnType<typeof spawn>): Promise<void> {
 }
 
 /** The installed version, read next to the resolved entry point (`…/node_modules/<package>/…`). */
-function installedVersion(server: BenchServer, command: ResolvedCommand): string {
+function installedVersion(server: BenchServer, command: SpawnForm): string {
   const entry = [command.command, ...command.args].find((part) => part.includes(`node_modules/${server.packageName}/`));
   if (!entry) return "?";
   const packageDir = entry.slice(0, entry.indexOf(`node_modules/${server.packageName}/`)) + `node_modules/${server.packageName}`;
@@ -177,7 +178,7 @@ function installedVersion(server: BenchServer, command: ResolvedCommand): string
   }
 }
 
-function printTables(npx: Measurement[][], direct: Measurement[][], resolved: ResolvedCommand[]): void {
+function printTables(npx: Measurement[][], direct: Measurement[][], resolved: SpawnForm[]): void {
   const memory = (runs: Measurement[]) => runs.map((run) => run.peakTreeKiB);
   const ready = (runs: Measurement[]) => runs.map((run) => run.readyMs);
   // Per run, the five servers together (as one Pi session with all five would hold them).

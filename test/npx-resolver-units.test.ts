@@ -1,27 +1,31 @@
 /**
  * The pure parts of npx resolution: reading npx / npm exec command lines (including the Windows forms), npm's
- * install-directory hash, bin normalisation and choice, shebangs, env config lookup and the resolver's cache file.
- * The end-to-end behaviour against a real npm cache is in npx-resolver.test.ts.
+ * install-directory hash, bin normalisation and choice, shebangs, env config lookup, the resolver's cache file, and
+ * the reasons each step gives for leaving a command to npx (what `/mcp status` shows). The end-to-end behaviour against a real npm cache is in npx-resolver.test.ts.
  */
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { npmEnvConfig, npxInstallDir } from "../npm-locations.ts";
 import { normalizeBins, parseShebang, selectBinName, spawnFormFor } from "../npx-bins.ts";
+import { inspectInstall, readRequestedPackages, type RequestedPackage } from "../npx-install-inspect.ts";
 import { type NpxInvocation, parseNpxInvocation } from "../npx-invocation.ts";
+import { installWithNpm } from "../npx-npm-install.ts";
+import { describeNpxResolution, isNpxFallback, npxFallback } from "../npx-resolution.ts";
 import { npxCacheFile, readCachedResolution, storeResolution } from "../npx-resolver-cache.ts";
+import { findShadowingInstall } from "../npx-shadowing.ts";
 
 function invocation(command: string, ...args: string[]): NpxInvocation {
   const parsed = parseNpxInvocation(command, args);
-  if (!parsed || !("invocation" in parsed)) throw new Error(`not resolvable: ${JSON.stringify(parsed)}`);
-  return parsed.invocation;
+  if (!parsed || isNpxFallback(parsed)) throw new Error(`not resolvable: ${JSON.stringify(parsed)}`);
+  return parsed;
 }
 
 function unsupported(command: string, ...args: string[]): string {
   const parsed = parseNpxInvocation(command, args);
-  if (!parsed || !("unsupported" in parsed)) throw new Error(`expected unsupported: ${JSON.stringify(parsed)}`);
-  return parsed.unsupported;
+  if (!isNpxFallback(parsed)) throw new Error(`expected a fallback: ${JSON.stringify(parsed)}`);
+  return parsed.reason;
 }
 
 describe("reading npx command lines", () => {
@@ -91,7 +95,7 @@ describe("reading npx command lines", () => {
 });
 
 describe("npm's _npx directory for a list of specs", () => {
-  // Directory names npm 11 created for these npx command lines (see docs/mcp-hosts.md 2.1).
+  // Directory names npm 11 created for these npx command lines.
   it("hashes the specs as typed, in any order", () => {
     expect(npxInstallDir("/c", ["prettier@3"], "/")).toBe(join("/c", "_npx", "7e4347a8d51f6fca"));
     expect(npxInstallDir("/c", ["@modelcontextprotocol/server-memory"], "/")).toBe(join("/c", "_npx", "15b07286cbcc3329"));
@@ -204,5 +208,104 @@ describe("the resolver's cache file", () => {
     }
     await storeResolution(file, "k", entry(9_000), 0);
     expect(JSON.parse(await readFile(file, "utf8")).entries.k).toEqual(entry(9_000));
+  });
+});
+
+describe("why a command is left to npx", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "npx-reasons-"));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A package installed in `<dir>/install/node_modules/<name>`, with its `.bin` links, as npm leaves it. */
+  async function install(name: string, version: string, bins: Record<string, string>): Promise<string> {
+    const installDir = join(dir, "install");
+    const pkgDir = join(installDir, "node_modules", name);
+    await mkdir(join(installDir, "node_modules", ".bin"), { recursive: true });
+    await mkdir(pkgDir, { recursive: true });
+    await writeFile(join(pkgDir, "package.json"), JSON.stringify({ name, version, bin: bins }));
+    for (const [bin, target] of Object.entries(bins)) {
+      await writeFile(join(pkgDir, target), "#!/usr/bin/env node\n");
+      await symlink(join(pkgDir, target), join(installDir, "node_modules", ".bin", bin));
+    }
+    return installDir;
+  }
+
+  async function requested(...specs: string[]): Promise<RequestedPackage[]> {
+    const packages = await readRequestedPackages(specs, dir);
+    if (isNpxFallback(packages)) throw new Error(packages.reason);
+    return packages;
+  }
+
+  const now = { now: Date.now(), justRefreshed: false };
+  const noCommand = { command: undefined, preferOffline: false };
+
+  it("shows what a resolved server runs, and why npm still runs one that was not", () => {
+    expect(describeNpxResolution({ kind: "resolved", command: "node", args: ["/n/bin.js", "--port", "1"], binPath: "/n/bin.js" })).toBe(
+      "npx: resolved to node /n/bin.js",
+    );
+    expect(describeNpxResolution({ kind: "resolved", command: "/n/native", args: [], binPath: "/n/native" })).toBe("npx: resolved to /n/native");
+    expect(describeNpxResolution(npxFallback("pkg has no bin npx could choose"))).toBe("npx: runs through npm (pkg has no bin npx could choose)");
+  });
+
+  it("names a package spec it does not model", async () => {
+    expect(await readRequestedPackages(["semver@^7", "github:npm/node-semver"], dir)).toEqual(
+      npxFallback("unsupported package spec github:npm/node-semver (git)"),
+    );
+    expect(await readRequestedPackages(["@bad@@x"], dir)).toMatchObject({ kind: "fallback", reason: expect.stringMatching(/^invalid package spec @bad@@x: /) });
+  });
+
+  it("says npm must run while an install is missing, another version, or being written", async () => {
+    const installDir = await install("tool", "1.0.0", { tool: "cli.js" });
+    expect(await inspectInstall(installDir, await requested("other@1.0.0"), noCommand, now)).toEqual({
+      kind: "needs-npm",
+      reason: `other@1.0.0 is not installed in ${installDir}`,
+    });
+    expect(await inspectInstall(installDir, await requested("tool@2.0.0"), noCommand, now)).toEqual({
+      kind: "needs-npm",
+      reason: `${installDir} holds tool@1.0.0, not tool@2.0.0`,
+    });
+    await writeFile(join(installDir, "concurrency.lock"), "");
+    expect(await inspectInstall(installDir, await requested("tool@1.0.0"), noCommand, now)).toEqual({
+      kind: "needs-npm",
+      reason: "an install is in progress",
+    });
+  });
+
+  it("falls back when it cannot tell which bin npx would start", async () => {
+    const installDir = await install("tool", "1.0.0", { a: "a.js", b: "b.js" });
+    expect(await inspectInstall(installDir, await requested("tool@1.0.0"), noCommand, now)).toEqual(
+      npxFallback("tool has no bin npx could choose"),
+    );
+    expect(await inspectInstall(installDir, await requested("tool@1.0.0"), { command: "node", preferOffline: false }, now)).toEqual(
+      npxFallback("node is not a bin of the installed packages"),
+    );
+    expect(await inspectInstall(installDir, await requested("tool@1.0.0"), { command: "a", preferOffline: false }, now)).toMatchObject({
+      kind: "ready",
+      binPath: join(installDir, "node_modules", "tool", "a.js"),
+    });
+  });
+
+  it("names the project install npx would use instead of its own", async () => {
+    await mkdir(join(dir, "node_modules", "tool"), { recursive: true });
+    const query = { cwd: dir, globalPrefix: join(dir, "global"), packageNames: ["tool"] };
+    expect(await findShadowingInstall(query)).toEqual(
+      npxFallback(`npx would not use its own install: tool is installed in ${join(dir, "node_modules")}`),
+    );
+    expect(await findShadowingInstall({ ...query, packageNames: ["other"] })).toBeUndefined();
+  });
+
+  it("says why npm could not install", async () => {
+    const outcome = await installWithNpm({
+      invocation: { npmCommand: join(dir, "no-such-npm"), packages: ["tool@1.0.0"], yes: true, npmOptions: [] },
+      installDir: join(dir, "install"),
+      cache: join(dir, "cache"),
+      cwd: dir,
+      env: process.env,
+    });
+    expect(outcome).toMatchObject({ kind: "fallback", reason: expect.stringMatching(/^could not start .*no-such-npm: /) });
   });
 });

@@ -13,8 +13,11 @@ import { delimiter, join, sep } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandLine, descendantPids } from "../bench/proc-tree.ts";
 import { npxInstallDir } from "../npm-locations.ts";
-import { type ResolvedCommand, resolveNpxCommand } from "../npx-resolver.ts";
+import type { NpxResolution, NpxResolved } from "../npx-resolution.ts";
+import { resolveNpxCommand } from "../npx-resolver.ts";
 import { npxCacheFile } from "../npx-resolver-cache.ts";
+import { McpServerManager } from "../server-manager.ts";
+import { STDIO_FIXTURE, serverDef } from "./server-manager-helpers.ts";
 
 const SETUP_TIMEOUT_MS = 240_000;
 const NPM_TIMEOUT_MS = 180_000;
@@ -58,30 +61,31 @@ async function freshAgentDir(): Promise<string> {
   return dir;
 }
 
-interface Resolution {
-  resolved: ResolvedCommand | undefined;
-  reasons: string[];
+interface ResolveOptions {
+  agentDir?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
 }
 
-async function resolveWith(
-  command: string,
-  args: string[],
-  options: { agentDir?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {},
-): Promise<Resolution> {
-  const reasons: string[] = [];
-  const resolved = await resolveNpxCommand(command, args, {
+async function resolveWith(command: string, args: string[], options: ResolveOptions = {}): Promise<NpxResolution | undefined> {
+  return resolveNpxCommand(command, args, {
     agentDir: options.agentDir ?? (await freshAgentDir()),
     env: options.env ?? baseEnv,
     cwd: options.cwd ?? project,
-    onFallback: (reason) => reasons.push(reason),
   });
-  return { resolved, reasons };
 }
 
-async function resolveOrFail(command: string, args: string[], options: Parameters<typeof resolveWith>[2] = {}) {
-  const { resolved, reasons } = await resolveWith(command, args, options);
-  if (!resolved) throw new Error(`not resolved: ${reasons.join("; ")}`);
-  return resolved;
+async function resolveOrFail(command: string, args: string[], options: ResolveOptions = {}): Promise<NpxResolved> {
+  const resolution = await resolveWith(command, args, options);
+  if (resolution?.kind !== "resolved") throw new Error(`not resolved: ${resolution?.reason ?? "not an npx command"}`);
+  return resolution;
+}
+
+/** Why the resolver leaves the command to npx (it must leave it). */
+async function fallbackReason(command: string, args: string[], options: ResolveOptions = {}): Promise<string> {
+  const resolution = await resolveWith(command, args, options);
+  if (resolution?.kind !== "fallback") throw new Error(`expected a fallback: ${JSON.stringify(resolution)}`);
+  return resolution.reason;
 }
 
 function installDirOf(...specs: string[]): string {
@@ -162,10 +166,10 @@ describe("resolving from npm's own _npx install", () => {
   it("runs a scoped MCP server's single bin, the same file npx starts", async () => {
     const resolved = await resolveOrFail("npx", ["-y", "@modelcontextprotocol/server-memory"]);
     const expectedBin = join(installDirOf("@modelcontextprotocol/server-memory"), "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
-    expect(resolved).toEqual({ command: "node", args: [expectedBin] });
+    expect(resolved).toEqual({ kind: "resolved", command: "node", args: [expectedBin], binPath: expectedBin });
 
     const client = new Client({ name: "npx-resolver-test", version: "1.0.0" });
-    await client.connect(new StdioClientTransport({ ...resolved, env: baseEnv as Record<string, string>, cwd: project, stderr: "ignore" }));
+    await client.connect(new StdioClientTransport({ command: resolved.command, args: resolved.args, env: baseEnv as Record<string, string>, cwd: project, stderr: "ignore" }));
     try {
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("create_entities");
     } finally {
@@ -186,9 +190,8 @@ describe("resolving from npm's own _npx install", () => {
     expect((await run(semver.command, semver.args)).stdout).toMatch(/^SemVer 7\.6\.3\n/);
 
     // A system command: npx would run it with the install's bins on PATH, which a plain command cannot carry.
-    const system = await resolveWith("npx", ["-y", "-p", "semver@7.6.3", "-p", "which@4.0.0", "node", "-e", "1"]);
-    expect(system.resolved).toBeUndefined();
-    expect(system.reasons.join()).toMatch(/node is not a bin/);
+    const system = await fallbackReason("npx", ["-y", "-p", "semver@7.6.3", "-p", "which@4.0.0", "node", "-e", "1"]);
+    expect(system).toMatch(/node is not a bin/);
   });
 
   it("never takes a same-named package hoisted into another install; installs its own, once for concurrent starts", async () => {
@@ -196,9 +199,7 @@ describe("resolving from npm's own _npx install", () => {
     expect(hoisted.version).toMatch(/^6\./);
     const spec = `semver@${hoisted.version}`;
 
-    const notInstalled = await resolveWith("npx", ["--no-install", spec, "--help"]);
-    expect(notInstalled.resolved).toBeUndefined();
-    expect(notInstalled.reasons.join()).toMatch(/npm exec failed/);
+    expect(await fallbackReason("npx", ["--no-install", spec, "--help"])).toMatch(/npm exec failed/);
     expect((await run("npx", ["--no-install", spec, "--help"])).code).not.toBe(0);
 
     const npm = await countingNpm("hoisting");
@@ -221,7 +222,7 @@ describe("resolving from npm's own _npx install", () => {
     await chmod(join(pkgDir, "cli.js"), 0o755);
 
     const resolved = await resolveOrFail("npx", ["-y", "../dir-package", "hello"]);
-    expect(resolved).toEqual({ command: "node", args: [join(pkgDir, "cli.js"), "hello"] });
+    expect(resolved).toEqual({ kind: "resolved", command: "node", args: [join(pkgDir, "cli.js"), "hello"], binPath: join(pkgDir, "cli.js") });
     expect(existsSync(join(installDirOf(pkgDir), "node_modules", "npx-dir-fixture"))).toBe(true);
     const viaNpx = await run("npx", ["-y", "../dir-package", "hello"]);
     expect((await run(resolved.command, resolved.args)).stdout).toBe(viaNpx.stdout);
@@ -311,31 +312,50 @@ describe("leaving npx to decide", () => {
     const withBin = join(root, "project-with-bin");
     await mkdir(join(withBin, "node_modules", ".bin"), { recursive: true });
     await writeFile(join(withBin, "node_modules", ".bin", "semver"), "");
-    const localBin = await resolveWith("npx", NPX_RUNS.bare, { cwd: withBin });
-    expect(localBin.resolved).toBeUndefined();
-    expect(localBin.reasons.join()).toMatch(/\.bin.semver exists/);
+    expect(await fallbackReason("npx", NPX_RUNS.bare, { cwd: withBin })).toMatch(/\.bin.semver exists/);
 
     const withPackage = join(root, "project-with-package");
     await mkdir(join(withPackage, "node_modules", "semver"), { recursive: true });
-    const localPackage = await resolveWith("npx", NPX_RUNS.pinned, { cwd: withPackage });
-    expect(localPackage.reasons.join()).toMatch(/semver is installed in/);
+    expect(await fallbackReason("npx", NPX_RUNS.pinned, { cwd: withPackage })).toMatch(/^npx would not use its own install: semver is installed in/);
 
     const globalPrefix = join(root, "global-with-semver");
     await mkdir(join(globalPrefix, "bin"), { recursive: true });
     await writeFile(join(globalPrefix, "bin", "semver"), "");
-    const global = await resolveWith("npx", NPX_RUNS.bare, { env: { ...baseEnv, npm_config_prefix: globalPrefix } });
-    expect(global.reasons.join()).toMatch(/installed globally/);
+    const global = await fallbackReason("npx", NPX_RUNS.bare, { env: { ...baseEnv, npm_config_prefix: globalPrefix } });
+    expect(global).toMatch(/installed globally/);
   });
 
   it("when npm could not pick a bin, the spec is not a registry one, or the line has options we do not model", async () => {
-    const noBin = await resolveWith("npx", ["-y", "make-dir@3.1.0"]);
-    expect(noBin.resolved).toBeUndefined();
-    expect(noBin.reasons.join()).toMatch(/make-dir has no bin/);
+    expect(await fallbackReason("npx", ["-y", "make-dir@3.1.0"])).toMatch(/make-dir has no bin/);
+    expect(await fallbackReason("npx", ["-y", "github:npm/node-semver"])).toBe("unsupported package spec github:npm/node-semver (git)");
+    expect(await fallbackReason("npx", ["-y", "https://example.invalid/x.tgz"])).toBe("unsupported package spec https://example.invalid/x.tgz (remote)");
+    expect(await fallbackReason("npx", ["--ignore-scripts", "semver"])).toBe("unsupported option --ignore-scripts");
+    expect(await resolveWith("node", ["server.js"])).toBeUndefined();
+  });
+});
 
-    for (const args of [["-y", "github:npm/node-semver"], ["-y", "https://example.invalid/x.tgz"], ["--ignore-scripts", "semver"]]) {
-      const { resolved, reasons } = await resolveWith("npx", args);
-      expect(resolved).toBeUndefined();
-      expect(reasons).toHaveLength(1);
+describe("what a server's connection reports", () => {
+  it("the program that runs instead of npm, or why npm runs it", async () => {
+    // The manager gives a server Pi's environment plus its own: the test's npm settings go in its own.
+    const npmEnv = Object.fromEntries(Object.entries(baseEnv).filter(([name]) => /^npm_config_/i.test(name))) as Record<string, string>;
+    const env = { ...npmEnv, MEMORY_FILE_PATH: join(root, "memory.jsonl") };
+    const manager = new McpServerManager({ agentDir: await freshAgentDir() });
+    try {
+      const memory = await manager.connect(serverDef("memory", { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], env, cwd: project }));
+      const memoryBin = join(installDirOf("@modelcontextprotocol/server-memory"), "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
+      expect(memory.npx).toEqual({ kind: "resolved", command: "node", args: [memoryBin], binPath: memoryBin });
+
+      // `node` is no bin of the install: npx runs it (from PATH, with the install's bins on PATH), and so does npm here.
+      const viaNpm = await manager.connect(
+        serverDef("via-npm", { command: "npx", args: ["-y", "-p", "semver@7.6.3", "-p", "which@4.0.0", "node", STDIO_FIXTURE], env, cwd: project }),
+      );
+      expect(viaNpm.npx).toEqual({ kind: "fallback", reason: "node is not a bin of the installed packages" });
+      expect(viaNpm.tools.map((tool) => tool.name)).toContain("echo");
+
+      const direct = await manager.connect(serverDef("direct", { command: process.execPath, args: [STDIO_FIXTURE], cwd: project }));
+      expect(direct.npx).toBeUndefined();
+    } finally {
+      await manager.closeAll();
     }
   });
 });
