@@ -1,31 +1,40 @@
 /**
- * Validating one server entry or one `settings` object written in our format (host files are first mapped to it by
- * config-imports.ts) and substituting variables in it. Every problem names the file, the server and the field;
+ * Validating one server entry written in our format (host files are first mapped to it by config-imports.ts) and
+ * substituting variables in it (the `settings` object: config-settings.ts; the checks of single values:
+ * config-checks.ts). Every problem names the file, the server and the field;
  * nothing here throws.
  *
  * Configs written for pi-mcp-adapter 2.x (upstream, which reads the same files) must not lose a server: its fields
  * we lack are unknown fields (a warning), and a behaviour field with a value we do not know falls back to its default
  * with a warning (an unknown `lifecycle` is `lazy`; an unreadable `approveTools` asks for every tool: fail closed).
  */
+import {
+  approvalRule,
+  authKind,
+  boolean,
+  type Check,
+  type CheckedType,
+  checkUrl,
+  clientMetadataUrl,
+  directToolsField,
+  type Fallback,
+  httpUrl,
+  nonEmptyString,
+  number,
+  oneOf,
+  outputGuard,
+  plainObject,
+  port,
+  string,
+  stringList,
+  stringMap,
+  timeLimit,
+  toolPrefixMode,
+  transportName,
+} from "./config-checks.ts";
 import { configProblem, describeValue, isPlainObject, type ProblemLocation } from "./config-problems.ts";
 import { expandHome, interpolate, pathModule, type InterpolationContext, type InterpolationIssue } from "./interpolation.ts";
-import type {
-  ApprovalRule,
-  AuthKind,
-  CaptureStatsSettings,
-  ConfigProblem,
-  ConfigSource,
-  EmbeddingsSettings,
-  LifecycleMode,
-  McpSettings,
-  OAuthGrantType,
-  OAuthSettings,
-  OutputGuard,
-  SearchSettings,
-  ServerEntry,
-  ToolPrefixMode,
-  TransportKind,
-} from "./types.ts";
+import type { ConfigProblem, ConfigSource, LifecycleMode, OAuthGrantType, OAuthSettings, ServerEntry, TransportKind } from "./types.ts";
 
 export interface EntryOptions {
   file: string;
@@ -59,144 +68,12 @@ export interface ConfigLayer {
   entries: Array<{ name: string; parsed: ParsedEntry }>;
 }
 
-type Checked<T> = { ok: true; value: T } | { ok: false; expected: string; at?: string };
-type Check<T> = (value: unknown) => Checked<T>;
-
 const LIFECYCLES: readonly LifecycleMode[] = ["lazy", "eager", "keep-alive", "lazy-keep-alive"];
 const OAUTH_GRANT_TYPES: readonly OAuthGrantType[] = ["authorization_code", "client_credentials"];
 /** JWS algorithms for private_key_jwt (RFC 7518, RFC 8037). */
 const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
 /** Fields of the `oauth` object that only the client_credentials grant uses. */
 const CLIENT_CREDENTIALS_ONLY = ["authorizationServer", "privateKey", "signingAlgorithm"] as const;
-const TOOL_PREFIXES: readonly ToolPrefixMode[] = ["server", "short", "none", "mcp"];
-/** Spellings of `type` found in real host files. */
-const TRANSPORT_NAMES: Readonly<Record<string, TransportKind>> = {
-  stdio: "stdio",
-  http: "http",
-  "streamable-http": "http",
-  streamableHttp: "http",
-  streamable_http: "http",
-  sse: "sse",
-};
-
-const boolean: Check<boolean> = (value) =>
-  typeof value === "boolean" ? { ok: true, value } : { ok: false, expected: `must be true or false (got ${describeValue(value)})` };
-
-const nonEmptyString: Check<string> = (value) =>
-  typeof value === "string" && value.trim() !== ""
-    ? { ok: true, value }
-    : { ok: false, expected: `must be a non-empty string (got ${value === "" ? "an empty string" : describeValue(value)})` };
-
-const string: Check<string> = (value) =>
-  typeof value === "string" ? { ok: true, value } : { ok: false, expected: `must be a string (got ${describeValue(value)})` };
-
-const stringList: Check<string[]> = (value) => {
-  if (!Array.isArray(value)) return { ok: false, expected: `must be an array of strings (got ${describeValue(value)})` };
-  const bad = value.findIndex((item) => typeof item !== "string");
-  if (bad >= 0) return { ok: false, at: `[${bad}]`, expected: `must be a string (got ${describeValue(value[bad])})` };
-  return { ok: true, value: value as string[] };
-};
-
-const stringMap: Check<Record<string, string>> = (value) => {
-  if (!isPlainObject(value)) return { ok: false, expected: `must be an object of strings (got ${describeValue(value)})` };
-  const bad = Object.entries(value).find(([, item]) => typeof item !== "string");
-  if (bad) return { ok: false, at: `.${bad[0]}`, expected: `must be a string (got ${describeValue(bad[1])})` };
-  return { ok: true, value: { ...(value as Record<string, string>) } };
-};
-
-function oneOf<T extends string>(allowed: readonly T[]): Check<T> {
-  return (value) =>
-    typeof value === "string" && (allowed as readonly string[]).includes(value)
-      ? { ok: true, value: value as T }
-      : { ok: false, expected: `must be one of ${allowed.map((item) => `"${item}"`).join(", ")} (got ${quoteIfString(value)})` };
-}
-
-function quoteIfString(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : describeValue(value);
-}
-
-function number(minimum: number, inclusive: boolean): Check<number> {
-  const bound = inclusive ? `≥ ${minimum}` : `> ${minimum}`;
-  return (value) =>
-    typeof value === "number" && Number.isFinite(value) && (inclusive ? value >= minimum : value > minimum)
-      ? { ok: true, value }
-      : { ok: false, expected: `must be a number ${bound} (got ${describeValue(value)})` };
-}
-
-const booleanOrStringList: Check<boolean | string[]> = (value) =>
-  typeof value === "boolean" ? { ok: true, value } : withExpectation(stringList(value), "must be true, false or an array of strings");
-
-/** `"search"` is upstream's name for what we always do (tools found through search): the same as `false`. */
-const directToolsField: Check<boolean | string[]> = (value) =>
-  value === "search"
-    ? { ok: true, value: false }
-    : withExpectation(booleanOrStringList(value), `must be true, false, "search" or an array of strings (got ${quoteIfString(value)})`);
-
-const directToolsSetting: Check<boolean> = (value) =>
-  value === "search" ? { ok: true, value: false } : withExpectation(boolean(value), `must be true, false or "search" (got ${quoteIfString(value)})`);
-
-const approvalRule: Check<ApprovalRule> = (value) =>
-  withExpectation(booleanOrStringList(value), `must be true, false or an array of tool names or patterns (got ${quoteIfString(value)})`);
-
-/** A time limit in milliseconds; upstream's `<= 0` (= the default) is accepted and left out. */
-const timeLimit: Check<number | undefined> = (value) =>
-  typeof value === "number" && Number.isFinite(value)
-    ? { ok: true, value: value > 0 ? value : undefined }
-    : { ok: false, expected: `must be a number of milliseconds (got ${describeValue(value)})` };
-
-const OUTPUT_GUARD_LIMITS = ["maxBytes", "maxLines"] as const;
-
-/** `true`, `false` or `{ maxBytes, maxLines }` (whole numbers > 0); upstream's other keys are ignored. */
-const outputGuard: Check<OutputGuard> = (value) => {
-  if (typeof value === "boolean") return { ok: true, value };
-  const expected = `must be true, false or { "maxBytes", "maxLines" } (got ${describeValue(value)})`;
-  if (!isPlainObject(value)) return { ok: false, expected };
-  const limits: { maxBytes?: number; maxLines?: number } = {};
-  for (const key of OUTPUT_GUARD_LIMITS) {
-    const limit = value[key];
-    if (limit === undefined) continue;
-    if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) {
-      return { ok: false, at: `.${key}`, expected: `must be a whole number > 0 (got ${describeValue(limit)})` };
-    }
-    limits[key] = limit;
-  }
-  return { ok: true, value: limits };
-};
-
-function withExpectation<T>(checked: Checked<T>, expected: string): Checked<T> {
-  return checked.ok || checked.at !== undefined ? checked : { ok: false, expected };
-}
-
-const plainObject: Check<Record<string, unknown>> = (value) =>
-  isPlainObject(value) ? { ok: true, value } : { ok: false, expected: `must be an object (got ${describeValue(value)})` };
-
-const port: Check<number> = (value) =>
-  typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 65535
-    ? { ok: true, value }
-    : { ok: false, expected: `must be a port number from 1 to 65535 (got ${describeValue(value)})` };
-
-/** What the SDK accepts as a client ID metadata document address (SEP-991): HTTPS, with a path. */
-const clientMetadataUrl: Check<string> = (value) => {
-  if (typeof value !== "string") return { ok: false, expected: `must be a string (got ${describeValue(value)})` };
-  const url = URL.canParse(value) ? new URL(value) : undefined;
-  return url?.protocol === "https:" && url.pathname !== "/"
-    ? { ok: true, value }
-    : { ok: false, expected: "must be an https:// URL with a path (the address of the client's metadata document)" };
-};
-
-const httpUrl: Check<string> = (value) => {
-  if (typeof value !== "string") return { ok: false, expected: `must be a string (got ${describeValue(value)})` };
-  const problem = checkUrl(value);
-  return problem ? { ok: false, expected: problem } : { ok: true, value };
-};
-
-const transportName: Check<TransportKind> = (value) =>
-  typeof value === "string" && Object.hasOwn(TRANSPORT_NAMES, value)
-    ? { ok: true, value: TRANSPORT_NAMES[value]! }
-    : { ok: false, expected: `must be "stdio", "http" (or "streamable-http") or "sse" (got ${quoteIfString(value)})` };
-
-const authKind: Check<AuthKind | false> = (value) =>
-  value === false ? { ok: true, value } : withExpectation(oneOf<AuthKind>(["bearer", "oauth"])(value), `must be "bearer", "oauth" or false (got ${quoteIfString(value)})`);
 
 /** Fields that only change how the adapter treats a server: a project file may set them alone, as an override. */
 const BEHAVIOUR_CHECKS = {
@@ -213,18 +90,11 @@ const BEHAVIOUR_CHECKS = {
   includeTools: stringList,
   excludeTools: stringList,
   approveTools: approvalRule,
-  toolPrefix: oneOf(TOOL_PREFIXES),
+  toolPrefix: toolPrefixMode,
   debug: boolean,
 } satisfies Record<string, Check<unknown>>;
 
 /** What a bad value of a behaviour field falls back to (with a warning) instead of costing the server. */
-interface Fallback {
-  /** Said after the problem: what applies instead. */
-  means: string;
-  /** Used in its place; none = the field is left out (its default applies). */
-  value?: unknown;
-}
-
 const BEHAVIOUR_FALLBACKS: Readonly<Record<string, Fallback>> = {
   lifecycle: { means: `using "lazy"` },
   idleTimeout: { means: "using the default" },
@@ -268,7 +138,6 @@ const OAUTH_CHECKS = {
 
 type BehaviourFields = { -readonly [K in keyof typeof BEHAVIOUR_CHECKS]?: CheckedType<(typeof BEHAVIOUR_CHECKS)[K]> };
 type ConnectionFields = { -readonly [K in keyof typeof CONNECTION_CHECKS]?: CheckedType<(typeof CONNECTION_CHECKS)[K]> };
-type CheckedType<C> = C extends Check<infer T> ? T : never;
 type RawFields = BehaviourFields & ConnectionFields;
 
 const ALL_CHECKS: Readonly<Record<string, Check<unknown>>> = { ...BEHAVIOUR_CHECKS, ...CONNECTION_CHECKS };
@@ -536,150 +405,4 @@ function issueProblem(issue: InterpolationIssue, where: ProblemLocation, default
     case "unsupported":
       return configProblem("error", where, `${issue.expression} is not a supported substitution (supported: ${SUPPORTED_SYNTAX}; write $\${ for a literal \${)`);
   }
-}
-
-function checkUrl(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "is not a valid URL";
-  }
-  return parsed.protocol === "http:" || parsed.protocol === "https:" ? undefined : `must be an http:// or https:// URL (got ${parsed.protocol})`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Settings
-// ---------------------------------------------------------------------------------------------
-
-const SETTINGS_CHECKS = {
-  toolPrefix: oneOf(TOOL_PREFIXES),
-  idleTimeout: number(0, true),
-  directTools: directToolsSetting,
-  approveTools: approvalRule,
-  toonEncode: booleanOrStringList,
-  requestTimeoutMs: timeLimit,
-  maxTotalTimeoutMs: timeLimit,
-  outputGuard,
-} satisfies Record<string, Check<unknown>>;
-
-/** A setting with a bad value is left out (its default applies), except where that would not be safe. */
-const SETTINGS_FALLBACKS: Readonly<Record<string, Fallback>> = {
-  approveTools: { means: "every MCP tool asks before it runs", value: true },
-};
-const SETTING_LEFT_OUT: Fallback = { means: "ignored (the default applies)" };
-
-/** An invalid setting is a warning and falls back (see SETTINGS_FALLBACKS); the others still apply. */
-export function parseSettings(raw: unknown, file: string, context: InterpolationContext, problems: ConfigProblem[]): McpSettings {
-  if (raw === undefined) return {};
-  if (!isPlainObject(raw)) {
-    problems.push(configProblem("error", { file, field: "settings" }, `must be an object (got ${describeValue(raw)})`));
-    return {};
-  }
-  const settings: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    const field = `settings.${key}`;
-    if (key === "captureStats") {
-      const captureStats = parseCaptureStats(value, file, context, problems);
-      if (captureStats !== undefined) settings.captureStats = captureStats;
-      continue;
-    }
-    if (key === "search") {
-      const search = parseSearchSettings(value, file, problems);
-      if (search !== undefined) settings.search = search;
-      continue;
-    }
-    const check = Object.hasOwn(SETTINGS_CHECKS, key) ? (SETTINGS_CHECKS as Record<string, Check<unknown>>)[key] : undefined;
-    if (!check) {
-      problems.push(configProblem("warning", { file, field }, "unknown setting, ignored"));
-      continue;
-    }
-    const checked = check(value);
-    if (checked.ok) {
-      if (checked.value !== undefined) settings[key] = checked.value;
-      continue;
-    }
-    const fallback = Object.hasOwn(SETTINGS_FALLBACKS, key) ? SETTINGS_FALLBACKS[key]! : SETTING_LEFT_OUT;
-    problems.push(configProblem("warning", { file, field: field + (checked.at ?? "") }, `${checked.expected}; ${fallback.means}`));
-    if (fallback.value !== undefined) settings[key] = fallback.value;
-  }
-  return settings as McpSettings;
-}
-
-function parseCaptureStats(
-  value: unknown,
-  file: string,
-  context: InterpolationContext,
-  problems: ConfigProblem[],
-): boolean | CaptureStatsSettings | undefined {
-  if (typeof value === "boolean") return value;
-  if (!isPlainObject(value)) {
-    const expected = `must be true, false or { "path", "flushDelayMs" } (got ${describeValue(value)})`;
-    problems.push(configProblem("warning", { file, field: "settings.captureStats" }, `${expected}; ${SETTING_LEFT_OUT.means}`));
-    return undefined;
-  }
-  const stats: CaptureStatsSettings = {};
-  for (const [key, item] of Object.entries(value)) {
-    const field = `settings.captureStats.${key}`;
-    const checked = key === "path" ? nonEmptyString(item) : key === "flushDelayMs" ? number(0, true)(item) : undefined;
-    if (!checked) problems.push(configProblem("warning", { file, field }, "unknown field, ignored"));
-    else if (!checked.ok) {
-      problems.push(configProblem("warning", { file, field }, `${checked.expected}; ${SETTING_LEFT_OUT.means}`));
-      return undefined;
-    } else if (key === "path") stats.path = expandHome(checked.value as string, context.homeDir, context.platform);
-    else stats.flushDelayMs = checked.value as number;
-  }
-  return stats;
-}
-
-const EMBEDDINGS_CHECKS: Readonly<Record<string, Check<unknown>>> = {
-  url: (value) => {
-    const checked = nonEmptyString(value);
-    const problem = checked.ok ? checkUrl(checked.value) : undefined;
-    return problem ? { ok: false, expected: `${problem} (got ${JSON.stringify(value)})` } : checked;
-  },
-  model: nonEmptyString,
-  apiKeyEnv: nonEmptyString,
-  timeoutMs: number(0, false),
-};
-const EMBEDDINGS_REQUIRED = ["url", "model"];
-
-/** `{ embeddings: { url, model, apiKeyEnv?, timeoutMs? } }`; anything wrong in it leaves semantic re-ranking off. */
-function parseSearchSettings(value: unknown, file: string, problems: ConfigProblem[]): SearchSettings | undefined {
-  const off = "semantic re-ranking stays off";
-  if (!isPlainObject(value)) {
-    problems.push(configProblem("warning", { file, field: "settings.search" }, `must be an object (got ${describeValue(value)}); ignored`));
-    return undefined;
-  }
-  const search: SearchSettings = {};
-  for (const [key, raw] of Object.entries(value)) {
-    if (key !== "embeddings") {
-      problems.push(configProblem("warning", { file, field: `settings.search.${key}` }, "unknown field, ignored"));
-      continue;
-    }
-    if (!isPlainObject(raw)) {
-      const expected = `must be an object { "url", "model", "apiKeyEnv", "timeoutMs" } (got ${describeValue(raw)})`;
-      problems.push(configProblem("warning", { file, field: "settings.search.embeddings" }, `${expected}; ${off}`));
-      continue;
-    }
-    const embeddings: Record<string, unknown> = {};
-    let valid = true;
-    for (const [name, item] of Object.entries(raw)) {
-      const field = `settings.search.embeddings.${name}`;
-      const check = Object.hasOwn(EMBEDDINGS_CHECKS, name) ? EMBEDDINGS_CHECKS[name] : undefined;
-      const checked = check?.(item);
-      if (!checked) problems.push(configProblem("warning", { file, field }, "unknown field, ignored"));
-      else if (checked.ok) embeddings[name] = checked.value;
-      else {
-        problems.push(configProblem("warning", { file, field }, `${checked.expected}; ${off}`));
-        valid = false;
-      }
-    }
-    for (const name of EMBEDDINGS_REQUIRED.filter((name) => !(name in raw))) {
-      problems.push(configProblem("warning", { file, field: `settings.search.embeddings.${name}` }, `is required; ${off}`));
-      valid = false;
-    }
-    if (valid) search.embeddings = embeddings as unknown as EmbeddingsSettings;
-  }
-  return search;
 }

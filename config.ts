@@ -7,7 +7,8 @@
 import os from "node:os";
 import { join } from "node:path";
 import { readConfigFile } from "./config-files.ts";
-import { parseServerEntry, parseSettings, type ConfigLayer, type EntryOptions } from "./config-entry.ts";
+import { parseServerEntry, type ConfigLayer, type EntryOptions } from "./config-entry.ts";
+import { parseSettings } from "./config-settings.ts";
 import { importHostServers } from "./config-imports.ts";
 import { configProblem, describeValue, isPlainObject } from "./config-problems.ts";
 import { expandHome, pathModule, type InterpolationContext } from "./interpolation.ts";

@@ -1,0 +1,163 @@
+/**
+ * The checks of a config value, each saying what it expected (and what it got) when the value does not fit: the
+ * vocabulary of config-entry.ts (server fields) and config-settings.ts (`settings`), so the same kind of field is
+ * checked, and worded, the same way in both.
+ */
+import { describeValue, isPlainObject } from "./config-problems.ts";
+import type { ApprovalRule, AuthKind, OutputGuard, ToolPrefixMode, TransportKind } from "./types.ts";
+
+/** A value that fits, or what was expected; `at` names the part of the value that did not fit (`[2]`, `.key`). */
+type Checked<T> = { ok: true; value: T } | { ok: false; expected: string; at?: string };
+export type Check<T> = (value: unknown) => Checked<T>;
+export type CheckedType<C> = C extends Check<infer T> ? T : never;
+
+/** What a bad value falls back to (with a warning) instead of costing the server or the setting. */
+export interface Fallback {
+  /** Said after the problem: what applies instead. */
+  means: string;
+  /** Used in its place; none = the field is left out (its default applies). */
+  value?: unknown;
+}
+
+const TOOL_PREFIXES: readonly ToolPrefixMode[] = ["server", "short", "none", "mcp"];
+/** Spellings of `type` found in real host files. */
+const TRANSPORT_NAMES: Readonly<Record<string, TransportKind>> = {
+  stdio: "stdio",
+  http: "http",
+  "streamable-http": "http",
+  streamableHttp: "http",
+  streamable_http: "http",
+  sse: "sse",
+};
+
+export const boolean: Check<boolean> = (value) =>
+  typeof value === "boolean" ? { ok: true, value } : { ok: false, expected: `must be true or false (got ${describeValue(value)})` };
+
+export const nonEmptyString: Check<string> = (value) =>
+  typeof value === "string" && value.trim() !== ""
+    ? { ok: true, value }
+    : { ok: false, expected: `must be a non-empty string (got ${value === "" ? "an empty string" : describeValue(value)})` };
+
+export const string: Check<string> = (value) =>
+  typeof value === "string" ? { ok: true, value } : { ok: false, expected: `must be a string (got ${describeValue(value)})` };
+
+export const stringList: Check<string[]> = (value) => {
+  if (!Array.isArray(value)) return { ok: false, expected: `must be an array of strings (got ${describeValue(value)})` };
+  const bad = value.findIndex((item) => typeof item !== "string");
+  if (bad >= 0) return { ok: false, at: `[${bad}]`, expected: `must be a string (got ${describeValue(value[bad])})` };
+  return { ok: true, value: value as string[] };
+};
+
+export const stringMap: Check<Record<string, string>> = (value) => {
+  if (!isPlainObject(value)) return { ok: false, expected: `must be an object of strings (got ${describeValue(value)})` };
+  const bad = Object.entries(value).find(([, item]) => typeof item !== "string");
+  if (bad) return { ok: false, at: `.${bad[0]}`, expected: `must be a string (got ${describeValue(bad[1])})` };
+  return { ok: true, value: { ...(value as Record<string, string>) } };
+};
+
+export function oneOf<T extends string>(allowed: readonly T[]): Check<T> {
+  return (value) =>
+    typeof value === "string" && (allowed as readonly string[]).includes(value)
+      ? { ok: true, value: value as T }
+      : { ok: false, expected: `must be one of ${allowed.map((item) => `"${item}"`).join(", ")} (got ${quoteIfString(value)})` };
+}
+
+function quoteIfString(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : describeValue(value);
+}
+
+export function number(minimum: number, inclusive: boolean): Check<number> {
+  const bound = inclusive ? `≥ ${minimum}` : `> ${minimum}`;
+  return (value) =>
+    typeof value === "number" && Number.isFinite(value) && (inclusive ? value >= minimum : value > minimum)
+      ? { ok: true, value }
+      : { ok: false, expected: `must be a number ${bound} (got ${describeValue(value)})` };
+}
+
+export const booleanOrStringList: Check<boolean | string[]> = (value) =>
+  typeof value === "boolean" ? { ok: true, value } : withExpectation(stringList(value), "must be true, false or an array of strings");
+
+/** `"search"` is upstream's name for what we always do (tools found through search): the same as `false`. */
+export const directToolsField: Check<boolean | string[]> = (value) =>
+  value === "search"
+    ? { ok: true, value: false }
+    : withExpectation(booleanOrStringList(value), `must be true, false, "search" or an array of strings (got ${quoteIfString(value)})`);
+
+export const directToolsSetting: Check<boolean> = (value) =>
+  value === "search" ? { ok: true, value: false } : withExpectation(boolean(value), `must be true, false or "search" (got ${quoteIfString(value)})`);
+
+export const approvalRule: Check<ApprovalRule> = (value) =>
+  withExpectation(booleanOrStringList(value), `must be true, false or an array of tool names or patterns (got ${quoteIfString(value)})`);
+
+/** A time limit in milliseconds; upstream's `<= 0` (= the default) is accepted and left out. */
+export const timeLimit: Check<number | undefined> = (value) =>
+  typeof value === "number" && Number.isFinite(value)
+    ? { ok: true, value: value > 0 ? value : undefined }
+    : { ok: false, expected: `must be a number of milliseconds (got ${describeValue(value)})` };
+
+const OUTPUT_GUARD_LIMITS = ["maxBytes", "maxLines"] as const;
+
+/** `true`, `false` or `{ maxBytes, maxLines }` (whole numbers > 0); upstream's other keys are ignored. */
+export const outputGuard: Check<OutputGuard> = (value) => {
+  if (typeof value === "boolean") return { ok: true, value };
+  const expected = `must be true, false or { "maxBytes", "maxLines" } (got ${describeValue(value)})`;
+  if (!isPlainObject(value)) return { ok: false, expected };
+  const limits: { maxBytes?: number; maxLines?: number } = {};
+  for (const key of OUTPUT_GUARD_LIMITS) {
+    const limit = value[key];
+    if (limit === undefined) continue;
+    if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) {
+      return { ok: false, at: `.${key}`, expected: `must be a whole number > 0 (got ${describeValue(limit)})` };
+    }
+    limits[key] = limit;
+  }
+  return { ok: true, value: limits };
+};
+
+function withExpectation<T>(checked: Checked<T>, expected: string): Checked<T> {
+  return checked.ok || checked.at !== undefined ? checked : { ok: false, expected };
+}
+
+export const plainObject: Check<Record<string, unknown>> = (value) =>
+  isPlainObject(value) ? { ok: true, value } : { ok: false, expected: `must be an object (got ${describeValue(value)})` };
+
+export const port: Check<number> = (value) =>
+  typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 65535
+    ? { ok: true, value }
+    : { ok: false, expected: `must be a port number from 1 to 65535 (got ${describeValue(value)})` };
+
+/** What the SDK accepts as a client ID metadata document address (SEP-991): HTTPS, with a path. */
+export const clientMetadataUrl: Check<string> = (value) => {
+  if (typeof value !== "string") return { ok: false, expected: `must be a string (got ${describeValue(value)})` };
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  return url?.protocol === "https:" && url.pathname !== "/"
+    ? { ok: true, value }
+    : { ok: false, expected: "must be an https:// URL with a path (the address of the client's metadata document)" };
+};
+
+export const httpUrl: Check<string> = (value) => {
+  if (typeof value !== "string") return { ok: false, expected: `must be a string (got ${describeValue(value)})` };
+  const problem = checkUrl(value);
+  return problem ? { ok: false, expected: problem } : { ok: true, value };
+};
+
+export const transportName: Check<TransportKind> = (value) =>
+  typeof value === "string" && Object.hasOwn(TRANSPORT_NAMES, value)
+    ? { ok: true, value: TRANSPORT_NAMES[value]! }
+    : { ok: false, expected: `must be "stdio", "http" (or "streamable-http") or "sse" (got ${quoteIfString(value)})` };
+
+export const authKind: Check<AuthKind | false> = (value) =>
+  value === false ? { ok: true, value } : withExpectation(oneOf<AuthKind>(["bearer", "oauth"])(value), `must be "bearer", "oauth" or false (got ${quoteIfString(value)})`);
+
+export const toolPrefixMode: Check<ToolPrefixMode> = oneOf(TOOL_PREFIXES);
+
+/** A problem with an http(s) URL, or undefined when it is one. */
+export function checkUrl(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "is not a valid URL";
+  }
+  return parsed.protocol === "http:" || parsed.protocol === "https:" ? undefined : `must be an http:// or https:// URL (got ${parsed.protocol})`;
+}
