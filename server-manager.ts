@@ -5,31 +5,34 @@
  * needs one: the user is told once, until a sign-in succeeds.
  *
  * Everything that needs the MCP SDK (opening a session, its requests and notifications, what its errors mean) is in
- * mcp-connection.ts, loaded on the first connect: the SDK is most of the extension's load time, and with lazy servers
- * nothing connects at startup. Only types come from it here.
+ * mcp-connection.ts, loaded on the first connect (connection-code.ts): the SDK is most of the extension's load time,
+ * and with lazy servers nothing connects at startup. The session it opens is used through `McpSession`
+ * (connection-common.ts), so neither half imports the other.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type {
-  CallToolResult,
-  ElicitRequestFormParams,
-  ElicitRequestURLParams,
-  ElicitResult,
-  GetPromptResult,
-  Progress,
-  ReadResourceResult,
-} from "@modelcontextprotocol/sdk/types.js";
-import { abortable, canSignIn, NeedsAuthError, type ServerAuthState, transportFamily } from "./connection-common.ts";
+import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  abortable,
+  canSignIn,
+  type ElicitationHandler,
+  type McpList,
+  type McpSession,
+  NeedsAuthError,
+  type ServerAuthState,
+  transportFamily,
+  type UrlElicitationHandler,
+} from "./connection-common.ts";
+import { type ConnectionCode, loadConnectionCode } from "./connection-code.ts";
 import { formatDuration, formatSeconds } from "./format-time.ts";
 import { errorMessage, toError } from "./guards.ts";
-import type { McpList, McpSession } from "./mcp-connection.ts";
 import type { CallbackListener } from "./oauth-callback.ts";
 import { OAuthStore } from "./oauth-store.ts";
 import { OutputTail } from "./output-tail.ts";
 import { ProcessProbe } from "./process-tree.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
-export { mergeEnv, NeedsAuthError, safeUrl } from "./connection-common.ts";
+export { acceptElicitationDefaults, type ElicitationHandler, NeedsAuthError, safeUrl, type UrlElicitationHandler } from "./connection-common.ts";
 
 /** How long a stdio server found alive is taken to be alive without another probe (see `LiveConnection.isAlive`). */
 const RECHECK_ALIVE_AFTER_MS = 5;
@@ -76,18 +79,6 @@ export interface ServerConnection {
   readonly pid?: number;
   readonly connectedAt: number;
 }
-
-/**
- * Answers a server's form elicitation (`elicitation/create`): asks the user, or decides without one. An `accept`
- * may leave fields out: the SDK fills in the defaults the form's schema gives (SEP-1034).
- */
-export type ElicitationHandler = (serverName: string, request: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;
-
-/** Answers a server's URL-mode elicitation: a page the user is asked to open (elicitation-url.ts). */
-export type UrlElicitationHandler = (serverName: string, request: ElicitRequestURLParams, signal: AbortSignal) => Promise<ElicitResult>;
-
-/** The answer when nobody can be asked: accept the form as its defaults fill it. */
-export const acceptElicitationDefaults: ElicitationHandler = async () => ({ action: "accept", content: {} });
 
 /** A connect attempt ended by `close()` (a reconnect, shutdown): not the server's failure. */
 export class ConnectCancelledError extends Error {
@@ -324,7 +315,7 @@ export class McpServerManager {
    * ToolSearch just loaded, so the first call does not wait for it. Never fails (the connect retries the load).
    */
   preloadConnectionCode(): void {
-    loadConnectionModule().catch(() => {});
+    loadConnectionCode().catch(() => {});
   }
 
   /**
@@ -378,7 +369,7 @@ export class McpServerManager {
     // The listening callback keeps Pi alive while it matters; the deadline alone must not.
     timer.unref();
     try {
-      const mcp = await loadConnectionModule();
+      const mcp = await loadConnectionCode();
       await mcp.signIn(def, {
         store: this.oauthStore,
         authState: record.auth,
@@ -549,10 +540,10 @@ export class McpServerManager {
     // The attempt itself (a child process, a socket) keeps Pi alive while it matters; the deadline alone must not.
     timer.unref();
     const signal = AbortSignal.any([cancelled, timeout.signal]);
-    let mcp: ConnectionModule | undefined;
+    let mcp: ConnectionCode | undefined;
     let session: McpSession | undefined;
     try {
-      mcp = await abortable(loadConnectionModule(), signal);
+      mcp = await abortable(loadConnectionCode(), signal);
       const stdio = transportFamily(def) === "stdio";
       record.transport = stdio ? "stdio" : undefined;
       if (stdio) record.stderr = new OutputTail();
@@ -717,19 +708,6 @@ export class McpServerManager {
       onprogress: options.onProgress ?? ignoreProgress,
     };
   }
-}
-
-type ConnectionModule = typeof import("./mcp-connection.ts");
-
-let connectionModule: Promise<ConnectionModule> | undefined;
-
-/** The SDK half, loaded by the first connect and shared by the rest; a failed load is not kept: the next tries again. */
-function loadConnectionModule(): Promise<ConnectionModule> {
-  connectionModule ??= import("./mcp-connection.ts").catch((error: unknown) => {
-    connectionModule = undefined;
-    throw error;
-  });
-  return connectionModule;
 }
 
 function ignoreProgress(): void {}
