@@ -31,8 +31,8 @@ import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
+import { abortable } from "./abort.ts";
 import {
-  abortable,
   briefHttpError,
   canSignIn,
   type ElicitationHandler,

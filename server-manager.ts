@@ -12,8 +12,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { abortable, abortAfter, withOwnSignal } from "./abort.ts";
 import {
-  abortable,
   canSignIn,
   type ElicitationHandler,
   type McpList,
@@ -362,12 +362,11 @@ export class McpServerManager {
     const pending: PendingSignIn = { cancel: new AbortController() };
     record.signIn = pending;
     const timeoutMs = options.timeoutMs ?? DEFAULT_SIGN_IN_TIMEOUT_MS;
-    const timer = setTimeout(
-      () => pending.cancel.abort(new Error(`The sign-in to MCP server "${def.name}" timed out after ${formatDuration(timeoutMs)}: the browser did not come back to Pi.`)),
+    const clearDeadline = abortAfter(
+      pending.cancel,
       timeoutMs,
+      () => new Error(`The sign-in to MCP server "${def.name}" timed out after ${formatDuration(timeoutMs)}: the browser did not come back to Pi.`),
     );
-    // The listening callback keeps Pi alive while it matters; the deadline alone must not.
-    timer.unref();
     try {
       const mcp = await loadConnectionCode();
       await mcp.signIn(def, {
@@ -382,7 +381,7 @@ export class McpServerManager {
       if (pending.cancel.signal.aborted) throw pending.cancel.signal.reason;
       throw new Error(`The sign-in to MCP server "${def.name}" failed: ${errorMessage(error)}`, { cause: error });
     } finally {
-      clearTimeout(timer);
+      clearDeadline();
       if (record.signIn === pending) record.signIn = undefined;
     }
   }
@@ -533,12 +532,7 @@ export class McpServerManager {
   private async establish(def: ServerDefinition, record: ServerRecord, cancelled: AbortSignal): Promise<LiveConnection> {
     const timeoutMs = def.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     const timeout = new AbortController();
-    const timer = setTimeout(
-      () => timeout.abort(new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`)),
-      timeoutMs,
-    );
-    // The attempt itself (a child process, a socket) keeps Pi alive while it matters; the deadline alone must not.
-    timer.unref();
+    const clearDeadline = abortAfter(timeout, timeoutMs, () => new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`));
     const signal = AbortSignal.any([cancelled, timeout.signal]);
     let mcp: ConnectionCode | undefined;
     let session: McpSession | undefined;
@@ -568,7 +562,7 @@ export class McpServerManager {
       if (!mcp) throw new Error(`MCP server "${def.name}" failed to connect: ${errorMessage(error)}`, { cause: error });
       throw mcp.describeConnectFailure(def, error, record.stderr.lines(), record.auth);
     } finally {
-      clearTimeout(timer);
+      clearDeadline();
     }
   }
 
@@ -711,48 +705,6 @@ export class McpServerManager {
 }
 
 function ignoreProgress(): void {}
-
-/**
- * Runs a request with a signal of its own that follows `signal` while the request runs. The SDK adds an abort
- * listener to a request's signal and never removes it, and Pi gives every tool call of a run the same signal: its
- * listeners piled up until the run ended, and from the eleventh Node printed a leak warning. Here a caller's signal
- * gets one listener however many requests follow it, removed with the last of them.
- */
-async function withOwnSignal<T>(signal: AbortSignal, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const own = new AbortController();
-  if (signal.aborted) own.abort(signal.reason);
-  else follow(signal, own);
-  try {
-    return await request(own.signal);
-  } finally {
-    unfollow(signal, own);
-  }
-}
-
-const followers = new WeakMap<AbortSignal, Set<AbortController>>();
-
-function follow(signal: AbortSignal, own: AbortController): void {
-  let requests = followers.get(signal);
-  if (!requests) {
-    requests = new Set();
-    followers.set(signal, requests);
-    signal.addEventListener("abort", abortFollowers, { once: true });
-  }
-  requests.add(own);
-}
-
-function unfollow(signal: AbortSignal, own: AbortController): void {
-  const requests = followers.get(signal);
-  if (!requests?.delete(own) || requests.size > 0) return;
-  followers.delete(signal);
-  signal.removeEventListener("abort", abortFollowers);
-}
-
-function abortFollowers(event: Event): void {
-  const signal = event.target as AbortSignal;
-  for (const own of followers.get(signal) ?? []) own.abort(signal.reason);
-  followers.delete(signal);
-}
 
 /** Resources and their templates: one notification (`resources/list_changed`) covers both. */
 async function readResourceLists(connection: LiveConnection, options: RequestOptions): Promise<void> {
