@@ -1,8 +1,7 @@
 /**
  * Connections to MCP servers: sharing one connection (and one process) per server, what each is doing for
  * `/mcp status`, the requests in flight (for idle shutdown), and ending them together with every process they started.
- * Also the OAuth sign-ins (one at a time per server; they outlive a reconnect, not the session) and when a server
- * needs one: the user is told once, until a sign-in succeeds.
+ * The OAuth sign-ins are oauth-signins.ts's (the manager owns them and delegates to them).
  *
  * Everything that needs the MCP SDK (opening a session, its requests and notifications, what its errors mean) is in
  * mcp-connection.ts, loaded on the first connect (connection-code.ts): the SDK is most of the extension's load time,
@@ -14,24 +13,22 @@ import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.j
 import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { abortable, abortAfter, withOwnSignal } from "./abort.ts";
 import {
-  canSignIn,
   type ElicitationHandler,
   type McpList,
   type McpSession,
   NeedsAuthError,
-  type ServerAuthState,
   transportFamily,
   type UrlElicitationHandler,
 } from "./connection-common.ts";
 import { type ConnectionCode, loadConnectionCode } from "./connection-code.ts";
-import { formatDuration, formatSeconds } from "./format-time.ts";
+import { formatSeconds } from "./format-time.ts";
 import { errorMessage, toError } from "./guards.ts";
-import type { CallbackListener } from "./oauth-callback.ts";
-import { OAuthStore } from "./oauth-store.ts";
+import { type SignInNeededListener, type SignInOptions, SignIns } from "./oauth-signins.ts";
 import { OutputTail } from "./output-tail.ts";
 import { ProcessProbe } from "./process-tree.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
+export { DEFAULT_SIGN_IN_TIMEOUT_MS } from "./oauth-signins.ts";
 export { acceptElicitationDefaults, type ElicitationHandler, NeedsAuthError, safeUrl, type UrlElicitationHandler } from "./connection-common.ts";
 
 /** How long a stdio server found alive is taken to be alive without another probe (see `LiveConnection.isAlive`). */
@@ -42,8 +39,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
 /** A call whose progress never stops still ends: progress restarts the request timeout, never this one. */
 export const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
-/** How long a sign-in waits for the browser to come back. */
-export const DEFAULT_SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
 export type ServerStatus = "idle" | "connecting" | "connected" | "closed" | "failed" | "needs-auth";
 
@@ -115,19 +110,7 @@ export interface McpServerManagerOptions {
    */
   roots?: readonly string[];
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
-  onSignInNeeded?: (name: string, error: NeedsAuthError) => void;
-}
-
-export interface SignInOptions {
-  /** Gets the authorization URL: show it to the user and open their browser (headless: follow it). */
-  openAuthorizationUrl: (url: string) => void | Promise<void>;
-  timeoutMs?: number;
-}
-
-interface PendingSignIn {
-  cancel: AbortController;
-  /** Once listening: where a callback address the user pastes goes. */
-  listener?: CallbackListener;
+  onSignInNeeded?: SignInNeededListener;
 }
 
 export interface CallOptions {
@@ -231,10 +214,6 @@ interface ServerRecord {
   closing?: Promise<void>;
   inFlight: number;
   lastUsedAt: number;
-  auth: ServerAuthState;
-  signIn?: PendingSignIn;
-  /** The user was told this server needs a sign-in (told again only after a sign-in succeeded). */
-  signInAnnounced: boolean;
 }
 
 export class McpServerManager {
@@ -246,8 +225,7 @@ export class McpServerManager {
   private readonly elicitation?: ElicitationHandler;
   private readonly urlElicitation?: UrlElicitationHandler;
   private readonly roots: readonly string[];
-  private readonly onSignInNeeded?: (name: string, error: NeedsAuthError) => void;
-  private readonly oauthStore: OAuthStore;
+  private readonly signIns: SignIns;
   /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
   private shuttingDown = false;
 
@@ -259,8 +237,7 @@ export class McpServerManager {
     this.elicitation = options.elicitation;
     this.urlElicitation = options.urlElicitation;
     this.roots = options.roots ?? [];
-    this.onSignInNeeded = options.onSignInNeeded;
-    this.oauthStore = new OAuthStore(options.agentDir);
+    this.signIns = new SignIns(options.agentDir, options.onSignInNeeded);
   }
 
   /** The live connection, or a new one. Concurrent calls for one server share one attempt (and one process). */
@@ -335,7 +312,7 @@ export class McpServerManager {
 
   getState(name: string): ServerState {
     const record = this.records.get(name);
-    if (!record) return { status: "idle", stderrTail: [], needsSignIn: false, signingIn: false };
+    if (!record) return { status: "idle", stderrTail: [], needsSignIn: false, signingIn: this.signIns.isWaiting(name) };
     const { connection } = record;
     return {
       status: record.status,
@@ -345,72 +322,35 @@ export class McpServerManager {
       transport: record.transport,
       stderrTail: record.stderr.lines(),
       needsSignIn: record.status === "needs-auth" && record.needsSignIn,
-      signingIn: record.signIn !== undefined,
+      signingIn: this.signIns.isWaiting(name),
     };
   }
 
-  /**
-   * Signs in to an HTTP server with OAuth: the authorization URL goes to `openAuthorizationUrl`, the browser comes
-   * back to a callback on 127.0.0.1, the tokens are stored (see oauth-store.ts). Resolves once signed in; reconnecting
-   * is up to the caller. A new sign-in to the same server replaces one still waiting; `closeAll` cancels them.
-   */
-  async signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
-    if (!canSignIn(def)) throw new Error(`MCP server "${def.name}" does not sign in with OAuth (it is a local process, or its config gives it a token)`);
-    if (def.oauth?.grantType === "client_credentials") throw new Error(`MCP server "${def.name}" gets its tokens with its client credentials: nobody signs in`);
-    const record = this.record(def.name);
-    record.signIn?.cancel.abort(new Error(`The sign-in to MCP server "${def.name}" was replaced by a new one.`));
-    const pending: PendingSignIn = { cancel: new AbortController() };
-    record.signIn = pending;
-    const timeoutMs = options.timeoutMs ?? DEFAULT_SIGN_IN_TIMEOUT_MS;
-    const clearDeadline = abortAfter(
-      pending.cancel,
-      timeoutMs,
-      () => new Error(`The sign-in to MCP server "${def.name}" timed out after ${formatDuration(timeoutMs)}: the browser did not come back to Pi.`),
-    );
-    try {
-      const mcp = await loadConnectionCode();
-      await mcp.signIn(def, {
-        store: this.oauthStore,
-        authState: record.auth,
-        open: options.openAuthorizationUrl,
-        onListening: (listener) => (pending.listener = listener),
-        signal: pending.cancel.signal,
-      });
-      record.signInAnnounced = false;
-    } catch (error) {
-      if (pending.cancel.signal.aborted) throw pending.cancel.signal.reason;
-      throw new Error(`The sign-in to MCP server "${def.name}" failed: ${errorMessage(error)}`, { cause: error });
-    } finally {
-      clearDeadline();
-      if (record.signIn === pending) record.signIn = undefined;
-    }
+  /** See `SignIns.signIn`; `closeAll` cancels a sign-in still waiting. */
+  signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
+    return this.signIns.signIn(def, options);
   }
 
   /** Ends a sign-in still waiting (it rejects). False when there was none. */
   cancelSignIn(name: string): boolean {
-    const pending = this.records.get(name)?.signIn;
-    pending?.cancel.abort(new Error(`The sign-in to MCP server "${name}" was cancelled.`));
-    return pending !== undefined;
+    return this.signIns.cancel(name);
   }
 
-  /**
-   * The address the browser ended up on, pasted by the user when it could not reach this machine's callback: it
-   * completes the waiting sign-in. Undefined when no sign-in is waiting for its callback.
-   */
+  /** See `SignIns.deliverCallback`. */
   deliverSignInCallback(name: string, address: string): { accepted: boolean; text: string } | undefined {
-    return this.records.get(name)?.signIn?.listener?.deliver(address);
+    return this.signIns.deliverCallback(name, address);
   }
 
   /** Whether tokens from a sign-in are stored for the server's URL. */
   isSignedIn(def: ServerDefinition): boolean {
-    return canSignIn(def) && this.oauthStore.hasTokens(def.url!);
+    return this.signIns.isSignedIn(def);
   }
 
   /** Forgets the server's tokens and client registration (its connection is closed first). True if any were stored. */
   async signOut(def: ServerDefinition): Promise<boolean> {
-    this.cancelSignIn(def.name);
+    this.signIns.cancel(def.name);
     await this.close(def.name);
-    return def.url ? this.oauthStore.remove(def.url) : false;
+    return this.signIns.forget(def);
   }
 
   /** Reads the server's tools, resources and prompts again. */
@@ -473,7 +413,7 @@ export class McpServerManager {
 
   /** Safe to call again, and while connects or sign-ins are in flight: they are cancelled, their processes ended. */
   async closeAll(): Promise<void> {
-    for (const record of this.records.values()) record.signIn?.cancel.abort(new Error(`The sign-in to MCP server "${record.name}" ended with the session.`));
+    this.signIns.cancelAll();
     await Promise.all([...this.records.keys()].map((name) => this.close(name)));
   }
 
@@ -487,8 +427,6 @@ export class McpServerManager {
         stderr: new OutputTail(),
         inFlight: 0,
         lastUsedAt: 0,
-        auth: { usesOAuth: false },
-        signInAnnounced: false,
       };
       this.records.set(name, record);
     }
@@ -534,6 +472,7 @@ export class McpServerManager {
     const timeout = new AbortController();
     const clearDeadline = abortAfter(timeout, timeoutMs, () => new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`));
     const signal = AbortSignal.any([cancelled, timeout.signal]);
+    const oauth = this.signIns.forConnect(def.name);
     let mcp: ConnectionCode | undefined;
     let session: McpSession | undefined;
     try {
@@ -548,7 +487,7 @@ export class McpServerManager {
         urlElicitation: this.urlElicitation,
         roots: () => this.roots,
         stderr: record.stderr,
-        oauth: { store: this.oauthStore, state: record.auth },
+        oauth,
         signal,
         timeoutMs,
       });
@@ -560,7 +499,7 @@ export class McpServerManager {
       await new Promise((resolve) => setImmediate(resolve));
       // Without the SDK half (it failed to load) there is no SDK error to read.
       if (!mcp) throw new Error(`MCP server "${def.name}" failed to connect: ${errorMessage(error)}`, { cause: error });
-      throw mcp.describeConnectFailure(def, error, record.stderr.lines(), record.auth);
+      throw mcp.describeConnectFailure(def, error, record.stderr.lines(), oauth.state);
     } finally {
       clearDeadline();
     }
@@ -607,13 +546,7 @@ export class McpServerManager {
     record.status = "needs-auth";
     record.needsSignIn = error.signIn;
     record.lastError = error.message;
-    if (!error.signIn || record.signInAnnounced) return;
-    record.signInAnnounced = true;
-    try {
-      this.onSignInNeeded?.(record.name, error);
-    } catch {
-      // A failing listener must not break connection handling.
-    }
+    this.signIns.announce(record.name, error);
   }
 
   /** Forget a connection that ended without us, so the next call reconnects. */
