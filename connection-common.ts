@@ -1,8 +1,8 @@
 /**
  * What both halves of the connection code share, free of the MCP SDK at run time (only its types): server-manager.ts
  * is loaded with the extension, mcp-connection.ts (the SDK half) only when the first server connects, and neither may
- * pull the other in. So the contracts between them are declared here: the session the SDK half opens (`McpSession`),
- * the lists it follows, and the elicitation handlers the manager hands it.
+ * pull the other in. So the contracts between them are declared here: how a session is opened (`OpenOptions`), the
+ * session the SDK half opens (`McpSession`), the lists it follows, and the elicitation handlers the manager hands it.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
@@ -14,6 +14,8 @@ import type {
   GetPromptResult,
   ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { OAuthStore } from "./oauth-store.ts";
+import type { OutputTail } from "./output-tail.ts";
 import type { Listing } from "./server-listing.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
@@ -28,6 +30,31 @@ export type UrlElicitationHandler = (serverName: string, request: ElicitRequestU
 
 /** The answer when nobody can be asked: accept the form as its defaults fill it. */
 export const acceptElicitationDefaults: ElicitationHandler = async () => ({ action: "accept", content: {} });
+
+/** What every session of one manager is opened with. */
+export interface SessionSettings {
+  /** Pi's agent directory (npx resolution keeps its cache there). */
+  agentDir: string;
+  /** Run `npx pkg` servers straight from npm's cache, without the npm parent process. */
+  resolveNpx: boolean;
+  /** Without it, the server is told the client cannot elicit forms. */
+  elicitation?: ElicitationHandler;
+  /** Without it, the server is told the client cannot elicit through a URL. */
+  urlElicitation?: UrlElicitationHandler;
+  /** The directories answered to `roots/list`, read when the server asks. */
+  roots: () => readonly string[];
+}
+
+/** How the SDK half opens one session (mcp-connection.ts `openSession`). */
+export interface OpenOptions extends SessionSettings {
+  /** Collects a stdio server's stderr. */
+  stderr: OutputTail;
+  /** OAuth: where tokens are kept, and the server's auth situation (updated by the connection). */
+  oauth: { store: OAuthStore; state: ServerAuthState };
+  /** Cancels the attempt (a close, or the startup deadline); what was started is ended. */
+  signal: AbortSignal;
+  timeoutMs: number;
+}
 
 /** The lists a server announces changes of (`notifications/<list>/list_changed`); `resources` covers its templates. */
 export type McpList = "tools" | "resources" | "prompts";

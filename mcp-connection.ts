@@ -35,9 +35,9 @@ import { abortable } from "./abort.ts";
 import {
   briefHttpError,
   canSignIn,
-  type ElicitationHandler,
   hasAuthorizationHeader,
   type McpSession,
+  type OpenOptions,
   mergeEnv,
   NeedsAuthError,
   parseServerUrl,
@@ -46,12 +46,9 @@ import {
   type SessionEvents,
   signInNeeded,
   transportFamily,
-  type UrlElicitationHandler,
 } from "./connection-common.ts";
 import { errorMessage } from "./guards.ts";
 import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth.ts";
-import type { OAuthStore } from "./oauth-store.ts";
-import type { OutputTail } from "./output-tail.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./server-listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
@@ -67,26 +64,6 @@ const MAX_STDIO_MESSAGE_BYTES = 32 * 1024 * 1024;
 /** Answers to a Streamable HTTP POST that mean "this endpoint does not speak it" (try legacy SSE). */
 const STREAMABLE_HTTP_REJECTED = new Set([400, 404, 405, 406, 415]);
 const SESSION_DELETE_WAIT_MS = 1_000;
-
-export interface OpenOptions {
-  /** Pi's agent directory (npx resolution keeps its cache there). */
-  agentDir: string;
-  /** Run `npx pkg` servers straight from npm's cache, without the npm parent process. */
-  resolveNpx: boolean;
-  /** Without it, the server is told the client cannot elicit forms. */
-  elicitation?: ElicitationHandler;
-  /** Without it, the server is told the client cannot elicit through a URL. */
-  urlElicitation?: UrlElicitationHandler;
-  /** The directories answered to `roots/list`, read when the server asks. */
-  roots: () => readonly string[];
-  /** Collects a stdio server's stderr. */
-  stderr: OutputTail;
-  /** OAuth: where tokens are kept, and the server's auth situation (updated by the connection). */
-  oauth: { store: OAuthStore; state: ServerAuthState };
-  /** Cancels the attempt (a close, or the startup deadline); what was started is ended. */
-  signal: AbortSignal;
-  timeoutMs: number;
-}
 
 /** A session through the SDK's Client (see `McpSession` for what it promises). */
 class SdkSession implements McpSession {

@@ -1,39 +1,36 @@
 /**
  * Connections to MCP servers: sharing one connection (and one process) per server, what each is doing for
  * `/mcp status`, the requests in flight (for idle shutdown), and ending them together with every process they started.
- * The OAuth sign-ins are oauth-signins.ts's (the manager owns them and delegates to them).
+ * A connection that is up, with its lists kept current, is a LiveConnection (live-connection.ts). The OAuth sign-ins
+ * are oauth-signins.ts's: the manager owns them and passes its sign-in methods on to them.
  *
  * Everything that needs the MCP SDK (opening a session, its requests and notifications, what its errors mean) is in
  * mcp-connection.ts, loaded on the first connect (connection-code.ts): the SDK is most of the extension's load time,
  * and with lazy servers nothing connects at startup. The session it opens is used through `McpSession`
  * (connection-common.ts), so neither half imports the other.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { abortable, abortAfter, withOwnSignal } from "./abort.ts";
 import {
   type ElicitationHandler,
-  type McpList,
   type McpSession,
   NeedsAuthError,
+  type SessionSettings,
   transportFamily,
   type UrlElicitationHandler,
 } from "./connection-common.ts";
 import { type ConnectionCode, loadConnectionCode } from "./connection-code.ts";
 import { formatSeconds } from "./format-time.ts";
+import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection, type ServerConnection } from "./live-connection.ts";
 import { errorMessage, toError } from "./guards.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./oauth-signins.ts";
 import { OutputTail } from "./output-tail.ts";
-import { ProcessProbe } from "./process-tree.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+import type { ServerDefinition, TransportKind } from "./types.ts";
 
 export { DEFAULT_SIGN_IN_TIMEOUT_MS } from "./oauth-signins.ts";
 export { acceptElicitationDefaults, type ElicitationHandler, NeedsAuthError, safeUrl, type UrlElicitationHandler } from "./connection-common.ts";
 
-/** How long a stdio server found alive is taken to be alive without another probe (see `LiveConnection.isAlive`). */
-const RECHECK_ALIVE_AFTER_MS = 5;
-export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
 /** A call whose progress never stops still ends: progress restarts the request timeout, never this one. */
@@ -57,22 +54,6 @@ export interface ServerState {
   needsSignIn: boolean;
   /** A sign-in is waiting for the browser. */
   signingIn: boolean;
-}
-
-export interface ServerConnection {
-  readonly name: string;
-  readonly client: Client;
-  readonly transport: TransportKind;
-  readonly tools: McpTool[];
-  readonly resources: McpResource[];
-  readonly resourceTemplates: McpResourceTemplate[];
-  readonly prompts: McpPrompt[];
-  /** The `instructions` of the server's `initialize` answer. */
-  readonly instructions: string | undefined;
-  /** Entries of its lists that were dropped or cut short (or lists that failed), and why. */
-  readonly problems: string[];
-  readonly pid?: number;
-  readonly connectedAt: number;
 }
 
 /** A connect attempt ended by `close()` (a reconnect, shutdown): not the server's failure. */
@@ -123,79 +104,6 @@ export interface CallOptions {
   maxTotalTimeoutMs?: number;
 }
 
-/** A server that is up: what `connect()` hands out, plus its session and how its lists are kept current. */
-class LiveConnection implements ServerConnection {
-  readonly name: string;
-  readonly session: McpSession;
-  readonly client: Client;
-  readonly transport: TransportKind;
-  readonly pid?: number;
-  readonly connectedAt = Date.now();
-  /** False with `exposeResources: false`: its resources are never listed (nothing would use them). */
-  readonly listsResources: boolean;
-  tools: McpTool[] = [];
-  resources: McpResource[] = [];
-  resourceTemplates: McpResourceTemplate[] = [];
-  prompts: McpPrompt[] = [];
-  toolProblems: string[] = [];
-  resourceProblems: string[] = [];
-  promptProblems: string[] = [];
-  /** list_changed refreshes run one after another, so an older answer never overwrites a newer one. */
-  refreshQueue: Promise<void> = Promise.resolve();
-  /**
-   * Per list, whether a list_changed refresh runs and whether another notification came meanwhile: notifications that
-   * arrive during a refresh are merged into one more (a storm of 300 gave 301 listings and as many cache writes).
-   */
-  readonly followed: Record<McpList, { running: boolean; pending: boolean }> = {
-    tools: { running: false, pending: false },
-    resources: { running: false, pending: false },
-    prompts: { running: false, pending: false },
-  };
-  private probe?: ProcessProbe;
-  private aliveAt = Number.NEGATIVE_INFINITY;
-
-  constructor(name: string, session: McpSession, listsResources: boolean) {
-    this.name = name;
-    this.session = session;
-    this.listsResources = listsResources;
-    this.client = session.client;
-    this.transport = session.transport;
-    this.pid = session.pid;
-  }
-
-  get problems(): string[] {
-    return [...this.toolProblems, ...this.resourceProblems, ...this.promptProblems];
-  }
-
-  get instructions(): string | undefined {
-    return this.session.instructions;
-  }
-
-  /** From when the connection is handed out: a stdio server's process is checked before every call. */
-  startProbing(): void {
-    if (this.pid !== undefined) this.probe = new ProcessProbe(this.pid);
-  }
-
-  /**
-   * A process found alive moments ago (`RECHECK_ALIVE_AFTER_MS`) is not probed again: back-to-back calls would each
-   * pay for the probe, while a server killed between two calls a user or model makes is always noticed.
-   */
-  isAlive(): boolean {
-    if (!this.probe) return true;
-    const now = performance.now();
-    if (now - this.aliveAt < RECHECK_ALIVE_AFTER_MS) return true;
-    const alive = this.probe.isAlive();
-    if (alive) this.aliveAt = now;
-    return alive;
-  }
-
-  end(): Promise<void> {
-    this.probe?.close();
-    this.probe = undefined;
-    return this.session.shutdown();
-  }
-}
-
 interface PendingConnect {
   promise: Promise<ServerConnection>;
   cancel: AbortController;
@@ -218,25 +126,18 @@ interface ServerRecord {
 
 export class McpServerManager {
   private readonly records = new Map<string, ServerRecord>();
-  private readonly agentDir: string;
+  private readonly sessionSettings: SessionSettings;
   private readonly onMetadataChanged?: (name: string) => void;
   private readonly requestTimeoutMs: number;
-  private readonly resolveNpx: boolean;
-  private readonly elicitation?: ElicitationHandler;
-  private readonly urlElicitation?: UrlElicitationHandler;
-  private readonly roots: readonly string[];
   private readonly signIns: SignIns;
   /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
-    this.agentDir = options.agentDir;
+    const { agentDir, elicitation, urlElicitation, roots = [] } = options;
+    this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, roots: () => roots };
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.resolveNpx = options.resolveNpx ?? true;
-    this.elicitation = options.elicitation;
-    this.urlElicitation = options.urlElicitation;
-    this.roots = options.roots ?? [];
     this.signIns = new SignIns(options.agentDir, options.onSignInNeeded);
   }
 
@@ -270,10 +171,7 @@ export class McpServerManager {
   }
 
   /** Connects many servers, at most `concurrency` at a time; never rejects. Results are in the order given. */
-  async connectAll(
-    defs: readonly ServerDefinition[],
-    concurrency = DEFAULT_CONNECT_CONCURRENCY,
-  ): Promise<Map<string, ServerConnection | Error>> {
+  async connectAll(defs: readonly ServerDefinition[], concurrency = DEFAULT_CONNECT_CONCURRENCY): Promise<Map<string, ServerConnection | Error>> {
     const results: (ServerConnection | Error)[] = [];
     let next = 0;
     const worker = async (): Promise<void> => {
@@ -353,13 +251,6 @@ export class McpServerManager {
     return this.signIns.forget(def);
   }
 
-  /** Reads the server's tools, resources and prompts again. */
-  async refreshMetadata(name: string): Promise<ServerConnection> {
-    const connection = this.requireConnection(name);
-    await Promise.all([this.refreshList(connection, "tools"), this.refreshList(connection, "resources"), this.refreshList(connection, "prompts")]);
-    return connection;
-  }
-
   getPrompt(name: string, promptName: string, args: Record<string, string>, options: Pick<CallOptions, "signal"> = {}): Promise<GetPromptResult> {
     return this.track(name, options.signal, (session, signal) => session.getPrompt(promptName, args, this.requestOptions({}, signal)));
   }
@@ -370,19 +261,6 @@ export class McpServerManager {
 
   readResource(name: string, uri: string, options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs"> = {}): Promise<ReadResourceResult> {
     return this.track(name, options.signal, (session, signal) => session.readResource(uri, this.requestOptions(options, signal)));
-  }
-
-  touch(name: string): void {
-    this.record(name).lastUsedAt = Date.now();
-  }
-
-  incrementInFlight(name: string): void {
-    this.record(name).inFlight++;
-  }
-
-  decrementInFlight(name: string): void {
-    const record = this.record(name);
-    record.inFlight = Math.max(0, record.inFlight - 1);
   }
 
   /** Connected, nothing in flight, and unused for `timeoutMs`. */
@@ -470,7 +348,8 @@ export class McpServerManager {
   private async establish(def: ServerDefinition, record: ServerRecord, cancelled: AbortSignal): Promise<LiveConnection> {
     const timeoutMs = def.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     const timeout = new AbortController();
-    const clearDeadline = abortAfter(timeout, timeoutMs, () => new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`));
+    const tooLong = () => new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`);
+    const clearDeadline = abortAfter(timeout, timeoutMs, tooLong);
     const signal = AbortSignal.any([cancelled, timeout.signal]);
     const oauth = this.signIns.forConnect(def.name);
     let mcp: ConnectionCode | undefined;
@@ -480,19 +359,11 @@ export class McpServerManager {
       const stdio = transportFamily(def) === "stdio";
       record.transport = stdio ? "stdio" : undefined;
       if (stdio) record.stderr = new OutputTail();
-      session = await mcp.openSession(def, {
-        agentDir: this.agentDir,
-        resolveNpx: this.resolveNpx,
-        elicitation: this.elicitation,
-        urlElicitation: this.urlElicitation,
-        roots: () => this.roots,
-        stderr: record.stderr,
-        oauth,
-        signal,
-        timeoutMs,
-      });
+      session = await mcp.openSession(def, { ...this.sessionSettings, stderr: record.stderr, oauth, signal, timeoutMs });
       record.transport = session.transport;
-      return await this.readMetadata(def, session, { signal, timeout: timeoutMs }, cancelled);
+      const connection = await LiveConnection.read(def, session, { signal, timeout: timeoutMs });
+      cancelled.throwIfAborted();
+      return connection;
     } catch (error) {
       await session?.shutdown();
       // Output written just before the exit arrives after the exit itself.
@@ -505,30 +376,10 @@ export class McpServerManager {
     }
   }
 
-  /**
-   * Tools, resources (with templates) and prompts, listed side by side under the startup deadline (`options.signal`).
-   * Only the tools decide whether the server starts: a resources or prompts listing that fails or never answers costs
-   * only what it lists (noted in the connection's problems, shown by /mcp status), never the tools; with
-   * `exposeResources: false` resources are not asked for.
-   */
-  private async readMetadata(def: ServerDefinition, session: McpSession, options: RequestOptions, cancelled: AbortSignal): Promise<LiveConnection> {
-    const connection = new LiveConnection(def.name, session, def.exposeResources !== false);
-    const others = Promise.all([
-      connection.listsResources ? readResourceLists(connection, options).catch(leftOut(connection, "resources", options)) : undefined,
-      readPromptList(connection, options).catch(leftOut(connection, "prompts", options)),
-    ]);
-    const tools = await session.listTools(options);
-    connection.tools = tools.items;
-    connection.toolProblems = tools.problems;
-    await others;
-    cancelled.throwIfAborted();
-    return connection;
-  }
-
   /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */
   private watchConnection(record: ServerRecord, connection: LiveConnection): void {
     connection.session.watch({
-      listChanged: (list) => void this.followListChanged(connection, list),
+      listChanged: (list) => void connection.followListChanged(list, () => this.onMetadataChanged?.(connection.name)),
       lost: (reason) => this.drop(record, connection, reason),
     });
   }
@@ -558,70 +409,23 @@ export class McpServerManager {
     void connection.end().catch(() => {});
   }
 
-  private async followListChanged(connection: LiveConnection, list: McpList): Promise<void> {
-    const followed = connection.followed[list];
-    followed.pending = true;
-    if (followed.running) return;
-    followed.running = true;
-    try {
-      while (followed.pending) {
-        followed.pending = false;
-        await this.refreshList(connection, list);
-        try {
-          this.onMetadataChanged?.(connection.name);
-        } catch {
-          // A failing listener must not break the connection.
-        }
-      }
-    } catch {
-      // The server went away meanwhile; reconnecting reads everything again.
-    } finally {
-      followed.running = false;
-      followed.pending = false;
-    }
-  }
-
-  private refreshList(connection: LiveConnection, list: McpList): Promise<void> {
-    if (list === "resources" && !connection.listsResources) return Promise.resolve();
-    // A refresh gets the budget listing had at startup.
-    const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
-    const refresh = async (): Promise<void> => {
-      if (list === "tools") {
-        const tools = await connection.session.listTools(options);
-        connection.tools = tools.items;
-        connection.toolProblems = tools.problems;
-      } else if (list === "resources") {
-        await readResourceLists(connection, options);
-      } else {
-        await readPromptList(connection, options);
-      }
-    };
-    const result = connection.refreshQueue.then(refresh);
-    connection.refreshQueue = result.catch(() => {});
-    return result;
-  }
-
   /**
    * One request on a connected server, counted in flight (idle shutdown waits for it) and as use, with a signal of its
    * own (see `withOwnSignal`). A request that shows the session is gone drops it: the session reports that itself.
    */
-  private async track<T>(
-    name: string,
-    signal: AbortSignal | undefined,
-    request: (session: McpSession, signal: AbortSignal | undefined) => Promise<T>,
-  ): Promise<T> {
+  private async track<T>(name: string, signal: AbortSignal | undefined, request: (session: McpSession, signal?: AbortSignal) => Promise<T>): Promise<T> {
     const connection = this.requireConnection(name);
-    this.incrementInFlight(name);
-    this.touch(name);
+    const record = this.record(name);
+    record.inFlight++;
+    record.lastUsedAt = Date.now();
     try {
       return await (signal ? withOwnSignal(signal, (own) => request(connection.session, own)) : request(connection.session, undefined));
     } catch (error) {
-      const record = this.records.get(name);
-      if (error instanceof NeedsAuthError && record?.connection === connection) this.needsAuth(record, error);
+      if (error instanceof NeedsAuthError && record.connection === connection) this.needsAuth(record, error);
       throw error;
     } finally {
-      this.decrementInFlight(name);
-      this.touch(name);
+      record.inFlight--;
+      record.lastUsedAt = Date.now();
     }
   }
 
@@ -638,33 +442,3 @@ export class McpServerManager {
 }
 
 function ignoreProgress(): void {}
-
-/** Resources and their templates: one notification (`resources/list_changed`) covers both. */
-async function readResourceLists(connection: LiveConnection, options: RequestOptions): Promise<void> {
-  const [resources, templates] = await Promise.all([
-    connection.session.listResources(options),
-    connection.session.listResourceTemplates(options).catch((error: unknown) => {
-      options.signal?.throwIfAborted();
-      return { items: [], problems: [`resources/templates/list failed: ${errorMessage(error)}`] };
-    }),
-  ]);
-  connection.resources = resources.items;
-  connection.resourceTemplates = templates.items;
-  connection.resourceProblems = [...resources.problems, ...templates.problems];
-}
-
-async function readPromptList(connection: LiveConnection, options: RequestOptions): Promise<void> {
-  const prompts = await connection.session.listPrompts(options);
-  connection.prompts = prompts.items;
-  connection.promptProblems = prompts.problems;
-}
-
-/** At connect, a list that fails or does not answer before the startup deadline is noted and left empty. */
-function leftOut(connection: LiveConnection, list: "resources" | "prompts", options: RequestOptions) {
-  return (error: unknown): void => {
-    const why = options.signal?.aborted ? "did not answer before the startup deadline" : `failed: ${errorMessage(error)}`;
-    const problem = `${list === "resources" ? "resources/list" : "prompts/list"} ${why}; its ${list} are left out (its tools are not affected)`;
-    if (list === "resources") connection.resourceProblems = [problem];
-    else connection.promptProblems = [problem];
-  };
-}
