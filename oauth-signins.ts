@@ -10,7 +10,7 @@
  */
 import { abortAfter } from "./abort.ts";
 import { loadConnectionCode } from "./connection-code.ts";
-import { canSignIn, type NeedsAuthError, type ServerAuthState } from "./connection-common.ts";
+import { canSignIn, type NeedsAuthError, type OpenOptions, type ServerAuthState } from "./connection-common.ts";
 import { formatDuration } from "./format-time.ts";
 import { errorMessage } from "./guards.ts";
 import type { CallbackListener } from "./oauth-callback.ts";
@@ -49,7 +49,7 @@ export class SignIns {
   }
 
   /** What a connect to the server needs of OAuth: where tokens are kept, and the server's situation (it updates it). */
-  forConnect(name: string): { store: OAuthStore; state: ServerAuthState } {
+  forConnect(name: string): OpenOptions["oauth"] {
     return { store: this.store, state: this.authState(name) };
   }
 
