@@ -22,8 +22,8 @@ import {
 } from "./connection-common.ts";
 import { type ConnectionCode, loadConnectionCode } from "./connection-code.ts";
 import { formatSeconds } from "./format-time.ts";
-import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection, type ServerConnection } from "./live-connection.ts";
 import { errorMessage, toError } from "./guards.ts";
+import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection, type ServerConnection } from "./live-connection.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./oauth-signins.ts";
 import { OutputTail } from "./output-tail.ts";
 import type { ServerDefinition, TransportKind } from "./types.ts";
