@@ -1,8 +1,102 @@
 /**
- * What both halves of the connection code share, free of the MCP SDK: server-manager.ts is loaded with the
- * extension, mcp-connection.ts (the SDK half) only when the first server connects, and neither may pull the other in.
+ * What both halves of the connection code share, free of the MCP SDK at run time (only its types): server-manager.ts
+ * is loaded with the extension, mcp-connection.ts (the SDK half) only when the first server connects, and neither may
+ * pull the other in. So the contracts between them are declared here: how a session is opened (`OpenOptions`), the
+ * session the SDK half opens (`McpSession`), the lists it follows, and the elicitation handlers the manager hands it.
  */
-import type { ServerDefinition } from "./types.ts";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type {
+  CallToolResult,
+  ElicitRequestFormParams,
+  ElicitRequestURLParams,
+  ElicitResult,
+  GetPromptResult,
+  ReadResourceResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { NpxResolution } from "./npx-resolution.ts";
+import type { OAuthStore } from "./oauth-store.ts";
+import type { OutputTail } from "./output-tail.ts";
+import type { Listing } from "./server-listing.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+
+/**
+ * Answers a server's form elicitation (`elicitation/create`): asks the user, or decides without one. An `accept`
+ * may leave fields out: the SDK fills in the defaults the form's schema gives (SEP-1034).
+ */
+export type ElicitationHandler = (serverName: string, request: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;
+
+/** Answers a server's URL-mode elicitation: a page the user is asked to open (elicitation-url.ts). */
+export type UrlElicitationHandler = (serverName: string, request: ElicitRequestURLParams, signal: AbortSignal) => Promise<ElicitResult>;
+
+/** The answer when nobody can be asked: accept the form as its defaults fill it. */
+export const acceptElicitationDefaults: ElicitationHandler = async () => ({ action: "accept", content: {} });
+
+/** What every session of one manager is opened with. */
+export interface SessionSettings {
+  /** Pi's agent directory (npx resolution keeps its cache there). */
+  agentDir: string;
+  /** Run `npx pkg` servers straight from npm's cache, without the npm parent process. */
+  resolveNpx: boolean;
+  /** Without it, the server is told the client cannot elicit forms. */
+  elicitation?: ElicitationHandler;
+  /** Without it, the server is told the client cannot elicit through a URL. */
+  urlElicitation?: UrlElicitationHandler;
+  /** The directories answered to `roots/list`, read when the server asks. */
+  roots: () => readonly string[];
+}
+
+/** How the SDK half opens one session (mcp-connection.ts `openSession`). */
+export interface OpenOptions extends SessionSettings {
+  /** Collects a stdio server's stderr. */
+  stderr: OutputTail;
+  /** OAuth: where tokens are kept, and the server's auth situation (updated by the connection). */
+  oauth: { store: OAuthStore; state: ServerAuthState };
+  /** Cancels the attempt (a close, or the startup deadline); what was started is ended. */
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+/** The lists a server announces changes of (`notifications/<list>/list_changed`); `resources` covers its templates. */
+export type McpList = "tools" | "resources" | "prompts";
+
+/** How a session tells its owner what happens to it once it is up. */
+export interface SessionEvents {
+  /** The server's tools, resources or prompts changed (it sent a `list_changed` notification). */
+  listChanged(list: McpList): void;
+  /** The session is gone (the process exited, the connection closed or broke); its requests fail from now on. */
+  lost(reason: string): void;
+}
+
+/**
+ * An initialised MCP session with one server, as the manager uses it. Its requests fail with errors the user can read
+ * (a stdio server's exit named, an answer of the wrong shape summed up), and one that shows the session is gone
+ * reports `lost` first.
+ */
+export interface McpSession {
+  readonly client: Client;
+  readonly transport: TransportKind;
+  /** stdio: the server's process id. */
+  readonly pid?: number;
+  /** An npx command: what runs instead of npm, or why npm runs it. */
+  readonly npx?: NpxResolution;
+  /** What the server's `initialize` answer said about using it (its `instructions`), if anything. */
+  readonly instructions: string | undefined;
+  /** Ends the session, and for stdio every process the server started. */
+  shutdown(): Promise<void>;
+  /** Starts reporting list changes and the end of the session. */
+  watch(events: SessionEvents): void;
+  callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult>;
+  readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult>;
+  getPrompt(name: string, args: Record<string, string>, options: RequestOptions): Promise<GetPromptResult>;
+  listTools(options: RequestOptions): Promise<Listing<McpTool>>;
+  /** Empty for a server without the resources capability (it must not be asked). */
+  listResources(options: RequestOptions): Promise<Listing<McpResource>>;
+  /** Empty, too, for a server that does not know the method (templates came later than resources). */
+  listResourceTemplates(options: RequestOptions): Promise<Listing<McpResourceTemplate>>;
+  /** Empty for a server without the prompts capability. */
+  listPrompts(options: RequestOptions): Promise<Listing<McpPrompt>>;
+}
 
 /**
  * The server refuses us until credentials are configured (HTTP 401, or a bearer token variable that is not set), or
@@ -135,60 +229,3 @@ export function mergeEnv(
   }
   return env;
 }
-
-/** `promise`, or the signal's reason as soon as it aborts. */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    // Its outcome no longer matters, but its rejection must not go unhandled (Node would end Pi for it).
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const stopWaiting = whenAborted(signal, () => reject(signal.reason));
-    promise.then(
-      (value) => {
-        stopWaiting();
-        resolve(value);
-      },
-      (error: unknown) => {
-        stopWaiting();
-        reject(error);
-      },
-    );
-  });
-}
-
-/** The one listener on a signal, and what waits through it. */
-interface AbortWaiters {
-  readonly listener: () => void;
-  readonly waiting: Set<() => void>;
-}
-
-const abortWaiters = new WeakMap<AbortSignal, AbortWaiters>();
-
-/**
- * Calls `onAbort` when the signal aborts; the returned function stops waiting. Every call of one Pi run shares the
- * run's signal: fifty calls waiting on it at once would be fifty listeners (Node warns past ten), so they share one,
- * removed once nothing waits.
- */
-function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
-  let waiters = abortWaiters.get(signal);
-  if (!waiters) {
-    const waiting = new Set<() => void>();
-    const listener = () => {
-      abortWaiters.delete(signal);
-      for (const waiter of waiting) waiter();
-    };
-    waiters = { listener, waiting };
-    abortWaiters.set(signal, waiters);
-    signal.addEventListener("abort", listener, { once: true });
-  }
-  const { listener, waiting } = waiters;
-  waiting.add(onAbort);
-  return () => {
-    if (!waiting.delete(onAbort) || waiting.size > 0) return;
-    abortWaiters.delete(signal);
-    signal.removeEventListener("abort", listener);
-  };
-}
-

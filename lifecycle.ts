@@ -11,10 +11,11 @@
  *   for a minute starts again from no delay.
  * - Every timer is cleared by `stop()`, and no callback fires after it (Pi's context is stale by then).
  */
-import { abortable } from "./connection-common.ts";
+import { abortable } from "./abort.ts";
 import { formatSecondsLeft } from "./format-time.ts";
 import { toError } from "./guards.ts";
-import { ConnectCancelledError, type McpServerManager, type ServerConnection } from "./server-manager.ts";
+import type { ServerConnection } from "./live-connection.ts";
+import { ConnectCancelledError, type McpServerManager } from "./server-manager.ts";
 import type { LifecycleMode, McpSettings, ServerDefinition } from "./types.ts";
 
 export const DEFAULT_IDLE_TIMEOUT_MINUTES = 10;

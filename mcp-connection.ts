@@ -1,9 +1,9 @@
 /**
  * The MCP SDK half of the connection code: opening a session with a server (stdio, Streamable HTTP, legacy SSE with
  * the fallback between them, OAuth on both HTTP transports through oauth.ts), its requests, its notifications, and
- * what its failures mean.
+ * what its failures mean. What it opens is an `McpSession` (connection-common.ts), the contract the manager uses.
  *
- * server-manager.ts loads this module on the first connect (a dynamic import): the SDK, its zod schemas and the npx
+ * connection-code.ts loads this module on the first connect (a dynamic import): the SDK, its zod schemas and the npx
  * resolver are most of the extension's load time, and with lazy servers nothing connects at startup.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -31,24 +31,24 @@ import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
+import { abortable } from "./abort.ts";
 import {
-  abortable,
   briefHttpError,
   canSignIn,
   hasAuthorizationHeader,
+  type McpSession,
   mergeEnv,
   NeedsAuthError,
+  type OpenOptions,
   parseServerUrl,
   safeUrl,
   type ServerAuthState,
+  type SessionEvents,
   signInNeeded,
   transportFamily,
 } from "./connection-common.ts";
 import { errorMessage } from "./guards.ts";
 import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth.ts";
-import type { OAuthStore } from "./oauth-store.ts";
-import type { OutputTail } from "./output-tail.ts";
-import type { ElicitationHandler, UrlElicitationHandler } from "./server-manager.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./server-listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
 import type { NpxResolution } from "./npx-resolution.ts";
@@ -66,61 +66,26 @@ const MAX_STDIO_MESSAGE_BYTES = 32 * 1024 * 1024;
 const STREAMABLE_HTTP_REJECTED = new Set([400, 404, 405, 406, 415]);
 const SESSION_DELETE_WAIT_MS = 1_000;
 
-export interface OpenOptions {
-  /** Pi's agent directory (npx resolution keeps its cache there). */
-  agentDir: string;
-  /** Run `npx pkg` servers straight from npm's cache, without the npm parent process. */
-  resolveNpx: boolean;
-  /** Without it, the server is told the client cannot elicit forms. */
-  elicitation?: ElicitationHandler;
-  /** Without it, the server is told the client cannot elicit through a URL. */
-  urlElicitation?: UrlElicitationHandler;
-  /** The directories answered to `roots/list`, read when the server asks. */
-  roots: () => readonly string[];
-  /** Collects a stdio server's stderr. */
-  stderr: OutputTail;
-  /** OAuth: where tokens are kept, and the server's auth situation (updated by the connection). */
-  oauth: { store: OAuthStore; state: ServerAuthState };
-  /** Cancels the attempt (a close, or the startup deadline); what was started is ended. */
-  signal: AbortSignal;
-  timeoutMs: number;
-}
-
-/** The lists a server announces changes of (`notifications/<list>/list_changed`); `resources` covers its templates. */
-export type McpList = "tools" | "resources" | "prompts";
-
-/** How a session tells its owner what happens to it once it is up. */
-export interface SessionEvents {
-  /** The server's tools, resources or prompts changed (it sent a `list_changed` notification). */
-  listChanged(list: McpList): void;
-  /** The session is gone (the process exited, the connection closed or broke); its requests fail from now on. */
-  lost(reason: string): void;
-}
-
-/** An initialised MCP session with one server. */
-export class McpSession {
+/** A session through the SDK's Client (see `McpSession` for what it promises). */
+class SdkSession implements McpSession {
   readonly client: Client;
   readonly transport: TransportKind;
-  /** stdio: the server's process id. */
   readonly pid?: number;
-  /** An npx command: what runs instead of npm, or why npm runs it. */
   readonly npx?: NpxResolution;
-  /** Ends the session, and for stdio every process the server started. */
   readonly shutdown: () => Promise<void>;
   private events?: SessionEvents;
   /** stdio: the server's process and output (how it ended, whether a message went over the limit). */
   private readonly stdio?: GroupedStdioTransport;
 
   constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, stdio?: GroupedStdioTransport, npx?: NpxResolution) {
-    this.client = client;
     this.npx = npx;
+    this.client = client;
     this.transport = transport;
     this.shutdown = shutdown;
     this.pid = stdio?.pid;
     this.stdio = stdio;
   }
 
-  /** Starts reporting list changes and the end of the session. */
   watch(events: SessionEvents): void {
     this.events = events;
     const { client } = this;
@@ -147,7 +112,6 @@ export class McpSession {
     return this.settle(this.client.request({ method: "prompts/get", params: { name, arguments: args } }, GetPromptResultSchema, options));
   }
 
-  /** What the server's `initialize` answer said about using it (its `instructions`), if anything. */
   get instructions(): string | undefined {
     return this.client.getInstructions();
   }
@@ -156,13 +120,11 @@ export class McpSession {
     return this.settle(listTools(this.client, options));
   }
 
-  /** A server without the resources capability has none (and must not be asked). */
   async listResources(options: RequestOptions): Promise<Listing<McpResource>> {
     if (!this.client.getServerCapabilities()?.resources) return { items: [], problems: [] };
     return this.settle(listResources(this.client, options));
   }
 
-  /** Templates came later than resources: a server that does not know the method simply has none. */
   async listResourceTemplates(options: RequestOptions): Promise<Listing<McpResourceTemplate>> {
     if (!this.client.getServerCapabilities()?.resources) return { items: [], problems: [] };
     return this.settle(listResourceTemplates(this.client, options)).catch((error: unknown) => {
@@ -171,7 +133,6 @@ export class McpSession {
     });
   }
 
-  /** A server without the prompts capability has none (and must not be asked). */
   async listPrompts(options: RequestOptions): Promise<Listing<McpPrompt>> {
     if (!this.client.getServerCapabilities()?.prompts) return { items: [], problems: [] };
     return this.settle(listPrompts(this.client, options));
@@ -298,7 +259,7 @@ async function openStdio(def: ServerDefinition, createClient: () => Client, opti
   await connectClient(client, transport, shutdown, options).catch((error: unknown) => {
     throw transport.overflow ?? error;
   });
-  return new McpSession(client, "stdio", shutdown, transport, npx);
+  return new SdkSession(client, "stdio", shutdown, transport, npx);
 }
 
 /** How every request to an HTTP server is made: its headers, OAuth, and noting what a refusal asks for. */
@@ -340,7 +301,7 @@ async function openStreamableHttp(url: URL, http: HttpOptions, client: Client, o
     await client.close().catch(() => {});
   };
   await connectClient(client, transport, shutdown, options);
-  return new McpSession(client, "http", shutdown);
+  return new SdkSession(client, "http", shutdown);
 }
 
 async function openSse(url: URL, http: HttpOptions, client: Client, options: OpenOptions): Promise<McpSession> {
@@ -348,7 +309,7 @@ async function openSse(url: URL, http: HttpOptions, client: Client, options: Ope
   const transport = new SSEClientTransport(url, http);
   const shutdown = () => client.close().catch(() => {});
   await connectClient(client, transport, shutdown, options);
-  return new McpSession(client, "sse", shutdown);
+  return new SdkSession(client, "sse", shutdown);
 }
 
 /** `client.connect` (initialize) under the startup deadline; on failure the half-started transport is ended. */

@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { abortable } from "./abort.ts";
 import { authorizationServerAnswer } from "./connection-common.ts";
 
 export const CALLBACK_PATH = "/callback";
@@ -55,19 +56,9 @@ export class CallbackListener {
 
   /** The authorization code; rejects when the authorization server reports an error, or when `signal` aborts. */
   async code(signal: AbortSignal): Promise<string> {
-    signal.throwIfAborted();
-    let onAbort!: () => void;
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      const outcome = await Promise.race([this.outcome, aborted]);
-      if ("error" in outcome) throw new Error(outcome.error);
-      return outcome.code;
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
+    const outcome = await abortable(this.outcome, signal);
+    if ("error" in outcome) throw new Error(outcome.error);
+    return outcome.code;
   }
 
   /** A callback address the user pasted: what to tell them. */

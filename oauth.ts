@@ -25,8 +25,8 @@ import { ClientCredentialsProvider, PrivateKeyJwtProvider } from "@modelcontextp
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { OAuthError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { createFetchWithInit, type FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { abortable } from "./abort.ts";
 import {
-  abortable,
   type AuthChallenge,
   authorizationServerAnswer,
   canSignIn,

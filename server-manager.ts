@@ -1,47 +1,41 @@
 /**
  * Connections to MCP servers: sharing one connection (and one process) per server, what each is doing for
  * `/mcp status`, the requests in flight (for idle shutdown), and ending them together with every process they started.
- * Also the OAuth sign-ins (one at a time per server; they outlive a reconnect, not the session) and when a server
- * needs one: the user is told once, until a sign-in succeeds.
+ * A connection that is up, with its lists kept current, is a LiveConnection (live-connection.ts). The OAuth sign-ins
+ * are oauth-signins.ts's: the manager owns them and passes its sign-in methods on to them.
  *
  * Everything that needs the MCP SDK (opening a session, its requests and notifications, what its errors mean) is in
- * mcp-connection.ts, loaded on the first connect: the SDK is most of the extension's load time, and with lazy servers
- * nothing connects at startup. Only types come from it here.
+ * mcp-connection.ts, loaded on the first connect (connection-code.ts): the SDK is most of the extension's load time,
+ * and with lazy servers nothing connects at startup. The session it opens is used through `McpSession`
+ * (connection-common.ts), so neither half imports the other.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type {
-  CallToolResult,
-  ElicitRequestFormParams,
-  ElicitRequestURLParams,
-  ElicitResult,
-  GetPromptResult,
-  Progress,
-  ReadResourceResult,
-} from "@modelcontextprotocol/sdk/types.js";
-import { abortable, canSignIn, NeedsAuthError, type ServerAuthState, transportFamily } from "./connection-common.ts";
-import { formatDuration, formatSeconds } from "./format-time.ts";
+import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { abortable, abortAfter, withOwnSignal } from "./abort.ts";
+import {
+  type ElicitationHandler,
+  type McpSession,
+  NeedsAuthError,
+  type SessionSettings,
+  transportFamily,
+  type UrlElicitationHandler,
+} from "./connection-common.ts";
+import { type ConnectionCode, loadConnectionCode } from "./connection-code.ts";
+import { formatSeconds } from "./format-time.ts";
 import { errorMessage, toError } from "./guards.ts";
-import type { McpList, McpSession } from "./mcp-connection.ts";
-import type { NpxResolution } from "./npx-resolution.ts";
-import type { CallbackListener } from "./oauth-callback.ts";
-import { OAuthStore } from "./oauth-store.ts";
+import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection, type ServerConnection } from "./live-connection.ts";
+import { type SignInNeededListener, type SignInOptions, SignIns } from "./oauth-signins.ts";
 import { OutputTail } from "./output-tail.ts";
-import { ProcessProbe } from "./process-tree.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+import type { ServerDefinition, TransportKind } from "./types.ts";
 
-export { mergeEnv, NeedsAuthError, safeUrl } from "./connection-common.ts";
+export { DEFAULT_SIGN_IN_TIMEOUT_MS } from "./oauth-signins.ts";
+export { acceptElicitationDefaults, type ElicitationHandler, NeedsAuthError, safeUrl, type UrlElicitationHandler } from "./connection-common.ts";
 
-/** How long a stdio server found alive is taken to be alive without another probe (see `LiveConnection.isAlive`). */
-const RECHECK_ALIVE_AFTER_MS = 5;
-export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
 /** A call whose progress never stops still ends: progress restarts the request timeout, never this one. */
 export const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 60 * 60_000;
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
-/** How long a sign-in waits for the browser to come back. */
-export const DEFAULT_SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
 export type ServerStatus = "idle" | "connecting" | "connected" | "closed" | "failed" | "needs-auth";
 
@@ -61,36 +55,6 @@ export interface ServerState {
   /** A sign-in is waiting for the browser. */
   signingIn: boolean;
 }
-
-export interface ServerConnection {
-  readonly name: string;
-  readonly client: Client;
-  readonly transport: TransportKind;
-  readonly tools: McpTool[];
-  readonly resources: McpResource[];
-  readonly resourceTemplates: McpResourceTemplate[];
-  readonly prompts: McpPrompt[];
-  /** The `instructions` of the server's `initialize` answer. */
-  readonly instructions: string | undefined;
-  /** Entries of its lists that were dropped or cut short (or lists that failed), and why. */
-  readonly problems: string[];
-  readonly pid?: number;
-  /** An npx command: what runs instead of npm, or why npm runs it. */
-  readonly npx?: NpxResolution;
-  readonly connectedAt: number;
-}
-
-/**
- * Answers a server's form elicitation (`elicitation/create`): asks the user, or decides without one. An `accept`
- * may leave fields out: the SDK fills in the defaults the form's schema gives (SEP-1034).
- */
-export type ElicitationHandler = (serverName: string, request: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;
-
-/** Answers a server's URL-mode elicitation: a page the user is asked to open (elicitation-url.ts). */
-export type UrlElicitationHandler = (serverName: string, request: ElicitRequestURLParams, signal: AbortSignal) => Promise<ElicitResult>;
-
-/** The answer when nobody can be asked: accept the form as its defaults fill it. */
-export const acceptElicitationDefaults: ElicitationHandler = async () => ({ action: "accept", content: {} });
 
 /** A connect attempt ended by `close()` (a reconnect, shutdown): not the server's failure. */
 export class ConnectCancelledError extends Error {
@@ -127,19 +91,7 @@ export interface McpServerManagerOptions {
    */
   roots?: readonly string[];
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
-  onSignInNeeded?: (name: string, error: NeedsAuthError) => void;
-}
-
-export interface SignInOptions {
-  /** Gets the authorization URL: show it to the user and open their browser (headless: follow it). */
-  openAuthorizationUrl: (url: string) => void | Promise<void>;
-  timeoutMs?: number;
-}
-
-interface PendingSignIn {
-  cancel: AbortController;
-  /** Once listening: where a callback address the user pastes goes. */
-  listener?: CallbackListener;
+  onSignInNeeded?: SignInNeededListener;
 }
 
 export interface CallOptions {
@@ -150,83 +102,6 @@ export interface CallOptions {
   timeoutMs?: number;
   /** The request's whole time, progress or not; default `DEFAULT_MAX_TOTAL_TIMEOUT_MS`. */
   maxTotalTimeoutMs?: number;
-}
-
-/** A server that is up: what `connect()` hands out, plus its session and how its lists are kept current. */
-class LiveConnection implements ServerConnection {
-  readonly name: string;
-  readonly session: McpSession;
-  readonly client: Client;
-  readonly transport: TransportKind;
-  readonly pid?: number;
-  readonly connectedAt = Date.now();
-  /** False with `exposeResources: false`: its resources are never listed (nothing would use them). */
-  readonly listsResources: boolean;
-  tools: McpTool[] = [];
-  resources: McpResource[] = [];
-  resourceTemplates: McpResourceTemplate[] = [];
-  prompts: McpPrompt[] = [];
-  toolProblems: string[] = [];
-  resourceProblems: string[] = [];
-  promptProblems: string[] = [];
-  /** list_changed refreshes run one after another, so an older answer never overwrites a newer one. */
-  refreshQueue: Promise<void> = Promise.resolve();
-  /**
-   * Per list, whether a list_changed refresh runs and whether another notification came meanwhile: notifications that
-   * arrive during a refresh are merged into one more (a storm of 300 gave 301 listings and as many cache writes).
-   */
-  readonly followed: Record<McpList, { running: boolean; pending: boolean }> = {
-    tools: { running: false, pending: false },
-    resources: { running: false, pending: false },
-    prompts: { running: false, pending: false },
-  };
-  private probe?: ProcessProbe;
-  private aliveAt = Number.NEGATIVE_INFINITY;
-
-  constructor(name: string, session: McpSession, listsResources: boolean) {
-    this.name = name;
-    this.session = session;
-    this.listsResources = listsResources;
-    this.client = session.client;
-    this.transport = session.transport;
-    this.pid = session.pid;
-  }
-
-  get problems(): string[] {
-    return [...this.toolProblems, ...this.resourceProblems, ...this.promptProblems];
-  }
-
-  get instructions(): string | undefined {
-    return this.session.instructions;
-  }
-
-  get npx(): NpxResolution | undefined {
-    return this.session.npx;
-  }
-
-  /** From when the connection is handed out: a stdio server's process is checked before every call. */
-  startProbing(): void {
-    if (this.pid !== undefined) this.probe = new ProcessProbe(this.pid);
-  }
-
-  /**
-   * A process found alive moments ago (`RECHECK_ALIVE_AFTER_MS`) is not probed again: back-to-back calls would each
-   * pay for the probe, while a server killed between two calls a user or model makes is always noticed.
-   */
-  isAlive(): boolean {
-    if (!this.probe) return true;
-    const now = performance.now();
-    if (now - this.aliveAt < RECHECK_ALIVE_AFTER_MS) return true;
-    const alive = this.probe.isAlive();
-    if (alive) this.aliveAt = now;
-    return alive;
-  }
-
-  end(): Promise<void> {
-    this.probe?.close();
-    this.probe = undefined;
-    return this.session.shutdown();
-  }
 }
 
 interface PendingConnect {
@@ -247,36 +122,23 @@ interface ServerRecord {
   closing?: Promise<void>;
   inFlight: number;
   lastUsedAt: number;
-  auth: ServerAuthState;
-  signIn?: PendingSignIn;
-  /** The user was told this server needs a sign-in (told again only after a sign-in succeeded). */
-  signInAnnounced: boolean;
 }
 
 export class McpServerManager {
   private readonly records = new Map<string, ServerRecord>();
-  private readonly agentDir: string;
+  private readonly sessionSettings: SessionSettings;
   private readonly onMetadataChanged?: (name: string) => void;
   private readonly requestTimeoutMs: number;
-  private readonly resolveNpx: boolean;
-  private readonly elicitation?: ElicitationHandler;
-  private readonly urlElicitation?: UrlElicitationHandler;
-  private readonly roots: readonly string[];
-  private readonly onSignInNeeded?: (name: string, error: NeedsAuthError) => void;
-  private readonly oauthStore: OAuthStore;
+  private readonly signIns: SignIns;
   /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
-    this.agentDir = options.agentDir;
+    const { agentDir, elicitation, urlElicitation, roots = [] } = options;
+    this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, roots: () => roots };
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.resolveNpx = options.resolveNpx ?? true;
-    this.elicitation = options.elicitation;
-    this.urlElicitation = options.urlElicitation;
-    this.roots = options.roots ?? [];
-    this.onSignInNeeded = options.onSignInNeeded;
-    this.oauthStore = new OAuthStore(options.agentDir);
+    this.signIns = new SignIns(options.agentDir, options.onSignInNeeded);
   }
 
   /** The live connection, or a new one. Concurrent calls for one server share one attempt (and one process). */
@@ -309,10 +171,7 @@ export class McpServerManager {
   }
 
   /** Connects many servers, at most `concurrency` at a time; never rejects. Results are in the order given. */
-  async connectAll(
-    defs: readonly ServerDefinition[],
-    concurrency = DEFAULT_CONNECT_CONCURRENCY,
-  ): Promise<Map<string, ServerConnection | Error>> {
+  async connectAll(defs: readonly ServerDefinition[], concurrency = DEFAULT_CONNECT_CONCURRENCY): Promise<Map<string, ServerConnection | Error>> {
     const results: (ServerConnection | Error)[] = [];
     let next = 0;
     const worker = async (): Promise<void> => {
@@ -331,7 +190,7 @@ export class McpServerManager {
    * ToolSearch just loaded, so the first call does not wait for it. Never fails (the connect retries the load).
    */
   preloadConnectionCode(): void {
-    loadConnectionModule().catch(() => {});
+    loadConnectionCode().catch(() => {});
   }
 
   /**
@@ -351,7 +210,7 @@ export class McpServerManager {
 
   getState(name: string): ServerState {
     const record = this.records.get(name);
-    if (!record) return { status: "idle", stderrTail: [], needsSignIn: false, signingIn: false };
+    if (!record) return { status: "idle", stderrTail: [], needsSignIn: false, signingIn: this.signIns.isWaiting(name) };
     const { connection } = record;
     return {
       status: record.status,
@@ -361,80 +220,35 @@ export class McpServerManager {
       transport: record.transport,
       stderrTail: record.stderr.lines(),
       needsSignIn: record.status === "needs-auth" && record.needsSignIn,
-      signingIn: record.signIn !== undefined,
+      signingIn: this.signIns.isWaiting(name),
     };
   }
 
-  /**
-   * Signs in to an HTTP server with OAuth: the authorization URL goes to `openAuthorizationUrl`, the browser comes
-   * back to a callback on 127.0.0.1, the tokens are stored (see oauth-store.ts). Resolves once signed in; reconnecting
-   * is up to the caller. A new sign-in to the same server replaces one still waiting; `closeAll` cancels them.
-   */
-  async signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
-    if (!canSignIn(def)) throw new Error(`MCP server "${def.name}" does not sign in with OAuth (it is a local process, or its config gives it a token)`);
-    if (def.oauth?.grantType === "client_credentials") throw new Error(`MCP server "${def.name}" gets its tokens with its client credentials: nobody signs in`);
-    const record = this.record(def.name);
-    record.signIn?.cancel.abort(new Error(`The sign-in to MCP server "${def.name}" was replaced by a new one.`));
-    const pending: PendingSignIn = { cancel: new AbortController() };
-    record.signIn = pending;
-    const timeoutMs = options.timeoutMs ?? DEFAULT_SIGN_IN_TIMEOUT_MS;
-    const timer = setTimeout(
-      () => pending.cancel.abort(new Error(`The sign-in to MCP server "${def.name}" timed out after ${formatDuration(timeoutMs)}: the browser did not come back to Pi.`)),
-      timeoutMs,
-    );
-    // The listening callback keeps Pi alive while it matters; the deadline alone must not.
-    timer.unref();
-    try {
-      const mcp = await loadConnectionModule();
-      await mcp.signIn(def, {
-        store: this.oauthStore,
-        authState: record.auth,
-        open: options.openAuthorizationUrl,
-        onListening: (listener) => (pending.listener = listener),
-        signal: pending.cancel.signal,
-      });
-      record.signInAnnounced = false;
-    } catch (error) {
-      if (pending.cancel.signal.aborted) throw pending.cancel.signal.reason;
-      throw new Error(`The sign-in to MCP server "${def.name}" failed: ${errorMessage(error)}`, { cause: error });
-    } finally {
-      clearTimeout(timer);
-      if (record.signIn === pending) record.signIn = undefined;
-    }
+  /** See `SignIns.signIn`; `closeAll` cancels a sign-in still waiting. */
+  signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
+    return this.signIns.signIn(def, options);
   }
 
   /** Ends a sign-in still waiting (it rejects). False when there was none. */
   cancelSignIn(name: string): boolean {
-    const pending = this.records.get(name)?.signIn;
-    pending?.cancel.abort(new Error(`The sign-in to MCP server "${name}" was cancelled.`));
-    return pending !== undefined;
+    return this.signIns.cancel(name);
   }
 
-  /**
-   * The address the browser ended up on, pasted by the user when it could not reach this machine's callback: it
-   * completes the waiting sign-in. Undefined when no sign-in is waiting for its callback.
-   */
+  /** See `SignIns.deliverCallback`. */
   deliverSignInCallback(name: string, address: string): { accepted: boolean; text: string } | undefined {
-    return this.records.get(name)?.signIn?.listener?.deliver(address);
+    return this.signIns.deliverCallback(name, address);
   }
 
   /** Whether tokens from a sign-in are stored for the server's URL. */
   isSignedIn(def: ServerDefinition): boolean {
-    return canSignIn(def) && this.oauthStore.hasTokens(def.url!);
+    return this.signIns.isSignedIn(def);
   }
 
   /** Forgets the server's tokens and client registration (its connection is closed first). True if any were stored. */
   async signOut(def: ServerDefinition): Promise<boolean> {
-    this.cancelSignIn(def.name);
+    this.signIns.cancel(def.name);
     await this.close(def.name);
-    return def.url ? this.oauthStore.remove(def.url) : false;
-  }
-
-  /** Reads the server's tools, resources and prompts again. */
-  async refreshMetadata(name: string): Promise<ServerConnection> {
-    const connection = this.requireConnection(name);
-    await Promise.all([this.refreshList(connection, "tools"), this.refreshList(connection, "resources"), this.refreshList(connection, "prompts")]);
-    return connection;
+    return this.signIns.forget(def);
   }
 
   getPrompt(name: string, promptName: string, args: Record<string, string>, options: Pick<CallOptions, "signal"> = {}): Promise<GetPromptResult> {
@@ -447,19 +261,6 @@ export class McpServerManager {
 
   readResource(name: string, uri: string, options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs"> = {}): Promise<ReadResourceResult> {
     return this.track(name, options.signal, (session, signal) => session.readResource(uri, this.requestOptions(options, signal)));
-  }
-
-  touch(name: string): void {
-    this.record(name).lastUsedAt = Date.now();
-  }
-
-  incrementInFlight(name: string): void {
-    this.record(name).inFlight++;
-  }
-
-  decrementInFlight(name: string): void {
-    const record = this.record(name);
-    record.inFlight = Math.max(0, record.inFlight - 1);
   }
 
   /** Connected, nothing in flight, and unused for `timeoutMs`. */
@@ -490,7 +291,7 @@ export class McpServerManager {
 
   /** Safe to call again, and while connects or sign-ins are in flight: they are cancelled, their processes ended. */
   async closeAll(): Promise<void> {
-    for (const record of this.records.values()) record.signIn?.cancel.abort(new Error(`The sign-in to MCP server "${record.name}" ended with the session.`));
+    this.signIns.cancelAll();
     await Promise.all([...this.records.keys()].map((name) => this.close(name)));
   }
 
@@ -504,8 +305,6 @@ export class McpServerManager {
         stderr: new OutputTail(),
         inFlight: 0,
         lastUsedAt: 0,
-        auth: { usesOAuth: false },
-        signInAnnounced: false,
       };
       this.records.set(name, record);
     }
@@ -549,69 +348,38 @@ export class McpServerManager {
   private async establish(def: ServerDefinition, record: ServerRecord, cancelled: AbortSignal): Promise<LiveConnection> {
     const timeoutMs = def.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     const timeout = new AbortController();
-    const timer = setTimeout(
-      () => timeout.abort(new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`)),
-      timeoutMs,
-    );
-    // The attempt itself (a child process, a socket) keeps Pi alive while it matters; the deadline alone must not.
-    timer.unref();
+    const tooLong = () => new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`);
+    const clearDeadline = abortAfter(timeout, timeoutMs, tooLong);
     const signal = AbortSignal.any([cancelled, timeout.signal]);
-    let mcp: ConnectionModule | undefined;
+    const oauth = this.signIns.forConnect(def.name);
+    let mcp: ConnectionCode | undefined;
     let session: McpSession | undefined;
     try {
-      mcp = await abortable(loadConnectionModule(), signal);
+      mcp = await abortable(loadConnectionCode(), signal);
       const stdio = transportFamily(def) === "stdio";
       record.transport = stdio ? "stdio" : undefined;
       if (stdio) record.stderr = new OutputTail();
-      session = await mcp.openSession(def, {
-        agentDir: this.agentDir,
-        resolveNpx: this.resolveNpx,
-        elicitation: this.elicitation,
-        urlElicitation: this.urlElicitation,
-        roots: () => this.roots,
-        stderr: record.stderr,
-        oauth: { store: this.oauthStore, state: record.auth },
-        signal,
-        timeoutMs,
-      });
+      session = await mcp.openSession(def, { ...this.sessionSettings, stderr: record.stderr, oauth, signal, timeoutMs });
       record.transport = session.transport;
-      return await this.readMetadata(def, session, { signal, timeout: timeoutMs }, cancelled);
+      const connection = await LiveConnection.read(def, session, { signal, timeout: timeoutMs });
+      cancelled.throwIfAborted();
+      return connection;
     } catch (error) {
       await session?.shutdown();
       // Output written just before the exit arrives after the exit itself.
       await new Promise((resolve) => setImmediate(resolve));
       // Without the SDK half (it failed to load) there is no SDK error to read.
       if (!mcp) throw new Error(`MCP server "${def.name}" failed to connect: ${errorMessage(error)}`, { cause: error });
-      throw mcp.describeConnectFailure(def, error, record.stderr.lines(), record.auth);
+      throw mcp.describeConnectFailure(def, error, record.stderr.lines(), oauth.state);
     } finally {
-      clearTimeout(timer);
+      clearDeadline();
     }
-  }
-
-  /**
-   * Tools, resources (with templates) and prompts, listed side by side under the startup deadline (`options.signal`).
-   * Only the tools decide whether the server starts: a resources or prompts listing that fails or never answers costs
-   * only what it lists (noted in the connection's problems, shown by /mcp status), never the tools; with
-   * `exposeResources: false` resources are not asked for.
-   */
-  private async readMetadata(def: ServerDefinition, session: McpSession, options: RequestOptions, cancelled: AbortSignal): Promise<LiveConnection> {
-    const connection = new LiveConnection(def.name, session, def.exposeResources !== false);
-    const others = Promise.all([
-      connection.listsResources ? readResourceLists(connection, options).catch(leftOut(connection, "resources", options)) : undefined,
-      readPromptList(connection, options).catch(leftOut(connection, "prompts", options)),
-    ]);
-    const tools = await session.listTools(options);
-    connection.tools = tools.items;
-    connection.toolProblems = tools.problems;
-    await others;
-    cancelled.throwIfAborted();
-    return connection;
   }
 
   /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */
   private watchConnection(record: ServerRecord, connection: LiveConnection): void {
     connection.session.watch({
-      listChanged: (list) => void this.followListChanged(connection, list),
+      listChanged: (list) => void connection.followListChanged(list, () => this.onMetadataChanged?.(connection.name)),
       lost: (reason) => this.drop(record, connection, reason),
     });
   }
@@ -629,13 +397,7 @@ export class McpServerManager {
     record.status = "needs-auth";
     record.needsSignIn = error.signIn;
     record.lastError = error.message;
-    if (!error.signIn || record.signInAnnounced) return;
-    record.signInAnnounced = true;
-    try {
-      this.onSignInNeeded?.(record.name, error);
-    } catch {
-      // A failing listener must not break connection handling.
-    }
+    this.signIns.announce(record.name, error);
   }
 
   /** Forget a connection that ended without us, so the next call reconnects. */
@@ -647,70 +409,23 @@ export class McpServerManager {
     void connection.end().catch(() => {});
   }
 
-  private async followListChanged(connection: LiveConnection, list: McpList): Promise<void> {
-    const followed = connection.followed[list];
-    followed.pending = true;
-    if (followed.running) return;
-    followed.running = true;
-    try {
-      while (followed.pending) {
-        followed.pending = false;
-        await this.refreshList(connection, list);
-        try {
-          this.onMetadataChanged?.(connection.name);
-        } catch {
-          // A failing listener must not break the connection.
-        }
-      }
-    } catch {
-      // The server went away meanwhile; reconnecting reads everything again.
-    } finally {
-      followed.running = false;
-      followed.pending = false;
-    }
-  }
-
-  private refreshList(connection: LiveConnection, list: McpList): Promise<void> {
-    if (list === "resources" && !connection.listsResources) return Promise.resolve();
-    // A refresh gets the budget listing had at startup.
-    const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
-    const refresh = async (): Promise<void> => {
-      if (list === "tools") {
-        const tools = await connection.session.listTools(options);
-        connection.tools = tools.items;
-        connection.toolProblems = tools.problems;
-      } else if (list === "resources") {
-        await readResourceLists(connection, options);
-      } else {
-        await readPromptList(connection, options);
-      }
-    };
-    const result = connection.refreshQueue.then(refresh);
-    connection.refreshQueue = result.catch(() => {});
-    return result;
-  }
-
   /**
    * One request on a connected server, counted in flight (idle shutdown waits for it) and as use, with a signal of its
    * own (see `withOwnSignal`). A request that shows the session is gone drops it: the session reports that itself.
    */
-  private async track<T>(
-    name: string,
-    signal: AbortSignal | undefined,
-    request: (session: McpSession, signal: AbortSignal | undefined) => Promise<T>,
-  ): Promise<T> {
+  private async track<T>(name: string, signal: AbortSignal | undefined, request: (session: McpSession, signal?: AbortSignal) => Promise<T>): Promise<T> {
     const connection = this.requireConnection(name);
-    this.incrementInFlight(name);
-    this.touch(name);
+    const record = this.record(name);
+    record.inFlight++;
+    record.lastUsedAt = Date.now();
     try {
       return await (signal ? withOwnSignal(signal, (own) => request(connection.session, own)) : request(connection.session, undefined));
     } catch (error) {
-      const record = this.records.get(name);
-      if (error instanceof NeedsAuthError && record?.connection === connection) this.needsAuth(record, error);
+      if (error instanceof NeedsAuthError && record.connection === connection) this.needsAuth(record, error);
       throw error;
     } finally {
-      this.decrementInFlight(name);
-      this.touch(name);
+      record.inFlight--;
+      record.lastUsedAt = Date.now();
     }
   }
 
@@ -726,89 +441,4 @@ export class McpServerManager {
   }
 }
 
-type ConnectionModule = typeof import("./mcp-connection.ts");
-
-let connectionModule: Promise<ConnectionModule> | undefined;
-
-/** The SDK half, loaded by the first connect and shared by the rest; a failed load is not kept: the next tries again. */
-function loadConnectionModule(): Promise<ConnectionModule> {
-  connectionModule ??= import("./mcp-connection.ts").catch((error: unknown) => {
-    connectionModule = undefined;
-    throw error;
-  });
-  return connectionModule;
-}
-
 function ignoreProgress(): void {}
-
-/**
- * Runs a request with a signal of its own that follows `signal` while the request runs. The SDK adds an abort
- * listener to a request's signal and never removes it, and Pi gives every tool call of a run the same signal: its
- * listeners piled up until the run ended, and from the eleventh Node printed a leak warning. Here a caller's signal
- * gets one listener however many requests follow it, removed with the last of them.
- */
-async function withOwnSignal<T>(signal: AbortSignal, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const own = new AbortController();
-  if (signal.aborted) own.abort(signal.reason);
-  else follow(signal, own);
-  try {
-    return await request(own.signal);
-  } finally {
-    unfollow(signal, own);
-  }
-}
-
-const followers = new WeakMap<AbortSignal, Set<AbortController>>();
-
-function follow(signal: AbortSignal, own: AbortController): void {
-  let requests = followers.get(signal);
-  if (!requests) {
-    requests = new Set();
-    followers.set(signal, requests);
-    signal.addEventListener("abort", abortFollowers, { once: true });
-  }
-  requests.add(own);
-}
-
-function unfollow(signal: AbortSignal, own: AbortController): void {
-  const requests = followers.get(signal);
-  if (!requests?.delete(own) || requests.size > 0) return;
-  followers.delete(signal);
-  signal.removeEventListener("abort", abortFollowers);
-}
-
-function abortFollowers(event: Event): void {
-  const signal = event.target as AbortSignal;
-  for (const own of followers.get(signal) ?? []) own.abort(signal.reason);
-  followers.delete(signal);
-}
-
-/** Resources and their templates: one notification (`resources/list_changed`) covers both. */
-async function readResourceLists(connection: LiveConnection, options: RequestOptions): Promise<void> {
-  const [resources, templates] = await Promise.all([
-    connection.session.listResources(options),
-    connection.session.listResourceTemplates(options).catch((error: unknown) => {
-      options.signal?.throwIfAborted();
-      return { items: [], problems: [`resources/templates/list failed: ${errorMessage(error)}`] };
-    }),
-  ]);
-  connection.resources = resources.items;
-  connection.resourceTemplates = templates.items;
-  connection.resourceProblems = [...resources.problems, ...templates.problems];
-}
-
-async function readPromptList(connection: LiveConnection, options: RequestOptions): Promise<void> {
-  const prompts = await connection.session.listPrompts(options);
-  connection.prompts = prompts.items;
-  connection.promptProblems = prompts.problems;
-}
-
-/** At connect, a list that fails or does not answer before the startup deadline is noted and left empty. */
-function leftOut(connection: LiveConnection, list: "resources" | "prompts", options: RequestOptions) {
-  return (error: unknown): void => {
-    const why = options.signal?.aborted ? "did not answer before the startup deadline" : `failed: ${errorMessage(error)}`;
-    const problem = `${list === "resources" ? "resources/list" : "prompts/list"} ${why}; its ${list} are left out (its tools are not affected)`;
-    if (list === "resources") connection.resourceProblems = [problem];
-    else connection.promptProblems = [problem];
-  };
-}

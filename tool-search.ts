@@ -8,6 +8,7 @@
  */
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { waitAtMost } from "./abort.ts";
 import { buildSearchIndex, type SearchHit } from "./search-index.ts";
 import { RERANK_DEPTH } from "./search-semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search-suggestions.ts";
@@ -98,23 +99,7 @@ export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: Mc
 /** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
 async function waitForStartup(state: McpExtensionState, signal: AbortSignal | undefined): Promise<void> {
   const unknown = [...state.servers.values()].some((server) => server.enabled !== false && !state.catalogs.has(server.name));
-  if (!unknown) return;
-  let stop = () => {};
-  const givenUp = new Promise<void>((resolve) => {
-    const onAbort = () => resolve();
-    const timer = setTimeout(onAbort, STARTUP_WAIT_MS);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    // Pi hands every call of a run the same signal: a listener left behind would pile up with each search.
-    stop = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    };
-  });
-  try {
-    await Promise.race([state.startup, givenUp]);
-  } finally {
-    stop();
-  }
+  if (unknown) await waitAtMost(state.startup, STARTUP_WAIT_MS, signal);
 }
 
 async function searchAndLoad(

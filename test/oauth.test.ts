@@ -196,6 +196,34 @@ describe("OAuth with the server manager", () => {
     expect(manager.cancelSignIn("notes")).toBe(false);
   });
 
+  it("a new sign-in replaces one still waiting; a sign-in outlives a reconnect of its server, not the session", async () => {
+    let opened!: () => void;
+    let waiting = new Promise<void>((resolve) => (opened = resolve));
+    const first = failure(manager.signIn(notes(), { openAuthorizationUrl: () => opened() }));
+    await waiting;
+    waiting = new Promise<void>((resolve) => (opened = resolve));
+    const second = failure(manager.signIn(notes(), { openAuthorizationUrl: () => opened() }));
+    expect((await first).message).toBe('The sign-in to MCP server "notes" was replaced by a new one.');
+    await waiting;
+    await manager.connect(notes()).catch(() => {});
+    await manager.close("notes");
+    expect(manager.getState("notes").signingIn).toBe(true);
+    await manager.closeAll();
+    expect((await second).message).toBe('The sign-in to MCP server "notes" ended with the session.');
+    expect(manager.getState("notes").signingIn).toBe(false);
+  });
+
+  it("a server that needs a sign-in is announced again only after a sign-in succeeded", async () => {
+    const def = notes();
+    const needed = await failure(manager.connect(def));
+    await failure(manager.connect(def));
+    expect(announced).toEqual([needed.message]);
+    await manager.signIn(def, headless);
+    await manager.signOut(def);
+    await failure(manager.connect(def));
+    expect(announced).toEqual([needed.message, needed.message]);
+  });
+
   it("the address the browser ended on, pasted by the user, completes the sign-in; one from another sign-in does not", async () => {
     const signingIn = manager.signIn(notes(), {
       openAuthorizationUrl: async (url) => {

@@ -1,0 +1,197 @@
+/**
+ * A server that is up: its session, its lists (tools, resources with their templates, prompts) as read when it
+ * connected and kept current when it announces a change, and whether its process still runs. The manager
+ * (server-manager.ts) shares one per server and hands it out as a `ServerConnection`.
+ *
+ * - At connect the lists are read side by side under the startup deadline, and only the tools decide whether the
+ *   server starts: a resources or prompts listing that fails or never answers costs only what it lists (noted in
+ *   `problems`, shown by /mcp status).
+ * - `list_changed` refreshes run one after another, so an older answer never overwrites a newer one, and the
+ *   notifications that arrive during a refresh are merged into one more (a storm of 300 gave 301 listings and as many
+ *   cache writes).
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { McpList, McpSession } from "./connection-common.ts";
+import { errorMessage } from "./guards.ts";
+import type { NpxResolution } from "./npx-resolution.ts";
+import { ProcessProbe } from "./process-tree.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+
+export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
+/** How long a stdio server found alive is taken to be alive without another probe (see `LiveConnection.isAlive`). */
+const RECHECK_ALIVE_AFTER_MS = 5;
+
+export interface ServerConnection {
+  readonly name: string;
+  readonly client: Client;
+  readonly transport: TransportKind;
+  readonly tools: McpTool[];
+  readonly resources: McpResource[];
+  readonly resourceTemplates: McpResourceTemplate[];
+  readonly prompts: McpPrompt[];
+  /** The `instructions` of the server's `initialize` answer. */
+  readonly instructions: string | undefined;
+  /** Entries of its lists that were dropped or cut short (or lists that failed), and why. */
+  readonly problems: string[];
+  readonly pid?: number;
+  /** An npx command: what runs instead of npm, or why npm runs it. */
+  readonly npx?: NpxResolution;
+  readonly connectedAt: number;
+}
+
+/** What `connect()` hands out, plus its session and how its lists are kept current. */
+export class LiveConnection implements ServerConnection {
+  readonly name: string;
+  readonly session: McpSession;
+  readonly client: Client;
+  readonly transport: TransportKind;
+  readonly pid?: number;
+  readonly connectedAt = Date.now();
+  /** False with `exposeResources: false`: its resources are never listed (nothing would use them). */
+  private readonly listsResources: boolean;
+  tools: McpTool[] = [];
+  resources: McpResource[] = [];
+  resourceTemplates: McpResourceTemplate[] = [];
+  prompts: McpPrompt[] = [];
+  private toolProblems: string[] = [];
+  private resourceProblems: string[] = [];
+  private promptProblems: string[] = [];
+  private refreshQueue: Promise<void> = Promise.resolve();
+  /** Per list, whether a list_changed refresh runs and whether another notification came meanwhile. */
+  private readonly followed: Record<McpList, { running: boolean; pending: boolean }> = {
+    tools: { running: false, pending: false },
+    resources: { running: false, pending: false },
+    prompts: { running: false, pending: false },
+  };
+  private probe?: ProcessProbe;
+  private aliveAt = Number.NEGATIVE_INFINITY;
+
+  private constructor(name: string, session: McpSession, listsResources: boolean) {
+    this.name = name;
+    this.session = session;
+    this.listsResources = listsResources;
+    this.client = session.client;
+    this.transport = session.transport;
+    this.pid = session.pid;
+  }
+
+  /** The server's lists, read under `options.signal` (the startup deadline); with `exposeResources: false` no resources. */
+  static async read(def: ServerDefinition, session: McpSession, options: RequestOptions): Promise<LiveConnection> {
+    const connection = new LiveConnection(def.name, session, def.exposeResources !== false);
+    const others = Promise.all([
+      connection.listsResources ? connection.readResourceLists(options).catch(connection.leftOut("resources", options)) : undefined,
+      connection.readPromptList(options).catch(connection.leftOut("prompts", options)),
+    ]);
+    await connection.readToolList(options);
+    await others;
+    return connection;
+  }
+
+  get problems(): string[] {
+    return [...this.toolProblems, ...this.resourceProblems, ...this.promptProblems];
+  }
+
+  get instructions(): string | undefined {
+    return this.session.instructions;
+  }
+
+  get npx(): NpxResolution | undefined {
+    return this.session.npx;
+  }
+
+  /** From when the connection is handed out: a stdio server's process is checked before every call. */
+  startProbing(): void {
+    if (this.pid !== undefined) this.probe = new ProcessProbe(this.pid);
+  }
+
+  /**
+   * A process found alive moments ago (`RECHECK_ALIVE_AFTER_MS`) is not probed again: back-to-back calls would each
+   * pay for the probe, while a server killed between two calls a user or model makes is always noticed.
+   */
+  isAlive(): boolean {
+    if (!this.probe) return true;
+    const now = performance.now();
+    if (now - this.aliveAt < RECHECK_ALIVE_AFTER_MS) return true;
+    const alive = this.probe.isAlive();
+    if (alive) this.aliveAt = now;
+    return alive;
+  }
+
+  end(): Promise<void> {
+    this.probe?.close();
+    this.probe = undefined;
+    return this.session.shutdown();
+  }
+
+  /** A `list_changed` notification: the list is read again, and `changed` told after each reading. */
+  async followListChanged(list: McpList, changed: () => void): Promise<void> {
+    const followed = this.followed[list];
+    followed.pending = true;
+    if (followed.running) return;
+    followed.running = true;
+    try {
+      while (followed.pending) {
+        followed.pending = false;
+        await this.refresh(list);
+        try {
+          changed();
+        } catch {
+          // A failing listener must not break the connection.
+        }
+      }
+    } catch {
+      // The server went away meanwhile; reconnecting reads everything again.
+    } finally {
+      followed.running = false;
+      followed.pending = false;
+    }
+  }
+
+  /** Reads the list again, after the refreshes already queued. */
+  private refresh(list: McpList): Promise<void> {
+    if (list === "resources" && !this.listsResources) return Promise.resolve();
+    // A refresh gets the budget listing had at startup.
+    const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
+    const read = () => (list === "tools" ? this.readToolList(options) : list === "resources" ? this.readResourceLists(options) : this.readPromptList(options));
+    const result = this.refreshQueue.then(read);
+    this.refreshQueue = result.catch(() => {});
+    return result;
+  }
+
+  private async readToolList(options: RequestOptions): Promise<void> {
+    const tools = await this.session.listTools(options);
+    this.tools = tools.items;
+    this.toolProblems = tools.problems;
+  }
+
+  /** Resources and their templates: one notification (`resources/list_changed`) covers both. */
+  private async readResourceLists(options: RequestOptions): Promise<void> {
+    const [resources, templates] = await Promise.all([
+      this.session.listResources(options),
+      this.session.listResourceTemplates(options).catch((error: unknown) => {
+        options.signal?.throwIfAborted();
+        return { items: [], problems: [`resources/templates/list failed: ${errorMessage(error)}`] };
+      }),
+    ]);
+    this.resources = resources.items;
+    this.resourceTemplates = templates.items;
+    this.resourceProblems = [...resources.problems, ...templates.problems];
+  }
+
+  private async readPromptList(options: RequestOptions): Promise<void> {
+    const prompts = await this.session.listPrompts(options);
+    this.prompts = prompts.items;
+    this.promptProblems = prompts.problems;
+  }
+
+  /** At connect, a list that fails or does not answer before the startup deadline is noted and left empty. */
+  private leftOut(list: "resources" | "prompts", options: RequestOptions) {
+    return (error: unknown): void => {
+      const why = options.signal?.aborted ? "did not answer before the startup deadline" : `failed: ${errorMessage(error)}`;
+      const problem = `${list === "resources" ? "resources/list" : "prompts/list"} ${why}; its ${list} are left out (its tools are not affected)`;
+      if (list === "resources") this.resourceProblems = [problem];
+      else this.promptProblems = [problem];
+    };
+  }
+}
