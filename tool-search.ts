@@ -12,9 +12,10 @@ import { buildSearchIndex, type SearchHit } from "./search-index.ts";
 import { RERANK_DEPTH } from "./search-semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search-suggestions.ts";
 import { instructionsToShow } from "./server-instructions.ts";
-import type { McpExtensionState, ToolView } from "./state.ts";
+import type { McpExtensionState } from "./state.ts";
 import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
+import type { ToolView } from "./tool-view.ts";
 import { MCP_CALL_NAME, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
 const SELECT_PREFIX = "select:";
