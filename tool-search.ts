@@ -7,7 +7,8 @@
  * within the same prompt; ToolSearch's answer then carries the tool's schema and says to use McpCall.
  */
 import { validateToolArguments } from "@mariozechner/pi-ai";
-import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { type AgentToolResult, defineTool, type ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
 import { buildSearchIndex, type SearchHit } from "./search-index.ts";
 import { RERANK_DEPTH } from "./search-semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search-suggestions.ts";
@@ -22,6 +23,32 @@ const SELECT_PREFIX = "select:";
 /** How long a search waits for servers whose tools are still being learned at startup. */
 const STARTUP_WAIT_MS = 30_000;
 
+/**
+ * The parameters as plain JSON Schema with their static type (`Type.Unsafe`), not `Type.Object`: typebox would write
+ * `required` before `properties`, and providers that send a schema as it is (OpenAI, Google) would show the model
+ * other bytes than before (a prompt-cache miss); Pi would also coerce a `null` query to "null" instead of "".
+ */
+const TOOL_SEARCH_PARAMETERS = Type.Unsafe<{ query: string }>({
+  type: "object",
+  properties: {
+    query: {
+      type: "string",
+      description: `Keywords or a plain request describing the tool you need, or "${SELECT_PREFIX}name1,name2" for exact names`,
+    },
+  },
+  required: ["query"],
+});
+
+/** Plain JSON Schema for the same reasons as `TOOL_SEARCH_PARAMETERS`. */
+const MCP_CALL_PARAMETERS = Type.Unsafe<{ tool: string; arguments?: Record<string, unknown> }>({
+  type: "object",
+  properties: {
+    tool: { type: "string", description: "Exact name of the loaded tool" },
+    arguments: { type: "object", description: "The tool's arguments", additionalProperties: true },
+  },
+  required: ["tool"],
+});
+
 export interface ToolSearchDetails {
   query: string;
   /** Tools this call activated (read back after a reload to restore them). */
@@ -33,28 +60,18 @@ export interface ToolSearchDetails {
 /** Reads the adapter's current state; throws when the adapter is not running. */
 export type StateAccess = () => McpExtensionState;
 
-export function toolSearchDefinition(pi: ExtensionAPI, access: StateAccess, description: string): ToolDefinition {
-  return {
+export function toolSearchDefinition(pi: ExtensionAPI, access: StateAccess, description: string) {
+  return defineTool({
     name: TOOL_SEARCH_NAME,
     label: "Tool search",
     description,
-    parameters: jsonSchemaParameters({
-      type: "object",
-      properties: {
-        query: {
-          type: "string",
-          description: `Keywords or a plain request describing the tool you need, or "${SELECT_PREFIX}name1,name2" for exact names`,
-        },
-      },
-      required: ["query"],
-    }),
+    parameters: TOOL_SEARCH_PARAMETERS,
     execute: async (_toolCallId, params, signal) => {
       const state = access();
       await waitForStartup(state, signal);
-      const query = typeof (params as { query?: unknown }).query === "string" ? (params as { query: string }).query : "";
-      return searchAndLoad(pi, state, query, signal);
+      return searchAndLoad(pi, state, params.query, signal);
     },
-  };
+  });
 }
 
 /** The catalog as the model reads it: the deferred tools, plus servers whose tools are not known yet. */
@@ -66,34 +83,27 @@ export function currentToolSearchDescription(view: ToolView): string {
   return buildToolSearchDescription({ tools: deferred, servers });
 }
 
-export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: McpToolRunner): ToolDefinition {
-  return {
+export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: McpToolRunner) {
+  return defineTool({
     name: MCP_CALL_NAME,
     label: "Call MCP tool",
     description:
       `Call an MCP tool that ${TOOL_SEARCH_NAME} loaded during this request and that is not in your tool list yet ` +
       `(it is from the user's next message on). Give its exact name and its arguments.`,
-    parameters: jsonSchemaParameters({
-      type: "object",
-      properties: {
-        tool: { type: "string", description: "Exact name of the loaded tool" },
-        arguments: { type: "object", description: "The tool's arguments", additionalProperties: true },
-      },
-      required: ["tool"],
-    }),
+    parameters: MCP_CALL_PARAMETERS,
     execute: async (toolCallId, params, signal, onUpdate, ctx) => {
-      const { tool: name, arguments: args } = params as { tool: string; arguments?: unknown };
+      const { tool: name, arguments: args } = params;
       const tool = access().tools.byName.get(name);
       if (!tool) throw new Error(`"${name}" is not an MCP tool. Use ${TOOL_SEARCH_NAME} to find and load one first.`);
       // The same coercion and validation Pi applies to a direct call of the tool.
       const validated: unknown = validateToolArguments(
         { name: tool.name, description: tool.description, parameters: jsonSchemaParameters(tool.inputSchema) },
-        { type: "toolCall", id: toolCallId, name: tool.name, arguments: (args ?? {}) as Record<string, unknown> },
+        { type: "toolCall", id: toolCallId, name: tool.name, arguments: args ?? {} },
       );
       activate(pi, access(), [tool.name]);
       return run(tool.name, validated, signal, onUpdate, ctx);
     },
-  };
+  });
 }
 
 /** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
