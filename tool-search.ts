@@ -9,11 +9,12 @@
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { type AgentToolResult, defineTool, type ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { buildSearchIndex, type SearchHit } from "./search-index.ts";
-import { RERANK_DEPTH } from "./search-semantic.ts";
+import type { HostCapabilities } from "./host.ts";
+import { buildSearchIndex, type SearchHit, type ToolSearchIndex } from "./search-index.ts";
+import { RERANK_DEPTH, type SemanticRanker } from "./search-semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search-suggestions.ts";
 import { instructionsToShow } from "./server-instructions.ts";
-import type { McpExtensionState } from "./state.ts";
+import type { McpServerManager } from "./server-manager.ts";
 import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
 import type { ToolView } from "./tool-view.ts";
@@ -57,10 +58,29 @@ export interface ToolSearchDetails {
   instructed?: string[];
 }
 
-/** Reads the adapter's current state; throws when the adapter is not running. */
-export type StateAccess = () => McpExtensionState;
+/** What ToolSearch and McpCall use of the session (its state has it all). */
+export interface ToolSearchContext extends Pick<ToolView, "servers" | "catalogs" | "tools" | "directToolNames"> {
+  /** Learning the tools of servers missing from the cache; a search waits for it (boundedly) when it must. */
+  readonly startup: Promise<void>;
+  /** Built by the first search after `tools` changed. */
+  searchIndex: ToolSearchIndex | undefined;
+  readonly semantic: Pick<SemanticRanker, "rerank"> | undefined;
+  readonly manager: Pick<McpServerManager, "preloadConnectionCode">;
+  readonly host: Pick<HostCapabilities, "refreshesToolsEachTurn">;
+  /** Servers whose instructions an answer has shown; this answer adds the ones it shows. */
+  readonly instructionsShown: Set<string>;
+  readonly offeredThisRun: ReadonlySet<string>;
+  /** Registers these MCP tools with Pi if they are not yet. */
+  readonly registerTools: (names: readonly string[]) => void;
+}
 
-export function toolSearchDefinition(pi: ExtensionAPI, access: StateAccess, description: string) {
+/** The part of Pi's API that ToolSearch and McpCall use: the model's active tools. */
+export type PiActiveTools = Pick<ExtensionAPI, "getActiveTools" | "setActiveTools">;
+
+/** Reads the adapter's current state; throws when the adapter is not running. */
+export type StateAccess = () => ToolSearchContext;
+
+export function toolSearchDefinition(pi: PiActiveTools, access: StateAccess, description: string) {
   return defineTool({
     name: TOOL_SEARCH_NAME,
     label: "Tool search",
@@ -83,7 +103,7 @@ export function currentToolSearchDescription(view: ToolView): string {
   return buildToolSearchDescription({ tools: deferred, servers });
 }
 
-export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: McpToolRunner) {
+export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: McpToolRunner) {
   return defineTool({
     name: MCP_CALL_NAME,
     label: "Call MCP tool",
@@ -107,7 +127,7 @@ export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: Mc
 }
 
 /** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
-async function waitForStartup(state: McpExtensionState, signal: AbortSignal | undefined): Promise<void> {
+async function waitForStartup(state: ToolSearchContext, signal: AbortSignal | undefined): Promise<void> {
   const unknown = [...state.servers.values()].some((server) => server.enabled !== false && !state.catalogs.has(server.name));
   if (!unknown) return;
   let stop = () => {};
@@ -129,8 +149,8 @@ async function waitForStartup(state: McpExtensionState, signal: AbortSignal | un
 }
 
 async function searchAndLoad(
-  pi: ExtensionAPI,
-  state: McpExtensionState,
+  pi: PiActiveTools,
+  state: ToolSearchContext,
   query: string,
   signal: AbortSignal | undefined,
 ): Promise<AgentToolResult<ToolSearchDetails>> {
@@ -156,7 +176,7 @@ async function searchAndLoad(
 
 /** The tools to load, and the lines naming close matches that did not fit (search-suggestions.ts). */
 async function searchWithCandidates(
-  state: McpExtensionState,
+  state: ToolSearchContext,
   query: string,
   signal: AbortSignal | undefined,
 ): Promise<{ tools: ToolMetadata[]; notes: string[]; candidates: string[] }> {
@@ -170,7 +190,7 @@ async function searchWithCandidates(
   };
 }
 
-function lexicalHits(state: McpExtensionState, query: string, limit: number): SearchHit[] {
+function lexicalHits(state: ToolSearchContext, query: string, limit: number): SearchHit[] {
   state.searchIndex ??= buildSearchIndex([...state.tools.byName.values()]);
   return state.searchIndex.search(query, limit);
 }
@@ -179,7 +199,7 @@ function lexicalHits(state: McpExtensionState, query: string, limit: number): Se
  * Exact names first; then, forgivingly, a name in another case, an MCP name (when only one server has it), or
  * `server/tool`. Unknown names are reported with the closest match the search finds.
  */
-function selectByName(state: McpExtensionState, list: string): { tools: ToolMetadata[]; notes: string[] } {
+function selectByName(state: ToolSearchContext, list: string): { tools: ToolMetadata[]; notes: string[] } {
   const tools: ToolMetadata[] = [];
   const notes: string[] = [];
   for (const name of list.split(",").map((part) => part.trim()).filter(Boolean)) {
@@ -199,7 +219,7 @@ function selectByName(state: McpExtensionState, list: string): { tools: ToolMeta
   return { tools: tools.slice(0, TOOLS_PER_SEARCH), notes };
 }
 
-function resolveName(state: McpExtensionState, name: string): ToolMetadata[] {
+function resolveName(state: ToolSearchContext, name: string): ToolMetadata[] {
   const all = [...state.tools.byName.values()];
   const exact = state.tools.byName.get(name);
   if (exact) return [exact];
@@ -218,7 +238,7 @@ function resolveName(state: McpExtensionState, name: string): ToolMetadata[] {
 }
 
 /** Each tool, and how to call it on this host in this run. */
-function describeLoaded(state: McpExtensionState, tools: readonly ToolMetadata[]): string[] {
+function describeLoaded(state: ToolSearchContext, tools: readonly ToolMetadata[]): string[] {
   const callableNow = (tool: ToolMetadata) =>
     state.host.refreshesToolsEachTurn || state.offeredThisRun.has(tool.name) || state.directToolNames.has(tool.name);
   const direct = tools.filter(callableNow);
@@ -241,7 +261,7 @@ function describeLoaded(state: McpExtensionState, tools: readonly ToolMetadata[]
   return lines;
 }
 
-function usage(state: McpExtensionState, reason: string): string[] {
+function usage(state: ToolSearchContext, reason: string): string[] {
   const servers = [...state.tools.byServer.keys()];
   return [
     reason,
@@ -255,7 +275,7 @@ function answer(query: string, loaded: string[], lines: string[]): AgentToolResu
 }
 
 /** Adds to the active set (registering with Pi what was not yet); never drops what the model already has. */
-export function activate(pi: ExtensionAPI, state: McpExtensionState, names: readonly string[]): void {
+export function activate(pi: PiActiveTools, state: ToolSearchContext, names: readonly string[]): void {
   state.registerTools(names);
   const active = pi.getActiveTools();
   const missing = names.filter((name) => !active.includes(name));
