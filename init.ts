@@ -460,7 +460,13 @@ function reportSignInNeeded(state: McpExtensionState, _name: string, error: Need
   updateStatus(state);
 }
 
-export function updateStatus(state: McpExtensionState): void {
+/** What the footer's status line reads of the session (its state has it all). */
+export interface StatusLineContext extends Pick<ToolView, "servers" | "tools"> {
+  readonly manager: Pick<McpServerManager, "getConnection" | "getState">;
+  readonly ui: Pick<McpUi, "setStatus">;
+}
+
+export function updateStatus(state: StatusLineContext): void {
   const enabled = [...state.servers.values()].filter((server) => server.enabled !== false);
   if (enabled.length === 0) return state.ui.setStatus(undefined);
   const connected = enabled.filter((server) => state.manager.getConnection(server.name)).length;
