@@ -243,7 +243,7 @@ async function reconnect(ctx: ExtensionCommandContext, state: McpExtensionState,
     targets.map((target) =>
       state.lifecycle.reconnect(target).then(
         () => `✓ ${target}: connected (${toolCount(state, target)})`,
-        (error: unknown) => `✗ ${target}: ${firstLine(error instanceof Error ? error.message : String(error))}`,
+        (error: unknown) => `✗ ${target}: ${firstLine(errorMessage(error))}`,
       ),
     ),
   );

@@ -12,6 +12,7 @@ import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { type ApprovalContext, askApproval, needsApproval } from "./approvals.ts";
 import { callLimits, timeoutMessage, type CallLimits } from "./call-limits.ts";
 import { callWithUrlElicitation, type UnansweredPages } from "./elicitation-url.ts";
+import { errorMessage, isJsonObject } from "./guards.ts";
 import { formatParameters } from "./json-schema.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import {
@@ -175,7 +176,7 @@ async function connectFor(state: ToolCallContext, tool: ToolMetadata, signal: Ab
 }
 
 function asArguments(params: unknown): Record<string, unknown> {
-  return typeof params === "object" && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+  return isJsonObject(params) ? params : {};
 }
 
 function progressUpdate(tool: ToolMetadata, progress: Progress): AgentToolResult<McpToolDetails> {
@@ -191,7 +192,7 @@ function callFailure(state: ToolCallContext, tool: ToolMetadata, limits: CallLim
   if (signal?.aborted) return new Error(`${label} was cancelled.`);
   // Shutdown closes the servers under their calls: the server did nothing wrong.
   if (state.shutDown) return new Error(`${label} was stopped before it answered: ${sessionEnd(state.shutdownReason)}. The server did not fail.`);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   if (code === INVALID_PARAMS) return new Error(`${label}: ${message}\n${formatParameters(tool.inputSchema)}`);
   if (code === REQUEST_TIMEOUT) return new Error(timeoutMessage(label, tool.serverName, limits, (error as { data?: unknown }).data));
