@@ -14,12 +14,15 @@ import { canSignIn, NeedsAuthError } from "./connection-common.ts";
 import { formatSecondsLeft } from "./format-time.ts";
 import { errorMessage } from "./guards.ts";
 import { updateStatus } from "./init.ts";
+import type { McpLifecycleManager } from "./lifecycle.ts";
 import { describeNpxResolution } from "./npx-resolution.ts";
 import { promptsReport } from "./prompt-commands.ts";
 import { openServersPanel, type PanelActions } from "./mcp-panel.ts";
-import { DEFAULT_SIGN_IN_TIMEOUT_MS, safeUrl, type ServerState } from "./server-manager.ts";
+import type { SemanticRanker } from "./search-semantic.ts";
+import { DEFAULT_SIGN_IN_TIMEOUT_MS, type McpServerManager, safeUrl, type ServerState } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";
-import type { ToolCallStats } from "./stats.ts";
+import type { CallStats, ToolCallStats } from "./stats.ts";
+import type { ToolView } from "./tool-view.ts";
 import type { ConfigProblem, ServerDefinition } from "./types.ts";
 import { showText } from "./ui.ts";
 
@@ -97,7 +100,15 @@ async function startSignIn(ctx: ExtensionCommandContext, state: McpExtensionStat
 
 const AUTH_USAGE = "/mcp-auth <server> [--logout | --cancel | <address the browser ended up on>]";
 
-export function statusReport(state: McpExtensionState): string {
+/** What `/mcp status` (and the panel's server lines) read of the session (its state has it all). */
+export interface StatusContext extends Pick<ToolView, "config" | "servers" | "catalogs" | "tools"> {
+  readonly manager: Pick<McpServerManager, "getState" | "getConnection" | "isSignedIn">;
+  readonly lifecycle: Pick<McpLifecycleManager, "backoffRemainingMs">;
+  readonly stats: Pick<CallStats, "sessionStats"> | undefined;
+  readonly semantic: Pick<SemanticRanker, "statusLine"> | undefined;
+}
+
+export function statusReport(state: StatusContext): string {
   const servers = [...state.servers.values()];
   const skipped = skippedServers(state);
   const lines = [statusHeadline(state, servers, skipped.size)];
@@ -113,7 +124,7 @@ export function statusReport(state: McpExtensionState): string {
   return lines.join("\n");
 }
 
-function statusHeadline(state: McpExtensionState, servers: readonly ServerDefinition[], skipped: number): string {
+function statusHeadline(state: StatusContext, servers: readonly ServerDefinition[], skipped: number): string {
   const { userFile, problems } = state.config;
   if (servers.length === 0 && skipped === 0) {
     return problems.some((problem) => problem.level === "error")
@@ -128,7 +139,7 @@ function statusHeadline(state: McpExtensionState, servers: readonly ServerDefini
 }
 
 /** Servers a config problem names that were not loaded (invalid, a variable not set, a VS Code input), with why. */
-function skippedServers(state: McpExtensionState): Map<string, ConfigProblem[]> {
+function skippedServers(state: StatusContext): Map<string, ConfigProblem[]> {
   const skipped = new Map<string, ConfigProblem[]>();
   for (const problem of state.config.problems) {
     if (problem.server === undefined || state.servers.has(problem.server)) continue;
@@ -137,7 +148,7 @@ function skippedServers(state: McpExtensionState): Map<string, ConfigProblem[]> 
   return skipped;
 }
 
-function serverStatus(state: McpExtensionState, server: ServerDefinition): string[] {
+function serverStatus(state: StatusContext, server: ServerDefinition): string[] {
   const source = `source: ${server.source.path} (${server.source.kind})`;
   if (server.enabled === false) return [`- ${server.name}: disabled · ${source}`];
   const live = state.manager.getState(server.name);
@@ -166,13 +177,13 @@ function serverStatus(state: McpExtensionState, server: ServerDefinition): strin
 }
 
 /** The panel's line for an enabled server: state, sign-in, tools. */
-function panelSummary(state: McpExtensionState, server: ServerDefinition): string {
+function panelSummary(state: StatusContext, server: ServerDefinition): string {
   const live = state.manager.getState(server.name);
   return [describeStatus(live.status), signInFact(state, server, live), toolsFact(state, server.name, live)].filter(Boolean).join(" · ");
 }
 
 /** What Pi has of the server's tools (resource tools included, as in the footer); when not connected, how old. */
-function toolsFact(state: McpExtensionState, name: string, live: ServerState): string {
+function toolsFact(state: StatusContext, name: string, live: ServerState): string {
   const catalog = state.catalogs.get(name);
   if (!catalog) return "tools not known yet";
   const tools = toolCount(state, name);
@@ -181,7 +192,7 @@ function toolsFact(state: McpExtensionState, name: string, live: ServerState): s
 }
 
 /** The tools Pi has for a server: its MCP tools (after includeTools/excludeTools) and its resource tools. */
-function toolCount(state: McpExtensionState, name: string): string {
+function toolCount(state: StatusContext, name: string): string {
   const count = state.tools.byServer.get(name)?.length ?? 0;
   return `${count} ${count === 1 ? "tool" : "tools"}`;
 }
@@ -195,7 +206,7 @@ function callSummary(stats: readonly ToolCallStats[]): string | undefined {
 }
 
 /** For a server that can sign in: signed in, or needing it, or signing in now. */
-function signInFact(state: McpExtensionState, server: ServerDefinition, live: ServerState): string | undefined {
+function signInFact(state: StatusContext, server: ServerDefinition, live: ServerState): string | undefined {
   if (!canSignIn(server)) return undefined;
   if (live.signingIn) return "signing in (waiting for the browser)";
   if (live.needsSignIn) return "sign-in needed";
@@ -235,7 +246,7 @@ async function reconnect(ctx: ExtensionCommandContext, state: McpExtensionState,
     targets.map((target) =>
       state.lifecycle.reconnect(target).then(
         () => `✓ ${target}: connected (${toolCount(state, target)})`,
-        (error: unknown) => `✗ ${target}: ${firstLine(error instanceof Error ? error.message : String(error))}`,
+        (error: unknown) => `✗ ${target}: ${firstLine(errorMessage(error))}`,
       ),
     ),
   );

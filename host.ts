@@ -2,7 +2,13 @@
  * What the running Pi can do with tools activated during a run. Pi 0.80.3 (its CHANGELOG, issue #6162) was the
  * first to offer them from the run's next turn; older hosts only from the user's next prompt.
  */
-import type { HostCapabilities } from "./state.ts";
+
+/** What the running host can do with tools activated during a run. */
+export interface HostCapabilities {
+  version: string;
+  /** Pi ≥ 0.80.3 offers a tool activated during a run from the run's next turn; older hosts from the next prompt. */
+  refreshesToolsEachTurn: boolean;
+}
 
 const FIRST_REFRESHING_RELEASE = [0, 80, 3] as const;
 

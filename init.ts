@@ -33,13 +33,13 @@ import { SemanticRanker } from "./search-semantic.ts";
 import { PromptCommandRegistry } from "./prompt-commands.ts";
 import { McpServerManager, NeedsAuthError } from "./server-manager.ts";
 import { createCallStats } from "./stats.ts";
-import type { McpExtensionState, McpUi, ToolView } from "./state.ts";
+import type { McpExtensionState } from "./state.ts";
 import { executeMcpTool } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, type ToolSearchDetails, toolSearchDefinition } from "./tool-search.ts";
-import { buildToolView, directRules, updateServerCatalog } from "./tool-view.ts";
+import { buildToolView, directRules, type ToolView, updateServerCatalog } from "./tool-view.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
-import { createUi } from "./ui.ts";
+import { createUi, type McpUi } from "./ui.ts";
 
 export const CONFIG_FLAG = "mcp-config";
 const BOOTSTRAP_CONCURRENCY = 10;
@@ -460,7 +460,13 @@ function reportSignInNeeded(state: McpExtensionState, _name: string, error: Need
   updateStatus(state);
 }
 
-export function updateStatus(state: McpExtensionState): void {
+/** What the footer's status line reads of the session (its state has it all). */
+export interface StatusLineContext extends Pick<ToolView, "servers" | "tools"> {
+  readonly manager: Pick<McpServerManager, "getConnection" | "getState">;
+  readonly ui: Pick<McpUi, "setStatus">;
+}
+
+export function updateStatus(state: StatusLineContext): void {
   const enabled = [...state.servers.values()].filter((server) => server.enabled !== false);
   if (enabled.length === 0) return state.ui.setStatus(undefined);
   const connected = enabled.filter((server) => state.manager.getConnection(server.name)).length;

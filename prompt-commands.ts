@@ -14,7 +14,8 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { errorMessage } from "./guards.ts";
 import { transformPromptMessages } from "./mcp-content.ts";
-import type { McpExtensionState, ToolView } from "./state.ts";
+import type { McpExtensionState } from "./state.ts";
+import type { ToolView } from "./tool-view.ts";
 import { allocateToolNames, type McpPrompt, type McpPromptArgument, toolKey } from "./types.ts";
 import { showText } from "./ui.ts";
 

@@ -5,48 +5,15 @@
 import type { SessionApprovals } from "./approvals.ts";
 import type { ConfigChange } from "./config-apply.ts";
 import type { UnansweredPages } from "./elicitation-url.ts";
-import type { ToolSearchIndex } from "./search-index.ts";
-import type { SemanticRanker } from "./search-semantic.ts";
+import type { HostCapabilities } from "./host.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import type { MetadataCacheWriter } from "./metadata-cache-writer.ts";
+import type { ToolSearchIndex } from "./search-index.ts";
+import type { SemanticRanker } from "./search-semantic.ts";
 import type { McpServerManager } from "./server-manager.ts";
 import type { CallStats } from "./stats.ts";
-import type { ServerCatalog, ToolMetadataIndex } from "./tool-metadata.ts";
-import type { LoadedConfig, ServerDefinition } from "./types.ts";
-
-/** A server's tools and resources, and whether they come from the cache or from the server itself. */
-export interface ServerCatalogEntry extends ServerCatalog {
-  origin: "cache" | "live";
-  listedAt: number;
-}
-
-/** What the running host can do with tools activated during a run. */
-export interface HostCapabilities {
-  version: string;
-  /** Pi ≥ 0.80.3 offers a tool activated during a run from the run's next turn; older hosts from the next prompt. */
-  refreshesToolsEachTurn: boolean;
-}
-
-/** The user-facing channel: Pi's UI when there is one, stderr otherwise. Silent after shutdown. */
-export interface McpUi {
-  notify(message: string, level: "info" | "warning" | "error"): void;
-  setStatus(text: string | undefined): void;
-  /** Output of a command the user ran (shown even without a UI, e.g. in print mode). */
-  show(text: string): void;
-}
-
-/** The tools known from the configuration and the servers' metadata (cached or live): what gets registered. */
-export interface ToolView {
-  readonly config: LoadedConfig;
-  /** Every configured server by name, disabled ones included. */
-  readonly servers: ReadonlyMap<string, ServerDefinition>;
-  /** Servers whose tools are known (live or cached), by name. */
-  readonly catalogs: Map<string, ServerCatalogEntry>;
-  /** The tools built from `catalogs`, with their Pi names. */
-  tools: ToolMetadataIndex;
-  /** Tools active from the first request (MCP_DIRECT_TOOLS / directTools). */
-  directToolNames: ReadonlySet<string>;
-}
+import type { ToolView } from "./tool-view.ts";
+import type { McpUi } from "./ui.ts";
 
 export interface McpExtensionState extends ToolView {
   readonly agentDir: string;

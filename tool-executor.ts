@@ -9,10 +9,12 @@
  */
 import type { AgentToolResult, AgentToolUpdateCallback, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
-import { askApproval, needsApproval } from "./approvals.ts";
+import { type ApprovalContext, askApproval, needsApproval } from "./approvals.ts";
 import { callLimits, timeoutMessage, type CallLimits } from "./call-limits.ts";
-import { callWithUrlElicitation } from "./elicitation-url.ts";
+import { callWithUrlElicitation, type UnansweredPages } from "./elicitation-url.ts";
+import { errorMessage, isJsonObject } from "./guards.ts";
 import { formatParameters } from "./json-schema.ts";
+import type { McpLifecycleManager } from "./lifecycle.ts";
 import {
   keepOverflow,
   loadToonEncoder,
@@ -23,7 +25,9 @@ import {
 } from "./mcp-content.ts";
 import { keepInFile, resultDir } from "./result-spill.ts";
 import { expandTemplate } from "./resource-tools.ts";
-import type { McpExtensionState } from "./state.ts";
+import type { McpServerManager } from "./server-manager.ts";
+import type { CallStats } from "./stats.ts";
+import type { ToolView } from "./tool-view.ts";
 import { getServerPrefix, PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
 /**
@@ -34,6 +38,19 @@ const INVALID_PARAMS = -32602;
 const REQUEST_TIMEOUT = -32001;
 const CONNECTION_CLOSED = -32000;
 
+/** What running a tool uses of the session (its state has it all). */
+export interface ToolCallContext extends ApprovalContext, Pick<ToolView, "tools" | "catalogs"> {
+  /** Results too large for the model are kept in files under it (result-spill.ts). */
+  readonly agentDir: string;
+  readonly manager: Pick<McpServerManager, "getConnection" | "getState" | "callTool" | "readResource">;
+  readonly lifecycle: Pick<McpLifecycleManager, "ensureConnected">;
+  readonly stats: Pick<CallStats, "record"> | undefined;
+  readonly unansweredPages: Pick<UnansweredPages, "take">;
+  /** Set at shutdown: calls it cuts short say so, with Pi's reason. */
+  readonly shutDown: boolean;
+  readonly shutdownReason?: string;
+}
+
 export interface McpToolDetails {
   server: string;
   tool: string;
@@ -42,7 +59,7 @@ export interface McpToolDetails {
 }
 
 export async function executeMcpTool(
-  state: McpExtensionState,
+  state: ToolCallContext,
   piName: string,
   params: unknown,
   signal: AbortSignal | undefined,
@@ -68,7 +85,7 @@ export async function executeMcpTool(
 }
 
 async function callTool(
-  state: McpExtensionState,
+  state: ToolCallContext,
   tool: ToolMetadata,
   params: unknown,
   signal: AbortSignal | undefined,
@@ -111,12 +128,12 @@ async function callTool(
 }
 
 /** Pages the server asked the user to open during the call that nobody could be asked about: the model is told. */
-function withUnansweredPages(state: McpExtensionState, serverName: string, result: AgentToolResult<McpToolDetails>): AgentToolResult<McpToolDetails> {
+function withUnansweredPages(state: ToolCallContext, serverName: string, result: AgentToolResult<McpToolDetails>): AgentToolResult<McpToolDetails> {
   const note = state.unansweredPages.take(serverName);
   return note ? { ...result, content: [...result.content, { type: "text", text: note }] } : result;
 }
 
-function errorWithUnansweredPages(state: McpExtensionState, serverName: string, error: unknown): unknown {
+function errorWithUnansweredPages(state: ToolCallContext, serverName: string, error: unknown): unknown {
   const note = state.unansweredPages.take(serverName);
   if (note && error instanceof Error) error.message += `\n${note}`;
   return error;
@@ -126,7 +143,7 @@ function errorWithUnansweredPages(state: McpExtensionState, serverName: string, 
  * A tool the metadata does not know yet may still belong to a server whose tools were never listed (no cache): its
  * prefix names the server, which is then connected to learn them.
  */
-async function findUnlistedTool(state: McpExtensionState, piName: string, signal: AbortSignal | undefined): Promise<ToolMetadata> {
+async function findUnlistedTool(state: ToolCallContext, piName: string, signal: AbortSignal | undefined): Promise<ToolMetadata> {
   const server = serverByPrefix(state, piName);
   if (server) {
     await state.lifecycle.ensureConnected(server, signal);
@@ -136,7 +153,7 @@ async function findUnlistedTool(state: McpExtensionState, piName: string, signal
   throw new Error(`Unknown MCP tool "${piName}". Use ${TOOL_SEARCH_NAME} to find the tool you need.`);
 }
 
-function serverByPrefix(state: McpExtensionState, piName: string): string | undefined {
+function serverByPrefix(state: ToolCallContext, piName: string): string | undefined {
   for (const [name, server] of state.servers) {
     const mode = server.toolPrefix ?? state.config.settings.toolPrefix ?? "server";
     if (mode === "none" || state.catalogs.has(name)) continue;
@@ -146,7 +163,7 @@ function serverByPrefix(state: McpExtensionState, piName: string): string | unde
 }
 
 /** Connects the tool's server (a cancelled call stops waiting); the fresh tool list may have changed the tool, or dropped it. */
-async function connectFor(state: McpExtensionState, tool: ToolMetadata, signal: AbortSignal | undefined): Promise<ToolMetadata> {
+async function connectFor(state: ToolCallContext, tool: ToolMetadata, signal: AbortSignal | undefined): Promise<ToolMetadata> {
   await state.lifecycle.ensureConnected(tool.serverName, signal);
   const current = state.tools.byServer
     .get(tool.serverName)
@@ -159,7 +176,7 @@ async function connectFor(state: McpExtensionState, tool: ToolMetadata, signal: 
 }
 
 function asArguments(params: unknown): Record<string, unknown> {
-  return typeof params === "object" && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+  return isJsonObject(params) ? params : {};
 }
 
 function progressUpdate(tool: ToolMetadata, progress: Progress): AgentToolResult<McpToolDetails> {
@@ -169,13 +186,13 @@ function progressUpdate(tool: ToolMetadata, progress: Progress): AgentToolResult
 }
 
 /** An error the model can act on: argument problems come with the expected parameters. */
-function callFailure(state: McpExtensionState, tool: ToolMetadata, limits: CallLimits, error: unknown, signal: AbortSignal | undefined): Error {
+function callFailure(state: ToolCallContext, tool: ToolMetadata, limits: CallLimits, error: unknown, signal: AbortSignal | undefined): Error {
   const label = `MCP tool "${tool.originalName}" on server "${tool.serverName}"`;
   // The SDK turns an abort into a RequestTimeout error: only the signal tells a cancel from a timeout.
   if (signal?.aborted) return new Error(`${label} was cancelled.`);
   // Shutdown closes the servers under their calls: the server did nothing wrong.
   if (state.shutDown) return new Error(`${label} was stopped before it answered: ${sessionEnd(state.shutdownReason)}. The server did not fail.`);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   if (code === INVALID_PARAMS) return new Error(`${label}: ${message}\n${formatParameters(tool.inputSchema)}`);
   if (code === REQUEST_TIMEOUT) return new Error(timeoutMessage(label, tool.serverName, limits, (error as { data?: unknown }).data));
@@ -191,7 +208,7 @@ function sessionEnd(reason: string | undefined): string {
 }
 
 /** The server died mid-call (or its connection dropped): its last stderr lines usually say why. */
-function connectionLost(state: McpExtensionState, tool: ToolMetadata, label: string, message: string): Error {
+function connectionLost(state: ToolCallContext, tool: ToolMetadata, label: string, message: string): Error {
   const stderr = state.manager.getState(tool.serverName).stderrTail;
   const tail = stderr.length > 0 ? `\nLast server output:\n${stderr.join("\n")}` : "";
   return new Error(`${label}: the server closed the connection during the call (${message}). The next call starts it again.${tail}`);

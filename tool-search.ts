@@ -7,20 +7,49 @@
  * within the same prompt; ToolSearch's answer then carries the tool's schema and says to use McpCall.
  */
 import { validateToolArguments } from "@mariozechner/pi-ai";
-import type { AgentToolResult, ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { type AgentToolResult, defineTool, type ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
 import { waitAtMost } from "./abort.ts";
-import { buildSearchIndex, type SearchHit } from "./search-index.ts";
-import { RERANK_DEPTH } from "./search-semantic.ts";
+import type { HostCapabilities } from "./host.ts";
+import { buildSearchIndex, type SearchHit, type ToolSearchIndex } from "./search-index.ts";
+import { RERANK_DEPTH, type SemanticRanker } from "./search-semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search-suggestions.ts";
 import { instructionsToShow } from "./server-instructions.ts";
-import type { McpExtensionState, ToolView } from "./state.ts";
+import type { McpServerManager } from "./server-manager.ts";
 import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
+import type { ToolView } from "./tool-view.ts";
 import { MCP_CALL_NAME, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
 const SELECT_PREFIX = "select:";
 /** How long a search waits for servers whose tools are still being learned at startup. */
 const STARTUP_WAIT_MS = 30_000;
+
+/**
+ * The parameters as plain JSON Schema with their static type (`Type.Unsafe`), not `Type.Object`: typebox would write
+ * `required` before `properties`, and providers that send a schema as it is (OpenAI, Google) would show the model
+ * other bytes than before (a prompt-cache miss); Pi would also coerce a `null` query to "null" instead of "".
+ */
+const TOOL_SEARCH_PARAMETERS = Type.Unsafe<{ query: string }>({
+  type: "object",
+  properties: {
+    query: {
+      type: "string",
+      description: `Keywords or a plain request describing the tool you need, or "${SELECT_PREFIX}name1,name2" for exact names`,
+    },
+  },
+  required: ["query"],
+});
+
+/** Plain JSON Schema for the same reasons as `TOOL_SEARCH_PARAMETERS`. */
+const MCP_CALL_PARAMETERS = Type.Unsafe<{ tool: string; arguments?: Record<string, unknown> }>({
+  type: "object",
+  properties: {
+    tool: { type: "string", description: "Exact name of the loaded tool" },
+    arguments: { type: "object", description: "The tool's arguments", additionalProperties: true },
+  },
+  required: ["tool"],
+});
 
 export interface ToolSearchDetails {
   query: string;
@@ -30,31 +59,40 @@ export interface ToolSearchDetails {
   instructed?: string[];
 }
 
-/** Reads the adapter's current state; throws when the adapter is not running. */
-export type StateAccess = () => McpExtensionState;
+/** What ToolSearch and McpCall use of the session (its state has it all). */
+export interface ToolSearchContext extends Pick<ToolView, "servers" | "catalogs" | "tools" | "directToolNames"> {
+  /** Learning the tools of servers missing from the cache; a search waits for it (boundedly) when it must. */
+  readonly startup: Promise<void>;
+  /** Built by the first search after `tools` changed. */
+  searchIndex: ToolSearchIndex | undefined;
+  readonly semantic: Pick<SemanticRanker, "rerank"> | undefined;
+  readonly manager: Pick<McpServerManager, "preloadConnectionCode">;
+  readonly host: Pick<HostCapabilities, "refreshesToolsEachTurn">;
+  /** Servers whose instructions an answer has shown; this answer adds the ones it shows. */
+  readonly instructionsShown: Set<string>;
+  readonly offeredThisRun: ReadonlySet<string>;
+  /** Registers these MCP tools with Pi if they are not yet. */
+  readonly registerTools: (names: readonly string[]) => void;
+}
 
-export function toolSearchDefinition(pi: ExtensionAPI, access: StateAccess, description: string): ToolDefinition {
-  return {
+/** The part of Pi's API that ToolSearch and McpCall use: the model's active tools. */
+export type PiActiveTools = Pick<ExtensionAPI, "getActiveTools" | "setActiveTools">;
+
+/** Reads the adapter's current state; throws when the adapter is not running. */
+export type StateAccess = () => ToolSearchContext;
+
+export function toolSearchDefinition(pi: PiActiveTools, access: StateAccess, description: string) {
+  return defineTool({
     name: TOOL_SEARCH_NAME,
     label: "Tool search",
     description,
-    parameters: jsonSchemaParameters({
-      type: "object",
-      properties: {
-        query: {
-          type: "string",
-          description: `Keywords or a plain request describing the tool you need, or "${SELECT_PREFIX}name1,name2" for exact names`,
-        },
-      },
-      required: ["query"],
-    }),
+    parameters: TOOL_SEARCH_PARAMETERS,
     execute: async (_toolCallId, params, signal) => {
       const state = access();
       await waitForStartup(state, signal);
-      const query = typeof (params as { query?: unknown }).query === "string" ? (params as { query: string }).query : "";
-      return searchAndLoad(pi, state, query, signal);
+      return searchAndLoad(pi, state, params.query, signal);
     },
-  };
+  });
 }
 
 /** The catalog as the model reads it: the deferred tools, plus servers whose tools are not known yet. */
@@ -66,45 +104,38 @@ export function currentToolSearchDescription(view: ToolView): string {
   return buildToolSearchDescription({ tools: deferred, servers });
 }
 
-export function mcpCallDefinition(pi: ExtensionAPI, access: StateAccess, run: McpToolRunner): ToolDefinition {
-  return {
+export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: McpToolRunner) {
+  return defineTool({
     name: MCP_CALL_NAME,
     label: "Call MCP tool",
     description:
       `Call an MCP tool that ${TOOL_SEARCH_NAME} loaded during this request and that is not in your tool list yet ` +
       `(it is from the user's next message on). Give its exact name and its arguments.`,
-    parameters: jsonSchemaParameters({
-      type: "object",
-      properties: {
-        tool: { type: "string", description: "Exact name of the loaded tool" },
-        arguments: { type: "object", description: "The tool's arguments", additionalProperties: true },
-      },
-      required: ["tool"],
-    }),
+    parameters: MCP_CALL_PARAMETERS,
     execute: async (toolCallId, params, signal, onUpdate, ctx) => {
-      const { tool: name, arguments: args } = params as { tool: string; arguments?: unknown };
+      const { tool: name, arguments: args } = params;
       const tool = access().tools.byName.get(name);
       if (!tool) throw new Error(`"${name}" is not an MCP tool. Use ${TOOL_SEARCH_NAME} to find and load one first.`);
       // The same coercion and validation Pi applies to a direct call of the tool.
       const validated: unknown = validateToolArguments(
         { name: tool.name, description: tool.description, parameters: jsonSchemaParameters(tool.inputSchema) },
-        { type: "toolCall", id: toolCallId, name: tool.name, arguments: (args ?? {}) as Record<string, unknown> },
+        { type: "toolCall", id: toolCallId, name: tool.name, arguments: args ?? {} },
       );
       activate(pi, access(), [tool.name]);
       return run(tool.name, validated, signal, onUpdate, ctx);
     },
-  };
+  });
 }
 
 /** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
-async function waitForStartup(state: McpExtensionState, signal: AbortSignal | undefined): Promise<void> {
+async function waitForStartup(state: ToolSearchContext, signal: AbortSignal | undefined): Promise<void> {
   const unknown = [...state.servers.values()].some((server) => server.enabled !== false && !state.catalogs.has(server.name));
   if (unknown) await waitAtMost(state.startup, STARTUP_WAIT_MS, signal);
 }
 
 async function searchAndLoad(
-  pi: ExtensionAPI,
-  state: McpExtensionState,
+  pi: PiActiveTools,
+  state: ToolSearchContext,
   query: string,
   signal: AbortSignal | undefined,
 ): Promise<AgentToolResult<ToolSearchDetails>> {
@@ -130,7 +161,7 @@ async function searchAndLoad(
 
 /** The tools to load, and the lines naming close matches that did not fit (search-suggestions.ts). */
 async function searchWithCandidates(
-  state: McpExtensionState,
+  state: ToolSearchContext,
   query: string,
   signal: AbortSignal | undefined,
 ): Promise<{ tools: ToolMetadata[]; notes: string[]; candidates: string[] }> {
@@ -144,7 +175,7 @@ async function searchWithCandidates(
   };
 }
 
-function lexicalHits(state: McpExtensionState, query: string, limit: number): SearchHit[] {
+function lexicalHits(state: ToolSearchContext, query: string, limit: number): SearchHit[] {
   state.searchIndex ??= buildSearchIndex([...state.tools.byName.values()]);
   return state.searchIndex.search(query, limit);
 }
@@ -153,7 +184,7 @@ function lexicalHits(state: McpExtensionState, query: string, limit: number): Se
  * Exact names first; then, forgivingly, a name in another case, an MCP name (when only one server has it), or
  * `server/tool`. Unknown names are reported with the closest match the search finds.
  */
-function selectByName(state: McpExtensionState, list: string): { tools: ToolMetadata[]; notes: string[] } {
+function selectByName(state: ToolSearchContext, list: string): { tools: ToolMetadata[]; notes: string[] } {
   const tools: ToolMetadata[] = [];
   const notes: string[] = [];
   for (const name of list.split(",").map((part) => part.trim()).filter(Boolean)) {
@@ -173,7 +204,7 @@ function selectByName(state: McpExtensionState, list: string): { tools: ToolMeta
   return { tools: tools.slice(0, TOOLS_PER_SEARCH), notes };
 }
 
-function resolveName(state: McpExtensionState, name: string): ToolMetadata[] {
+function resolveName(state: ToolSearchContext, name: string): ToolMetadata[] {
   const all = [...state.tools.byName.values()];
   const exact = state.tools.byName.get(name);
   if (exact) return [exact];
@@ -192,7 +223,7 @@ function resolveName(state: McpExtensionState, name: string): ToolMetadata[] {
 }
 
 /** Each tool, and how to call it on this host in this run. */
-function describeLoaded(state: McpExtensionState, tools: readonly ToolMetadata[]): string[] {
+function describeLoaded(state: ToolSearchContext, tools: readonly ToolMetadata[]): string[] {
   const callableNow = (tool: ToolMetadata) =>
     state.host.refreshesToolsEachTurn || state.offeredThisRun.has(tool.name) || state.directToolNames.has(tool.name);
   const direct = tools.filter(callableNow);
@@ -215,7 +246,7 @@ function describeLoaded(state: McpExtensionState, tools: readonly ToolMetadata[]
   return lines;
 }
 
-function usage(state: McpExtensionState, reason: string): string[] {
+function usage(state: ToolSearchContext, reason: string): string[] {
   const servers = [...state.tools.byServer.keys()];
   return [
     reason,
@@ -229,7 +260,7 @@ function answer(query: string, loaded: string[], lines: string[]): AgentToolResu
 }
 
 /** Adds to the active set (registering with Pi what was not yet); never drops what the model already has. */
-export function activate(pi: ExtensionAPI, state: McpExtensionState, names: readonly string[]): void {
+export function activate(pi: PiActiveTools, state: ToolSearchContext, names: readonly string[]): void {
   state.registerTools(names);
   const active = pi.getActiveTools();
   const missing = names.filter((name) => !active.includes(name));

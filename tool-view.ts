@@ -5,10 +5,28 @@
  */
 import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDirectTools } from "./direct-tools.ts";
 import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
-import type { ServerCatalogEntry, ToolView } from "./state.ts";
 import { withDirectInstructions } from "./server-instructions.ts";
-import { buildToolMetadata } from "./tool-metadata.ts";
+import { buildToolMetadata, type ServerCatalog, type ToolMetadataIndex } from "./tool-metadata.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
+
+/** A server's tools and resources, and whether they come from the cache or from the server itself. */
+export interface ServerCatalogEntry extends ServerCatalog {
+  origin: "cache" | "live";
+  listedAt: number;
+}
+
+/** The tools known from the configuration and the servers' metadata (cached or live): what gets registered. */
+export interface ToolView {
+  readonly config: LoadedConfig;
+  /** Every configured server by name, disabled ones included. */
+  readonly servers: ReadonlyMap<string, ServerDefinition>;
+  /** Servers whose tools are known (live or cached), by name. */
+  readonly catalogs: Map<string, ServerCatalogEntry>;
+  /** The tools built from `catalogs`, with their Pi names. */
+  tools: ToolMetadataIndex;
+  /** Tools active from the first request (MCP_DIRECT_TOOLS / directTools). */
+  directToolNames: ReadonlySet<string>;
+}
 
 /** `live`: catalogs listed in this session that still apply (after a config change); they win over the cache. */
 export function buildToolView(config: LoadedConfig, cache: MetadataCacheSnapshot, live: ReadonlyMap<string, ServerCatalogEntry> = new Map()): ToolView {

@@ -3,7 +3,14 @@
  * JSON modes) warnings go to stderr and command output to stdout, so they are still seen.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { McpUi } from "./state.ts";
+
+/** The user-facing channel: Pi's UI when there is one, stderr otherwise. Silent after shutdown. */
+export interface McpUi {
+  notify(message: string, level: "info" | "warning" | "error"): void;
+  setStatus(text: string | undefined): void;
+  /** Output of a command the user ran (shown even without a UI, e.g. in print mode). */
+  show(text: string): void;
+}
 
 const STATUS_KEY = "mcp";
 /** A dialog the user never answers (or an RPC client that never replies) must not hold a tool call forever. */

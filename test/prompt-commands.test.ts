@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { transformPromptMessages } from "../mcp-content.ts";
 import { promptCommands, readArguments } from "../prompt-commands.ts";
 import { expandTemplate, templateParameters } from "../resource-tools.ts";
-import type { ServerCatalogEntry } from "../state.ts";
+import type { ServerCatalogEntry } from "../tool-view.ts";
 import type { McpPrompt } from "../types.ts";
 
 const greet: McpPrompt = { name: "greet", arguments: [{ name: "name", required: true }, { name: "tone" }] };

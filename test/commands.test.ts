@@ -1,0 +1,129 @@
+/**
+ * `/mcp status` and the footer's status line without Pi: a session view built by hand over a real server manager and
+ * lifecycle (a fixture server that connects, one that dies at start), with config problems, cached and live tool
+ * lists and call statistics. In the real Pi: status-print.e2e.test.ts.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { type StatusContext, statusReport } from "../commands.ts";
+import { updateStatus } from "../init.ts";
+import { McpLifecycleManager } from "../lifecycle.ts";
+import { createCacheEntry } from "../metadata-cache.ts";
+import { McpServerManager } from "../server-manager.ts";
+import { CallStats } from "../stats.ts";
+import { buildToolView, type ServerCatalogEntry } from "../tool-view.ts";
+import type { ConfigProblem, LoadedConfig, ServerDefinition } from "../types.ts";
+import { fixtureDef, killLeftovers, serverDef, STDIO_FIXTURE, tempDir } from "./server-manager-helpers.ts";
+
+const HOUR_MS = 60 * 60_000;
+
+let dir: ReturnType<typeof tempDir>;
+let manager: McpServerManager;
+let lifecycle: McpLifecycleManager;
+
+beforeEach(() => {
+  dir = tempDir();
+  manager = new McpServerManager({ agentDir: dir.path });
+  lifecycle = new McpLifecycleManager(manager);
+});
+
+afterEach(async () => {
+  await manager.closeAll();
+  killLeftovers(dir.path);
+  dir.remove();
+});
+
+function catalog(definition: ServerDefinition, tools: string[], origin: ServerCatalogEntry["origin"], listedAt: number): ServerCatalogEntry {
+  const entry = createCacheEntry(definition, tools.map((name) => ({ name, description: `${name} it`, inputSchema: { type: "object" } })), []);
+  return { definition, ...entry, origin, listedAt };
+}
+
+function context(config: LoadedConfig, catalogs: ServerCatalogEntry[], stats?: CallStats): StatusContext {
+  lifecycle.registerServers(config.servers);
+  const live = new Map(catalogs.map((entry) => [entry.definition.name, entry]));
+  const view = buildToolView(config, { path: join(dir.path, "cache.json"), servers: new Map(), problems: [] }, live);
+  return { ...view, manager, lifecycle, stats, semantic: undefined };
+}
+
+const problem = (level: ConfigProblem["level"], message: string, server?: string): ConfigProblem => ({ level, file: "/u/mcp.json", server, message });
+
+describe("/mcp status", () => {
+  it("lists each server with its state, target, source, problems, tools, calls and last error", async () => {
+    const up = fixtureDef("up", {}, { lifecycle: "eager", source: { kind: "user", path: "/u/mcp.json" } });
+    const down = fixtureDef("down", { FIXTURE_MODE: "exit-at-start" }, { source: { kind: "project", path: "/p/.pi/mcp.json" } });
+    const off = serverDef("off", { command: "off-server", enabled: false });
+    const remote = serverDef("remote", { url: "https://example.com/mcp", bearerTokenEnv: "REMOTE_TOKEN" });
+    const config: LoadedConfig = {
+      servers: [up, down, off, remote],
+      settings: {},
+      problems: [
+        problem("warning", 'field "autoApprove" is not supported', "up"),
+        problem("error", 'variable "${API_KEY}" is not set', "skipped"),
+        problem("warning", "imports: no Cursor config found"),
+        problem("error", "settings.toolPrefix must be a string"),
+      ],
+      userFile: "/u/mcp.json",
+    };
+    const stats = new CallStats(join(dir.path, "stats.json"), 60_000);
+    stats.record("up", "echo", 10, true);
+    stats.record("up", "echo", 30, false);
+    const state = context(config, [catalog(up, ["echo", "wait"], "live", Date.now()), catalog(remote, ["fetch"], "cache", Date.now() - 2 * HOUR_MS)], stats);
+    const connection = await lifecycle.ensureConnected("up");
+    await lifecycle.ensureConnected("down").catch(() => {});
+
+    // The pid and the backoff left vary from run to run.
+    const report = statusReport(state).replace(`pid ${connection.pid}`, "pid <pid>").replace(/next attempt in \d+ s/, "next attempt in <n> s");
+    const command = `command: ${process.execPath} ${STDIO_FIXTURE}`;
+    expect(report).toBe(
+      [
+        "MCP servers: 3 enabled, 1 disabled, 1 skipped",
+        "✓ up: connected · eager · stdio · 2 tools · pid <pid>",
+        `    ${command}`,
+        "    source: /u/mcp.json (user)",
+        '    warning: field "autoApprove" is not supported',
+        "    tools/list entry #3 has no name; dropped",
+        "    calls this session: 2 (1 failed), 20 ms on average",
+        "✗ down: failed · lazy · stdio · tools not known yet",
+        `    ${command} · env: FIXTURE_MODE`,
+        "    source: /p/.pi/mcp.json (project)",
+        '    last error: MCP server "down" failed to connect: the server process exited before it was ready (next attempt in <n> s)',
+        "- off: disabled · source: test (user)",
+        "○ remote: not started · lazy · 1 tool (from the cache, listed 2 h ago)",
+        "    url: https://example.com/mcp · token from $REMOTE_TOKEN",
+        "    source: test (user)",
+        "✗ skipped: skipped",
+        '    error: variable "${API_KEY}" is not set',
+        "Config errors:",
+        "  settings.toolPrefix must be a string",
+        "Config warnings:",
+        "  imports: no Cursor config found",
+      ].join("\n"),
+    );
+  });
+
+  it("with no servers, names the config file to add them to (or says the errors stopped them)", () => {
+    const empty: LoadedConfig = { servers: [], settings: {}, problems: [], userFile: "/u/mcp.json" };
+    expect(statusReport(context(empty, []))).toBe("MCP: no servers configured. Add them to /u/mcp.json (see the README).");
+    const broken = { ...empty, problems: [problem("error", "/u/mcp.json: not valid JSON")] };
+    expect(statusReport(context(broken, []))).toBe(
+      ["MCP: no servers loaded (see the errors below). Your config file: /u/mcp.json", "Config errors:", "  /u/mcp.json: not valid JSON"].join("\n"),
+    );
+  });
+});
+
+describe("the footer's status line", () => {
+  it("counts the servers up, the tools and the servers failing; nothing without an enabled server", async () => {
+    const up = fixtureDef("up", {});
+    const down = fixtureDef("down", { FIXTURE_MODE: "exit-at-start" });
+    const config: LoadedConfig = { servers: [up, down, serverDef("off", { command: "x", enabled: false })], settings: {}, problems: [], userFile: "/u/mcp.json" };
+    const shown: (string | undefined)[] = [];
+    const ui = { setStatus: (text: string | undefined) => void shown.push(text) };
+    const state = { ...context(config, [catalog(up, ["echo", "wait", "crash"], "cache", 0)]), ui };
+    updateStatus(state);
+    await lifecycle.ensureConnected("up");
+    await lifecycle.ensureConnected("down").catch(() => {});
+    updateStatus(state);
+    updateStatus({ ...state, servers: new Map([["off", config.servers[2]!]]) });
+    expect(shown).toEqual(["MCP 0/2 up · 3 tools", "MCP 1/2 up · 3 tools · 1 failing", undefined]);
+  });
+});
