@@ -4,10 +4,19 @@
  * newly enabled bring their tools from the cache, or from a first connection made by the caller (init.ts).
  * What was listed live in this session is kept for the servers the change did not touch.
  */
+import type { McpLifecycleManager } from "./lifecycle.ts";
 import type { MetadataCacheSnapshot } from "./metadata-cache.ts";
-import type { McpExtensionState } from "./state.ts";
-import { buildToolView } from "./tool-view.ts";
+import type { ToolSearchIndex } from "./search-index.ts";
+import type { McpServerManager } from "./server-manager.ts";
+import { buildToolView, type ToolView } from "./tool-view.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
+
+/** What of the session a config change touches: its view of the tools, the search over them, and its servers. */
+export interface ConfigApplyContext extends ToolView {
+  searchIndex: ToolSearchIndex | undefined;
+  readonly lifecycle: Pick<McpLifecycleManager, "registerServers">;
+  readonly manager: Pick<McpServerManager, "close">;
+}
 
 /** Servers the change started using (newly enabled, added, or changed) and stopped using. */
 export interface ConfigChange {
@@ -15,7 +24,7 @@ export interface ConfigChange {
   stopped: string[];
 }
 
-export async function applyConfig(state: McpExtensionState, config: LoadedConfig, cache: MetadataCacheSnapshot): Promise<ConfigChange> {
+export async function applyConfig(state: ConfigApplyContext, config: LoadedConfig, cache: MetadataCacheSnapshot): Promise<ConfigChange> {
   const before = enabledByName(state.config.servers);
   const after = enabledByName(config.servers);
   const changed = (name: string) => JSON.stringify(before.get(name)) !== JSON.stringify(after.get(name));
