@@ -14,7 +14,7 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { openInBrowser } from "./browser.ts";
-import type { UrlElicitationHandler } from "./server-manager.ts";
+import type { UrlElicitationHandler } from "./connection-common.ts";
 import { DIALOG_TIMEOUT_MS } from "./ui.ts";
 
 /** The SDK's `ErrorCode.UrlElicitationRequired` (not imported: the SDK loads only once a server connects). */

@@ -6,7 +6,7 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import type { ElicitationHandler } from "./server-manager.ts";
+import type { ElicitationHandler } from "./connection-common.ts";
 import { isJsonObject } from "./guards.ts";
 import { DIALOG_TIMEOUT_MS } from "./ui.ts";
 

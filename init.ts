@@ -21,6 +21,7 @@ import { statSync } from "node:fs";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./approvals.ts";
 import { applyConfig, type ConfigChange } from "./config-apply.ts";
 import { loadConfig } from "./config.ts";
+import { NeedsAuthError } from "./connection-common.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./elicitation-url.ts";
@@ -31,7 +32,7 @@ import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCac
 import { MetadataCacheWriter } from "./metadata-cache-writer.ts";
 import { SemanticRanker } from "./search-semantic.ts";
 import { PromptCommandRegistry } from "./prompt-commands.ts";
-import { McpServerManager, NeedsAuthError } from "./server-manager.ts";
+import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./stats.ts";
 import type { McpExtensionState } from "./state.ts";
 import { executeMcpTool } from "./tool-executor.ts";

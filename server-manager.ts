@@ -28,8 +28,6 @@ import { type SignInNeededListener, type SignInOptions, SignIns } from "./oauth-
 import { OutputTail } from "./output-tail.ts";
 import type { ServerDefinition, TransportKind } from "./types.ts";
 
-export { DEFAULT_SIGN_IN_TIMEOUT_MS } from "./oauth-signins.ts";
-export { acceptElicitationDefaults, type ElicitationHandler, NeedsAuthError, safeUrl, type UrlElicitationHandler } from "./connection-common.ts";
 
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;

@@ -14,7 +14,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openInBrowser } from "../browser.ts";
-import { acceptElicitationDefaults, McpServerManager, NeedsAuthError } from "../server-manager.ts";
+import { acceptElicitationDefaults, NeedsAuthError } from "../connection-common.ts";
+import { McpServerManager } from "../server-manager.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
 
 /** The tool each scenario's server expects to be called; `null`: connecting (initialize) is the whole test. */

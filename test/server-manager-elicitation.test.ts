@@ -4,7 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
-import { acceptElicitationDefaults, McpServerManager, type McpServerManagerOptions } from "../server-manager.ts";
+import { acceptElicitationDefaults } from "../connection-common.ts";
+import { McpServerManager, type McpServerManagerOptions } from "../server-manager.ts";
 import { everythingStdioDef, tempDir } from "./server-manager-helpers.ts";
 
 const ELICITING_TOOL = "trigger-elicitation-request";

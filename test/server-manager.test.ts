@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { McpServerManager, NeedsAuthError, ShuttingDownError } from "../server-manager.ts";
+import { NeedsAuthError } from "../connection-common.ts";
+import { McpServerManager, ShuttingDownError } from "../server-manager.ts";
 import {
   everythingStdioDef,
   failure,
