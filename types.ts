@@ -2,6 +2,7 @@
  * Shared types of the adapter, and the rules that turn MCP tool names into names every LLM provider accepts.
  */
 import { createHash } from "node:crypto";
+import { compareStrings } from "./text.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
@@ -335,8 +336,4 @@ export function allocateToolNames(
     owners.set(assigned, request);
   }
   return { names, conflicts };
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
