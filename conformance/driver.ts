@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openInBrowser } from "../browser.ts";
+import { errorMessage } from "../guards.ts";
 import { acceptElicitationDefaults, McpServerManager, NeedsAuthError } from "../server-manager.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
 
@@ -98,6 +99,6 @@ async function authorizationServerOf(url: string): Promise<string> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : String(error));
+  console.error(errorMessage(error));
   process.exitCode = 1;
 });
