@@ -1,25 +1,9 @@
 /**
- * Asynchronous work that several callers share, written once: a module loaded on first use, the same work asked for
- * twice at once done once, changes of one file made one after another, and many items worked through a few at a
- * time. Each was written out again wherever it was needed, and one copy kept a failed import for the life of the
- * process; here each rule is decided once (a failed load is forgotten, a failed change does not stop the next).
+ * Asynchronous work that several callers share, written once: the same work asked for twice at once done once,
+ * changes of one file made one after another, and many items worked through a few at a time. Each was written out
+ * again wherever it was needed; here each rule is decided once (a failed run is not kept for the next caller, a failed
+ * change does not stop the next one).
  */
-
-/**
- * A loader that starts `load` on its first call and gives every caller the same promise. A load that fails is
- * forgotten, so the next call tries again (a package installed meanwhile, a passing file error) instead of failing
- * for as long as the process lives.
- */
-export function lazyLoad<T>(load: () => Promise<T>): () => Promise<T> {
-  let loading: Promise<T> | undefined;
-  return () => {
-    loading ??= load().catch((error: unknown) => {
-      loading = undefined;
-      throw error;
-    });
-    return loading;
-  };
-}
 
 /** Concurrent calls for one key share one run of the work; once it settles, the next call runs it anew. */
 export class SharedByKey<T> {

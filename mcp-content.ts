@@ -11,7 +11,7 @@
  */
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "@mariozechner/pi-coding-agent";
-import { lazyLoad } from "./async-work.ts";
+import { lazyLoad } from "./lazy-load.ts";
 import type { McpSettings } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
 

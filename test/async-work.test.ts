@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { forEachAtMost, KeyedQueue, lazyLoad, SharedByKey } from "../async-work.ts";
+import { forEachAtMost, KeyedQueue, SharedByKey } from "../async-work.ts";
 
 /** A promise settled from outside, to hold work at a known point. */
 function deferred<T = void>() {
@@ -11,39 +11,6 @@ function deferred<T = void>() {
   });
   return { promise, resolve, reject };
 }
-
-describe("lazyLoad", () => {
-  it("loads on the first call only, and gives every caller the same result", async () => {
-    let loads = 0;
-    const load = lazyLoad(async () => ({ n: ++loads }));
-    expect(loads).toBe(0);
-    const [a, b] = await Promise.all([load(), load()]);
-    expect(a).toBe(b);
-    expect(await load()).toBe(a);
-    expect(loads).toBe(1);
-  });
-
-  it("forgets a failed load: the next call tries again", async () => {
-    let attempts = 0;
-    const load = lazyLoad(async () => {
-      attempts++;
-      if (attempts === 1) throw new Error("not installed yet");
-      return "module";
-    });
-    await expect(load()).rejects.toThrow("not installed yet");
-    await expect(load()).resolves.toBe("module");
-    await expect(load()).resolves.toBe("module");
-    expect(attempts).toBe(2);
-  });
-
-  it("forgets a failed dynamic import too", async () => {
-    let specifier = "./no-such-module-anywhere.ts";
-    const load = lazyLoad(() => import(/* @vite-ignore */ specifier));
-    await expect(load()).rejects.toThrow();
-    specifier = "../async-work.ts";
-    await expect(load()).resolves.toHaveProperty("lazyLoad", lazyLoad);
-  });
-});
 
 describe("SharedByKey", () => {
   it("runs the work once for concurrent calls with one key, apart for other keys, and anew once settled", async () => {
