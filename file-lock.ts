@@ -7,7 +7,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "./atomic-file.ts";
-import { errorMessage, isJsonObject } from "./guards.ts";
+import { errorCode, errorMessage } from "./guards.ts";
 import { lazyRequire } from "./lazy-load.ts";
 
 /** A lock not refreshed for this long belongs to a dead process and is taken over. */
@@ -36,10 +36,6 @@ export async function acquireFileLock(
       await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
     }
   }
-}
-
-export function errorCode(error: unknown): string | undefined {
-  return isJsonObject(error) && typeof error.code === "string" ? error.code : undefined;
 }
 
 /**

@@ -29,6 +29,11 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A thrown error's `code` ("ENOENT", "ELOCKED"), if it has one. */
+export function errorCode(error: unknown): string | undefined {
+  return isJsonObject(error) && typeof error.code === "string" ? error.code : undefined;
+}
+
 /** Whatever was thrown, as an Error (a rejected promise may carry anything). */
 export function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));

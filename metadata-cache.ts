@@ -12,10 +12,10 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { errorCode, updateFileLocked } from "./file-lock.ts";
+import { updateFileLocked } from "./file-lock.ts";
 import { toProviderSafeSchema } from "./json-schema.ts";
 import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
-import { errorMessage, isJsonObject } from "./guards.ts";
+import { errorCode, errorMessage, isJsonObject } from "./guards.ts";
 import { compareStrings, truncate } from "./text.ts";
 
 /**

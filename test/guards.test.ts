@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeValue, errorMessage, toError } from "../guards.ts";
+import { describeValue, errorCode, errorMessage, toError } from "../guards.ts";
 
 describe("describeValue", () => {
   it("names the kind of value, with the value itself only for numbers and booleans (a string may be a secret)", () => {
@@ -12,6 +12,13 @@ describe("describeValue", () => {
       "an object",
       "undefined",
     ]);
+  });
+});
+
+describe("errorCode", () => {
+  it("is the code of a system error, and nothing for anything else thrown", () => {
+    expect(errorCode(Object.assign(new Error("gone"), { code: "ENOENT" }))).toBe("ENOENT");
+    expect([new Error("plain"), "ENOENT", null, { code: 5 }].map(errorCode)).toEqual([undefined, undefined, undefined, undefined]);
   });
 });
 
