@@ -13,6 +13,7 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { isJsonObject } from "./guards.ts";
+import { truncate } from "./text.ts";
 import { matchesAnyPattern, patternNames } from "./tool-filters.ts";
 import type { LoadedConfig, ServerDefinition, ToolMetadata } from "./types.ts";
 import { DIALOG_TIMEOUT_MS } from "./ui.ts";
@@ -115,7 +116,7 @@ const ARGUMENTS_SHOWN = 300;
 function question(tool: ToolMetadata, params: unknown): string {
   const what = tool.resourceUri ? `read ${tool.resourceUri}` : `run ${tool.originalName}`;
   const args = tool.resourceUri ? "" : JSON.stringify(params ?? {});
-  const shown = args.length > ARGUMENTS_SHOWN ? `${args.slice(0, ARGUMENTS_SHOWN - 1)}…` : args;
+  const shown = truncate(args, ARGUMENTS_SHOWN);
   return `MCP server "${tool.serverName}" wants to ${what}${shown && shown !== "{}" ? ` with ${shown}` : ""}. Allow it?`;
 }
 

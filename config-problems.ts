@@ -4,6 +4,9 @@
  */
 import type { ConfigProblem } from "./types.ts";
 
+// Its config importers (config-entry, config-imports, config) name it from here; it is declared with the JSON guards.
+export { describeValue } from "./guards.ts";
+
 export interface ProblemLocation {
   file: string;
   server?: string;
@@ -20,22 +23,6 @@ export function configProblem(level: ConfigProblem["level"], where: ProblemLocat
   return problem;
 }
 
-/** A short description of a value for "must be X (got Y)" messages; never the text of a string (it may be a secret). */
-export function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  switch (typeof value) {
-    case "string":
-      return "a string";
-    case "number":
-    case "boolean":
-      return `${typeof value === "number" ? "the number" : "the boolean"} ${String(value)}`;
-    case "object":
-      return "an object";
-    default:
-      return typeof value;
-  }
-}
 
 /** JSON and TOML objects (TOML tables have no prototype). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

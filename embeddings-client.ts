@@ -5,9 +5,12 @@
  * EmbeddingsError whose message names the endpoint and what went wrong, so a caller can fall back and say why once.
  */
 import { errorMessage, isJsonObject } from "./guards.ts";
+import { oneLine } from "./text.ts";
 import type { EmbeddingsSettings } from "./types.ts";
 
 export const DEFAULT_EMBEDDINGS_TIMEOUT_MS = 2_000;
+/** How much of an answer that is not the expected one its error quotes. */
+const ERROR_BODY_CHARS = 120;
 
 export class EmbeddingsError extends Error {}
 
@@ -40,7 +43,7 @@ export async function requestEmbeddings(
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
     const text = await response.text();
-    if (!response.ok) throw new EmbeddingsError(`${where}: HTTP ${response.status} ${oneLine(text)}`);
+    if (!response.ok) throw new EmbeddingsError(`${where}: HTTP ${response.status} ${oneLine(text, ERROR_BODY_CHARS, "excerpt")}`);
     body = parseJson(text, where);
   } catch (error) {
     if (error instanceof EmbeddingsError) throw error;
@@ -54,7 +57,7 @@ function parseJson(text: string, where: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new EmbeddingsError(`${where}: the answer is not JSON (${oneLine(text)})`);
+    throw new EmbeddingsError(`${where}: the answer is not JSON (${oneLine(text, ERROR_BODY_CHARS, "excerpt")})`);
   }
 }
 
@@ -81,9 +84,4 @@ function vectorsOf(body: unknown, count: number, where: string): Float32Array[] 
 function causeOf(error: unknown): string {
   const cause = isJsonObject(error) ? error.cause : undefined;
   return cause ? `${errorMessage(error)} (${errorMessage(cause)})` : errorMessage(error);
-}
-
-function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length <= 120 ? line : `${line.slice(0, 119)}…`;
 }

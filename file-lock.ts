@@ -5,10 +5,10 @@
  * stale and is taken over.
  */
 import { mkdir, readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "./atomic-file.ts";
-import { errorMessage, isJsonObject } from "./guards.ts";
+import { errorCode, errorMessage } from "./guards.ts";
+import { lazyRequire } from "./lazy-load.ts";
 
 /** A lock not refreshed for this long belongs to a dead process and is taken over. */
 export const LOCK_STALE_MS = 5_000;
@@ -16,8 +16,7 @@ export const LOCK_STALE_MS = 5_000;
 export const DEFAULT_LOCK_TIMEOUT_MS = 8_000;
 
 /** Loaded by the first lock, not with the extension (it costs ~18 ms, and most starts write nothing). */
-const requireModule = createRequire(import.meta.url);
-let lockfile: typeof import("proper-lockfile") | undefined;
+const lockfile = lazyRequire<typeof import("proper-lockfile")>("proper-lockfile");
 
 /** Returns the release function, or why the lock could not be had. */
 export async function acquireFileLock(
@@ -29,8 +28,7 @@ export async function acquireFileLock(
   for (;;) {
     try {
       // realpath: false lets the lock exist before the file does.
-      lockfile ??= requireModule("proper-lockfile") as typeof import("proper-lockfile");
-      return await lockfile.lock(path, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised });
+      return await lockfile().lock(path, { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised });
     } catch (error) {
       if (errorCode(error) !== "ELOCKED") return `cannot lock ${path}: ${errorMessage(error)}; write skipped`;
       if (Date.now() >= deadline) return `${path} stayed locked by another process for ${timeoutMs} ms; write skipped`;
@@ -38,10 +36,6 @@ export async function acquireFileLock(
       await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
     }
   }
-}
-
-export function errorCode(error: unknown): string | undefined {
-  return isJsonObject(error) && typeof error.code === "string" ? error.code : undefined;
 }
 
 /**

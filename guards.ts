@@ -1,12 +1,37 @@
-/** Narrowing for values read from JSON: servers' answers, config files, the adapter's own caches. */
+/**
+ * Narrowing for values read from JSON (servers' answers, config files, the adapter's own caches), and naming what
+ * was found instead when a value is not what it must be.
+ */
 
 /** A JSON object: not null, not an array. */
 export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** A short description of a value for "must be X (got Y)" messages; never the text of a string (it may be a secret). */
+export function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "string":
+      return "a string";
+    case "number":
+    case "boolean":
+      return `${typeof value === "number" ? "the number" : "the boolean"} ${String(value)}`;
+    case "object":
+      return "an object";
+    default:
+      return typeof value;
+  }
+}
+
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** A thrown error's `code` ("ENOENT", "ELOCKED"), if it has one. */
+export function errorCode(error: unknown): string | undefined {
+  return isJsonObject(error) && typeof error.code === "string" ? error.code : undefined;
 }
 
 /** Whatever was thrown, as an Error (a rejected promise may carry anything). */

@@ -26,6 +26,7 @@
  */
 
 import { isJsonObject } from "./guards.ts";
+import { oneLine } from "./text.ts";
 
 type JsonObject = Record<string, unknown>;
 
@@ -242,7 +243,7 @@ export function formatParameters(schema: unknown): string {
   const parts = Object.entries(properties).map(([name, value]) => {
     const property = isJsonObject(value) ? value : {};
     const facts = [describeType(property), required.has(name) ? "required" : undefined].filter(Boolean);
-    const description = typeof property.description === "string" ? shorten(property.description) : "";
+    const description = typeof property.description === "string" ? oneLine(property.description, MAX_PARAMETER_DESCRIPTION, "excerpt") : "";
     return `${name}${facts.length ? ` (${facts.join(", ")})` : ""}${description ? ` — ${description}` : ""}`;
   });
   return parts.length === 0 ? "Parameters: none" : `Parameters: ${parts.join("; ")}`;
@@ -266,7 +267,3 @@ function describeType(schema: JsonObject): string | undefined {
   return undefined;
 }
 
-function shorten(text: string): string {
-  const oneLine = text.replace(/\s+/g, " ").trim();
-  return oneLine.length <= MAX_PARAMETER_DESCRIPTION ? oneLine : `${oneLine.slice(0, MAX_PARAMETER_DESCRIPTION - 1)}…`;
-}

@@ -11,6 +11,7 @@
  */
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "@mariozechner/pi-coding-agent";
+import { lazyLoad } from "./lazy-load.ts";
 import type { McpSettings } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
 
@@ -300,22 +301,19 @@ function safeStringify(value: unknown): string {
 
 type ToonEncode = typeof import("@toon-format/toon").encode;
 let encodeToon: ToonEncode | undefined;
-let loadingToon: Promise<void> | undefined;
+const toonModule = lazyLoad(() => import("@toon-format/toon"));
 
 /**
  * Loads the TOON encoder. Callers that enable `toonEncode` await it before transforming (until then JSON stays
  * JSON): it is loaded when a server needs it rather than at every Pi start.
  */
 export function loadToonEncoder(): Promise<void> {
-  loadingToon ??= import("@toon-format/toon").then(
+  return toonModule().then(
     (toon) => {
       encodeToon = toon.encode;
     },
-    () => {
-      loadingToon = undefined; // the next call tries again; JSON stays JSON meanwhile
-    },
+    () => {}, // the next call tries again; JSON stays JSON meanwhile
   );
-  return loadingToon;
 }
 
 function isToonEnabled(options: TransformOptions): boolean {

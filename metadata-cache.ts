@@ -12,10 +12,11 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { errorCode, updateFileLocked } from "./file-lock.ts";
+import { updateFileLocked } from "./file-lock.ts";
 import { toProviderSafeSchema } from "./json-schema.ts";
 import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
-import { errorMessage, isJsonObject } from "./guards.ts";
+import { errorCode, errorMessage, isJsonObject } from "./guards.ts";
+import { compareStrings, truncate } from "./text.ts";
 
 /**
  * 2: tool schemas are stored provider-safe (json-schema.ts), so a start has nothing to convert.
@@ -94,7 +95,7 @@ function stableStringify(value: unknown): string {
   if (typeof value === "object" && value !== null) {
     const entries = Object.entries(value)
       .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      .sort(([a], [b]) => compareStrings(a, b));
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableStringify(item)}`).join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
@@ -133,7 +134,7 @@ export function createCacheEntry(
 function boundedInstructions(text: string | undefined): string | undefined {
   const trimmed = text?.trim();
   if (!trimmed) return undefined;
-  return trimmed.length <= MAX_INSTRUCTIONS_CHARS ? trimmed : `${trimmed.slice(0, MAX_INSTRUCTIONS_CHARS - 1)}…`;
+  return truncate(trimmed, MAX_INSTRUCTIONS_CHARS);
 }
 
 /** Sync because the extension factory reads it at module scope. Never throws. */
@@ -183,7 +184,7 @@ export async function writeServerEntries(
     (current) => {
       const servers = new Map(readServersForMerge(current, path));
       for (const [name, entry] of updates) servers.set(name, entry);
-      return JSON.stringify({ version: CACHE_VERSION, servers: Object.fromEntries([...servers].sort(([a], [b]) => (a < b ? -1 : 1))) });
+      return JSON.stringify({ version: CACHE_VERSION, servers: Object.fromEntries([...servers].sort(([a], [b]) => compareStrings(a, b))) });
     },
     options.lockTimeoutMs,
   );

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import npa from "npm-package-arg";
+import { compareStrings } from "./text.ts";
 
 export interface NpmLocations {
   cache: string;
@@ -65,6 +66,7 @@ export function npxInstallDir(cache: string, packages: readonly string[], cwd: s
       // A directory spec counts by its resolved path, so `npx .` differs per directory.
       return parsed.type === "directory" && parsed.fetchSpec ? parsed.fetchSpec : spec;
     })
+    // npm's own order (not compareStrings): the hash must be the directory npx itself picked.
     .sort((a, b) => a.localeCompare(b, "en"))
     .join("\n");
   const hash = createHash("sha512").update(hashed).digest("hex").slice(0, 16);
@@ -85,7 +87,7 @@ function askNpmConfig(query: NpmLocationQuery): Promise<NpmConfigAnswer> {
 function npmRelevantEnv(env: NodeJS.ProcessEnv): [string, string | undefined][] {
   return Object.entries(env)
     .filter(([name]) => /^(npm_config_.*|home|userprofile|appdata|localappdata|prefix)$/i.test(name))
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    .sort(([a], [b]) => compareStrings(a, b));
 }
 
 function runNpmConfigGet({ npmCommand, cwd, env }: NpmLocationQuery): Promise<NpmConfigAnswer> {

@@ -17,6 +17,7 @@ import { transformPromptMessages } from "./mcp-content.ts";
 import type { McpExtensionState } from "./state.ts";
 import type { ToolView } from "./tool-view.ts";
 import { allocateToolNames, type McpPrompt, type McpPromptArgument, toolKey } from "./types.ts";
+import { collapseWhitespace } from "./text.ts";
 import { showText } from "./ui.ts";
 
 /** A prompt command's target. */
@@ -119,7 +120,7 @@ export function promptsReport(state: McpExtensionState, serverName: string | und
   for (const [name, target] of promptCommands(state)) {
     if (serverName && target.serverName !== serverName) continue;
     const lines = byServer.get(target.serverName) ?? [];
-    lines.push(`  /${name}${target.prompt.arguments?.map((arg) => ` ${argumentHint(arg)}`).join("") ?? ""}${oneLine(target.prompt)}`);
+    lines.push(`  /${name}${target.prompt.arguments?.map((arg) => ` ${argumentHint(arg)}`).join("") ?? ""}${firstLineAbout(target.prompt)}`);
     byServer.set(target.serverName, lines);
   }
   const unknown = [...state.servers.values()].filter(
@@ -209,7 +210,7 @@ async function askMissing(prompt: McpPrompt, values: Record<string, string>, ctx
 function describePrompt({ serverName, prompt }: PromptCommand): string {
   const args = prompt.arguments?.map(argumentHint).join(" ");
   const about = prompt.description ?? prompt.title ?? `prompt "${prompt.name}"`;
-  return `MCP ${serverName}: ${about.replace(/\s+/g, " ").trim()}${args ? ` · ${args}` : ""}`;
+  return `MCP ${serverName}: ${collapseWhitespace(about)}${args ? ` · ${args}` : ""}`;
 }
 
 function argumentHint(arg: McpPromptArgument): string {
@@ -223,7 +224,8 @@ function usage(name: string, prompt: McpPrompt): string {
   return [`Usage: /${name} ${args.map(argumentHint).join(" ")}   (or name=value; quotes for spaces)`, ...details].join("\n");
 }
 
-function oneLine(prompt: McpPrompt): string {
+/** " — " and the first line of what the prompt says about itself (uncut: `/mcp prompts` is read by people). */
+function firstLineAbout(prompt: McpPrompt): string {
   const about = prompt.description ?? prompt.title;
   return about ? ` — ${about.split("\n")[0]}` : "";
 }

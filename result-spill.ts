@@ -12,6 +12,7 @@
 import { randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, readdir, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { lazyLoad } from "./lazy-load.ts";
 
 export const RESULT_DIR_NAME = "mcp-results";
 /** Files older than this are removed at the next write. */
@@ -95,8 +96,8 @@ function safeName(label: string): string {
   return label.replace(/[^A-Za-z0-9_-]+/g, "_").slice(0, 60) || "result";
 }
 
-type MimeTypes = typeof import("mime-types");
-let mimeTypes: Promise<MimeTypes> | undefined;
+/** Loaded on the first file only: its media-type table is large and most sessions never need it. */
+const mimeTypes = lazyLoad(() => import("mime-types"));
 
 /** Audio types whose first extension in the media-type table is not the one players and people expect. */
 const USUAL_EXTENSIONS: Readonly<Record<string, string>> = { "audio/mpeg": "mp3", "audio/ogg": "ogg", "audio/flac": "flac", "audio/aac": "aac" };
@@ -105,8 +106,6 @@ const USUAL_EXTENSIONS: Readonly<Record<string, string>> = { "audio/mpeg": "mp3"
 async function extensionOf(mimeType: string): Promise<string> {
   const type = mimeType.toLowerCase();
   if (Object.hasOwn(USUAL_EXTENSIONS, type)) return USUAL_EXTENSIONS[type]!;
-  // Loaded on the first file only: its media-type table is large and most sessions never need it.
-  mimeTypes ??= import("mime-types");
-  const extension = (await mimeTypes).extension(mimeType);
+  const extension = (await mimeTypes()).extension(mimeType);
   return extension === false ? "bin" : extension;
 }

@@ -17,6 +17,7 @@ import { DEFAULT_EMBEDDINGS_TIMEOUT_MS, requestEmbeddings } from "./embeddings-c
 import { embeddingKey, loadEmbeddings, saveEmbeddings } from "./embeddings-cache.ts";
 import { errorMessage } from "./guards.ts";
 import type { SearchHit } from "./search-index.ts";
+import { compareStrings } from "./text.ts";
 import type { EmbeddingsSettings, ToolMetadata } from "./types.ts";
 
 /** How many of each ranking are combined. */
@@ -198,7 +199,7 @@ export class SemanticRanker {
         const semanticPart = cosine === undefined ? lexicalPart : semanticShare(cosine);
         return { tool, score: LEXICAL_WEIGHT * lexicalPart + (1 - LEXICAL_WEIGHT) * semanticPart };
       })
-      .sort((a, b) => b.score - a.score || (lexicalOrder.get(a.tool) ?? RERANK_DEPTH) - (lexicalOrder.get(b.tool) ?? RERANK_DEPTH) || (a.tool.name < b.tool.name ? -1 : 1));
+      .sort((a, b) => b.score - a.score || (lexicalOrder.get(a.tool) ?? RERANK_DEPTH) - (lexicalOrder.get(b.tool) ?? RERANK_DEPTH) || compareStrings(a.tool.name, b.tool.name));
   }
 }
 

@@ -11,6 +11,7 @@
  * The lines fit a fixed budget (SUGGESTION_CHARS, about 120 tokens at worst: measured by bench/search-suggestions.ts).
  */
 import type { SearchHit } from "./search-index.ts";
+import { collapseWhitespace } from "./text.ts";
 
 /** A tool below the loaded ones is a candidate when it scores at least this share of the best (tuned on dev sets). */
 export const CANDIDATE_SHARE = 0.5;
@@ -40,7 +41,7 @@ export function candidateLines(best: number, further: readonly SearchHit[], sele
 }
 
 function fewWords(description: string): string {
-  const words = String(description ?? "").replace(/\s+/g, " ").trim().split(" ");
+  const words = collapseWhitespace(String(description ?? "")).split(" ");
   const text = words.slice(0, DESCRIPTION_WORDS).join(" ");
   const cut = text.length > DESCRIPTION_CHARS ? `${text.slice(0, DESCRIPTION_CHARS - 1).trimEnd()}…` : text;
   return words.length > DESCRIPTION_WORDS && !cut.endsWith("…") ? `${cut}…` : cut;

@@ -4,6 +4,7 @@
  * tools (once per session), and, for a server with direct tools (which the model has without a search), cut to a
  * few hundred characters at the end of the description of its first direct tool.
  */
+import { truncate } from "./text.ts";
 import type { ServerCatalog } from "./tool-metadata.ts";
 import type { ToolMetadata } from "./types.ts";
 
@@ -45,7 +46,7 @@ export function withDirectInstructions(
     const instructions = catalogs.get(tool.serverName)?.instructions;
     if (!instructions || done.has(tool.serverName)) continue;
     done.add(tool.serverName);
-    const cut = instructions.length <= DIRECT_INSTRUCTIONS_CHARS ? instructions : `${instructions.slice(0, DIRECT_INSTRUCTIONS_CHARS - 1)}…`;
+    const cut = truncate(instructions, DIRECT_INSTRUCTIONS_CHARS);
     changed.push({ ...tool, description: `${tool.description}\n\nServer "${tool.serverName}" instructions: ${cut}` });
   }
   return changed;

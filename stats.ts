@@ -4,11 +4,9 @@
  * a moment after calls (`flushDelayMs`) and at shutdown, merged under a cross-process lock. Only counts and durations are kept: never arguments or
  * results.
  */
-import { mkdir, readFile } from "node:fs/promises";
-import { homedir } from "node:os";
-import { dirname, join } from "node:path";
-import { writeFileAtomic } from "./atomic-file.ts";
-import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "./file-lock.ts";
+import { join } from "node:path";
+import { updateFileLocked } from "./file-lock.ts";
+import { isJsonObject } from "./guards.ts";
 import type { McpSettings } from "./types.ts";
 
 export const STATS_FILE_NAME = "mcp-stats.json";
@@ -28,7 +26,7 @@ export function createCallStats(settings: McpSettings, agentDir: string): CallSt
   const option = settings.captureStats;
   if (!option) return undefined;
   const custom = typeof option === "object" ? option : {};
-  const path = custom.path ? custom.path.replace(/^~(?=$|[\\/])/, homedir()) : join(agentDir, STATS_FILE_NAME);
+  const path = custom.path || join(agentDir, STATS_FILE_NAME);
   return new CallStats(path, custom.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS);
 }
 
@@ -86,31 +84,12 @@ export class CallStats {
  * each other's calls). False when it could not be done: the caller keeps the figures for the next flush.
  */
 async function mergeIntoFile(path: string, pending: ReadonlyMap<string, ToolCallStats>): Promise<boolean> {
-  let compromised = false;
-  try {
-    await mkdir(dirname(path), { recursive: true });
-  } catch {
-    return false;
-  }
-  const release = await acquireFileLock(path, DEFAULT_LOCK_TIMEOUT_MS, () => {
-    compromised = true;
-  });
-  if (typeof release === "string") return false;
-  try {
-    const totals = await readTotals(path);
+  const reason = await updateFileLocked(path, (current) => {
+    const totals = parseTotals(current);
     for (const [key, stats] of pending) totals.set(key, add(totals.get(key), stats));
-    await writeFileAtomic(path, JSON.stringify({ version: STATS_VERSION, tools: Object.fromEntries(totals) }, null, 2), {
-      beforeRename: () => {
-        // Another process took the lock over (ours looked stale): renaming now could undo its merge.
-        if (compromised) throw new Error("stats lock lost");
-      },
-    });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await release().catch(() => undefined);
-  }
+    return JSON.stringify({ version: STATS_VERSION, tools: Object.fromEntries(totals) }, null, 2);
+  });
+  return reason === undefined;
 }
 
 function add(a: ToolCallStats | undefined, b: ToolCallStats): ToolCallStats {
@@ -125,9 +104,10 @@ function add(a: ToolCallStats | undefined, b: ToolCallStats): ToolCallStats {
 }
 
 /** The file's totals; a missing or damaged file counts as empty (it is rewritten whole). */
-async function readTotals(path: string): Promise<Map<string, ToolCallStats>> {
+function parseTotals(current: string | undefined): Map<string, ToolCallStats> {
+  if (current === undefined) return new Map();
   try {
-    const data = JSON.parse(await readFile(path, "utf8")) as { version?: unknown; tools?: Record<string, unknown> };
+    const data = JSON.parse(current) as { version?: unknown; tools?: Record<string, unknown> };
     if (data.version !== STATS_VERSION || typeof data.tools !== "object" || data.tools === null) return new Map();
     return new Map(Object.entries(data.tools).filter((entry): entry is [string, ToolCallStats] => isStats(entry[1])));
   } catch {
@@ -136,7 +116,5 @@ async function readTotals(path: string): Promise<Map<string, ToolCallStats>> {
 }
 
 function isStats(value: unknown): value is ToolCallStats {
-  if (typeof value !== "object" || value === null) return false;
-  const stats = value as Record<string, unknown>;
-  return ["calls", "errors", "totalMs", "maxMs", "lastCallAt"].every((field) => Number.isFinite(stats[field]));
+  return isJsonObject(value) && ["calls", "errors", "totalMs", "maxMs", "lastCallAt"].every((field) => Number.isFinite(value[field]));
 }

@@ -10,7 +10,7 @@
  * answer that is not valid JSON-RPC becomes an error answer to its request, so the call fails at once.
  */
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { isJsonObject } from "./guards.ts";
+import { describeValue, isJsonObject } from "./guards.ts";
 
 const NEWLINE = 0x0a;
 
@@ -110,12 +110,6 @@ function invalidAnswer(json: Record<string, unknown>): string {
   if ("result" in json && !isJsonObject(json.result)) return `its answer was not a valid MCP result ("result" is ${describeValue(json.result)}, not an object)`;
   if ("error" in json && !isJsonObject(json.error)) return `its error answer was not valid JSON-RPC ("error" is ${describeValue(json.error)}, not an object)`;
   return "its answer was not a valid JSON-RPC response";
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return `a ${typeof value}`;
 }
 
 function formatMegabytes(bytes: number): string {

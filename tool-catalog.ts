@@ -12,6 +12,7 @@
  * prompt caches rely on it.
  */
 import { splitWords, stem, termOf } from "./search-text.ts";
+import { compareStrings, oneLine } from "./text.ts";
 import { PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
 /** How many tools one ToolSearch call loads at most (the description promises it; tool-search.ts applies it). */
@@ -100,8 +101,8 @@ function groupByServer(catalog: CatalogInput): ServerEntry[] {
   }
   for (const tool of catalog.tools) entry(tool.serverName).tools.push(tool);
   const servers = [...byName.values()].filter((server) => server.tools.length > 0 || !server.toolsKnown);
-  for (const server of servers) server.tools.sort((a, b) => compare(a.name, b.name));
-  return servers.sort((a, b) => compare(a.name, b.name));
+  for (const server of servers) server.tools.sort((a, b) => compareStrings(a.name, b.name));
+  return servers.sort((a, b) => compareStrings(a.name, b.name));
 }
 
 /**
@@ -111,7 +112,7 @@ function groupByServer(catalog: CatalogInput): ServerEntry[] {
 function renderLevels(servers: readonly ServerEntry[]): (server: ServerEntry) => string[] {
   const rarity = nameWordRarity(servers);
   return (server) => {
-    const about = server.description && oneLine(server.description, SERVER_DESCRIPTION_CHARS);
+    const about = server.description && oneLine(server.description, SERVER_DESCRIPTION_CHARS, "summary");
     const title = about ? `${server.name} (${about})` : server.name;
     if (server.tools.length === 0) return [`- ${title}: tools not known yet (search to list them)`];
     const count = `- ${title}: ${server.tools.length} ${plural(server.tools.length, "tool")}`;
@@ -121,7 +122,7 @@ function renderLevels(servers: readonly ServerEntry[]): (server: ServerEntry) =>
     const named = prefix ? `${title} (${prefix}…)` : title;
     const names = `- ${named}: ${server.tools.map(shortName).join(", ")}`;
     const described = server.tools.map(
-      (tool) => `  ${shortName(tool)}: ${oneLine(tool.description, TOOL_DESCRIPTION_CHARS)}`,
+      (tool) => `  ${shortName(tool)}: ${oneLine(tool.description, TOOL_DESCRIPTION_CHARS, "summary")}`,
     );
     const summaries = CAPABILITY_WORDS.map((n) => words.slice(0, n))
       .filter((chosen) => chosen.length > 0)
@@ -193,13 +194,13 @@ function capabilityWords(server: ServerEntry, rarity: ReadonlyMap<string, number
   }
   return [...tools]
     .map(([key, count]) => ({ key, score: count * (rarity.get(key) ?? 0) }))
-    .sort((a, b) => b.score - a.score || compare(a.key, b.key))
+    .sort((a, b) => b.score - a.score || compareStrings(a.key, b.key))
     .slice(0, Math.max(...CAPABILITY_WORDS))
     .map(({ key }) => mostUsed(spellings.get(key)!));
 }
 
 function mostUsed(counts: ReadonlyMap<string, number>): string {
-  return [...counts].sort((a, b) => b[1] - a[1] || compare(a[0], b[0]))[0][0];
+  return [...counts].sort((a, b) => b[1] - a[1] || compareStrings(a[0], b[0]))[0][0];
 }
 
 /** The `<server>__` prefix every tool of the server carries, or "" when they do not all share one. */
@@ -210,25 +211,10 @@ function commonPrefix(tools: readonly ToolMetadata[]): string {
   return tools.every((tool) => tool.name.startsWith(prefix) && tool.name.length > prefix.length) ? prefix : "";
 }
 
-/** First line of a text, whitespace collapsed, cut at a word boundary. */
-function oneLine(text: string, maxChars: number): string {
-  // Descriptions run to tens of kilobytes: only the start can be shown, so only the start is read.
-  const start = String(text ?? "").trimStart().slice(0, maxChars * 4);
-  const line = start.split(/\r?\n/, 1)[0].trimEnd().replace(/\s+/g, " ");
-  if (line.length <= maxChars) return line;
-  const cut = line.slice(0, maxChars - 1);
-  const space = cut.lastIndexOf(" ");
-  return `${(space > maxChars / 2 ? cut.slice(0, space) : cut).replace(/[\s,.;:]+$/, "")}…`;
-}
-
 function estimateTokens(text: string): number {
   return (text.match(TOKEN_PIECES) ?? []).length;
 }
 
 function plural(count: number, word: string): string {
   return count === 1 ? word : `${word}s`;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -18,6 +18,7 @@ import { instructionsToShow } from "./server-instructions.ts";
 import type { McpServerManager } from "./server-manager.ts";
 import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
+import { oneLine } from "./text.ts";
 import type { ToolView } from "./tool-view.ts";
 import { MCP_CALL_NAME, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
@@ -231,7 +232,7 @@ function describeLoaded(state: ToolSearchContext, tools: readonly ToolMetadata[]
   const lines: string[] = [];
   if (direct.length > 0) {
     lines.push(`Loaded ${direct.length === 1 ? "this tool" : "these tools"}; call ${direct.length === 1 ? "it" : "them"} directly:`);
-    for (const tool of direct) lines.push(`- ${tool.name}: ${oneLine(tool.description)}`);
+    for (const tool of direct) lines.push(`- ${tool.name}: ${oneLine(tool.description, ONE_LINE_CHARS, "excerpt")}`);
   }
   if (viaProxy.length > 0) {
     lines.push(
@@ -240,7 +241,7 @@ function describeLoaded(state: ToolSearchContext, tools: readonly ToolMetadata[]
         `e.g. ${MCP_CALL_NAME}({"tool": "${viaProxy[0].name}", "arguments": {...}}):`,
     );
     for (const tool of viaProxy) {
-      lines.push(`- ${tool.name}: ${oneLine(tool.description)}`, `  Parameters (JSON Schema): ${JSON.stringify(tool.inputSchema)}`);
+      lines.push(`- ${tool.name}: ${oneLine(tool.description, ONE_LINE_CHARS, "excerpt")}`, `  Parameters (JSON Schema): ${JSON.stringify(tool.inputSchema)}`);
     }
   }
   return lines;
@@ -268,11 +269,6 @@ export function activate(pi: PiActiveTools, state: ToolSearchContext, names: rea
 }
 
 const ONE_LINE_CHARS = 200;
-
-function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length <= ONE_LINE_CHARS ? line : `${line.slice(0, ONE_LINE_CHARS - 1)}…`;
-}
 
 function shorten(text: string): string {
   return text.length <= 80 ? text : `${text.slice(0, 79)}…`;

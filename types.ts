@@ -2,6 +2,7 @@
  * Shared types of the adapter, and the rules that turn MCP tool names into names every LLM provider accepts.
  */
 import { createHash } from "node:crypto";
+import { compareStrings } from "./text.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
@@ -89,6 +90,7 @@ export interface ServerEntry {
 export type OutputGuard = boolean | { maxBytes?: number; maxLines?: number };
 
 export interface CaptureStatsSettings {
+  /** A `~` the user wrote is already expanded (config-entry.ts), like every path of the config. */
   path?: string;
   flushDelayMs?: number;
 }
@@ -335,8 +337,4 @@ export function allocateToolNames(
     owners.set(assigned, request);
   }
   return { names, conflicts };
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openInBrowser } from "../browser.ts";
 import { acceptElicitationDefaults, NeedsAuthError } from "../connection-common.ts";
+import { errorMessage } from "../guards.ts";
 import { McpServerManager } from "../server-manager.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
 
@@ -99,6 +100,6 @@ async function authorizationServerOf(url: string): Promise<string> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : String(error));
+  console.error(errorMessage(error));
   process.exitCode = 1;
 });
