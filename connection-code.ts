@@ -3,15 +3,9 @@
  * the MCP SDK is most of the extension's load time, and with lazy servers nothing connects at startup. Only this
  * module names mcp-connection.ts, so the manager and the SDK half never import each other.
  */
+import { lazyLoad } from "./lazy-load.ts";
+
 export type ConnectionCode = typeof import("./mcp-connection.ts");
 
-let connectionCode: Promise<ConnectionCode> | undefined;
-
 /** Loaded by the first caller and shared by the rest; a failed load is not kept: the next call tries again. */
-export function loadConnectionCode(): Promise<ConnectionCode> {
-  connectionCode ??= import("./mcp-connection.ts").catch((error: unknown) => {
-    connectionCode = undefined;
-    throw error;
-  });
-  return connectionCode;
-}
+export const loadConnectionCode: () => Promise<ConnectionCode> = lazyLoad(() => import("./mcp-connection.ts"));

@@ -18,6 +18,7 @@ import type { NpxResolution } from "./npx-resolution.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./output-tail.ts";
 import type { Listing } from "./server-listing.ts";
+import { oneLine, truncate } from "./text.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
 
 /**
@@ -197,17 +198,13 @@ const BRIEF_MESSAGE_CHARS = 300;
 export function briefHttpError(message: string): string {
   const htmlAt = message.search(HTML_START);
   const text = htmlAt < 0 ? message : `${message.slice(0, htmlAt)}${describeHtmlPage(message.slice(htmlAt))}`;
-  return clip(text.replace(/\s+/g, " ").trim(), BRIEF_MESSAGE_CHARS);
+  return oneLine(text, BRIEF_MESSAGE_CHARS, "excerpt");
 }
 
 function describeHtmlPage(html: string): string {
   const title = /<title[^>]*>([^<]*)<\/title>/i.exec(html)?.[1]?.trim();
   const words = html.replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ").replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
-  return `${clip(title || words, BRIEF_BODY_CHARS)} (an HTML page)`;
-}
-
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  return `${truncate(title || words, BRIEF_BODY_CHARS)} (an HTML page)`;
 }
 
 /**

@@ -18,6 +18,7 @@
  */
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { statSync } from "node:fs";
+import { forEachAtMost } from "./async-work.ts";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./approvals.ts";
 import { applyConfig, type ConfigChange } from "./config-apply.ts";
 import { loadConfig } from "./config.ts";
@@ -389,17 +390,14 @@ function sameConfig(a: LoadedConfig, b: LoadedConfig): boolean {
  * (unless a call is already using them): lazy means no process until a tool is called.
  */
 async function bootstrap(state: McpExtensionState, servers: readonly ServerDefinition[]): Promise<void> {
-  const queue = [...servers];
-  const worker = async () => {
-    for (let server = queue.shift(); server && !state.shutDown; server = queue.shift()) {
-      const connected = await state.lifecycle.ensureConnected(server.name).then(
-        () => true,
-        () => false, // reported through onConnectFailed
-      );
-      if (connected && !state.shutDown && state.manager.isIdle(server.name, 0)) await state.lifecycle.closeAfterListing(server.name);
-    }
+  const listOnce = async (server: ServerDefinition) => {
+    const connected = await state.lifecycle.ensureConnected(server.name).then(
+      () => true,
+      () => false, // reported through onConnectFailed
+    );
+    if (connected && !state.shutDown && state.manager.isIdle(server.name, 0)) await state.lifecycle.closeAfterListing(server.name);
   };
-  await Promise.all(Array.from({ length: Math.min(BOOTSTRAP_CONCURRENCY, queue.length) }, worker));
+  await forEachAtMost(servers, BOOTSTRAP_CONCURRENCY, listOnce, () => state.shutDown);
 }
 
 /** `settings.search.embeddings`: tool vectors are computed once startup is over; problems are told as warnings. */

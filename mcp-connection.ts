@@ -47,6 +47,7 @@ import {
   signInNeeded,
   transportFamily,
 } from "./connection-common.ts";
+import { lazyLoad } from "./lazy-load.ts";
 import { errorMessage } from "./guards.ts";
 import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./server-listing.ts";
@@ -225,13 +226,13 @@ function fileRoot(directory: string): Root {
   return { uri: pathToFileURL(directory).href, name: basename(directory) || directory };
 }
 
-let npxResolver: Promise<typeof import("./npx-resolver.ts")> | undefined;
+/** Loaded on first use: only stdio servers need it (npm-package-arg and semver come with it). */
+const npxResolver = lazyLoad(() => import("./npx-resolver.ts"));
 
 /** The resolver's answer for an `npx` command, or nothing: a failure only costs the optimisation. */
 async function resolveNpx(command: string, args: string[], env: Record<string, string>, def: ServerDefinition, agentDir: string) {
   try {
-    // Loaded on first use: only stdio servers need it (npm-package-arg and semver come with it).
-    const { resolveNpxCommand } = await (npxResolver ??= import("./npx-resolver.ts"));
+    const { resolveNpxCommand } = await npxResolver();
     return await resolveNpxCommand(command, args, { agentDir, env, cwd: def.cwd });
   } catch {
     return undefined;

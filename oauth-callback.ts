@@ -10,6 +10,7 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { abortable } from "./abort.ts";
 import { authorizationServerAnswer } from "./connection-common.ts";
+import { oneLine } from "./text.ts";
 
 export const CALLBACK_PATH = "/callback";
 const MAX_ERROR_TEXT = 300;
@@ -115,6 +116,5 @@ function escapeHtml(text: string): string {
 
 /** Text from the authorization server, shown to the user: short, and on one line. */
 function clip(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > MAX_ERROR_TEXT ? `${line.slice(0, MAX_ERROR_TEXT)}…` : line;
+  return oneLine(text, MAX_ERROR_TEXT + 1, "excerpt");
 }

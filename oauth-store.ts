@@ -14,6 +14,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { KeyedQueue } from "./async-work.ts";
 import { writeFileAtomic } from "./atomic-file.ts";
 import { isJsonObject } from "./guards.ts";
 
@@ -36,7 +37,7 @@ interface StoredFile extends OAuthRecord {
 export class OAuthStore {
   readonly dir: string;
   /** Changes of one server's file, one after the other (a sign-in saves its client, verifier and tokens in turn). */
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly changes = new KeyedQueue();
 
   constructor(agentDir: string) {
     this.dir = join(agentDir, OAUTH_DIR_NAME);
@@ -64,20 +65,13 @@ export class OAuthStore {
   /** Reads the record, changes it and writes it back; a change that leaves nothing removes the file. */
   update(url: string, change: (record: OAuthRecord) => OAuthRecord): Promise<void> {
     const key = storeKey(url);
-    const previous = this.queues.get(key) ?? Promise.resolve();
-    const next = previous.then(async () => {
+    return this.changes.run(key, async () => {
       const record = change((await this.read(key)) ?? {});
       if (isEmpty(record)) return void (await rm(this.fileFor(key), { force: true }));
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       const file: StoredFile = { version: FORMAT_VERSION, url: key, ...record };
       await writeFileAtomic(this.fileFor(key), JSON.stringify(file, null, 2));
     });
-    const settled = next.catch(() => {});
-    this.queues.set(key, settled);
-    void settled.then(() => {
-      if (this.queues.get(key) === settled) this.queues.delete(key);
-    });
-    return next;
   }
 
   /** Forgets everything about the server (sign-out). True when there was something to forget. */

@@ -12,6 +12,7 @@
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { abortable, abortAfter, withOwnSignal } from "./abort.ts";
+import { forEachAtMost } from "./async-work.ts";
 import {
   type ElicitationHandler,
   type McpSession,
@@ -171,15 +172,9 @@ export class McpServerManager {
   /** Connects many servers, at most `concurrency` at a time; never rejects. Results are in the order given. */
   async connectAll(defs: readonly ServerDefinition[], concurrency = DEFAULT_CONNECT_CONCURRENCY): Promise<Map<string, ServerConnection | Error>> {
     const results: (ServerConnection | Error)[] = [];
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      // After shutdown the remaining servers are not tried: each would only be refused.
-      while (next < defs.length && !this.shuttingDown) {
-        const index = next++;
-        results[index] = await this.connect(defs[index]!).catch(toError);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, defs.length) }, worker));
+    // After shutdown the remaining servers are not tried: each would only be refused.
+    const connect = async (def: ServerDefinition, index: number) => void (results[index] = await this.connect(def).catch(toError));
+    await forEachAtMost(defs, concurrency, connect, () => this.shuttingDown);
     return new Map(defs.map((def, index) => [def.name, results[index] ?? new ShuttingDownError(def.name)]));
   }
 

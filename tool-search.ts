@@ -18,7 +18,7 @@ import { instructionsToShow } from "./server-instructions.ts";
 import type { McpServerManager } from "./server-manager.ts";
 import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
-import { oneLine } from "./text.ts";
+import { oneLine, truncate } from "./text.ts";
 import type { ToolView } from "./tool-view.ts";
 import { MCP_CALL_NAME, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
@@ -146,7 +146,7 @@ async function searchAndLoad(
     ? { ...selectByName(state, trimmed.slice(SELECT_PREFIX.length)), candidates: [] }
     : await searchWithCandidates(state, trimmed, signal);
   if (tools.length === 0) {
-    const reason = notes.length > 0 ? "Nothing was loaded." : `No MCP tool matches "${shorten(trimmed)}".`;
+    const reason = notes.length > 0 ? "Nothing was loaded." : `No MCP tool matches "${truncate(trimmed, QUOTED_REQUEST_CHARS)}".`;
     return answer(query, [], [...notes, ...usage(state, reason)]);
   }
   const before = new Set(pi.getActiveTools());
@@ -196,7 +196,7 @@ function selectByName(state: ToolSearchContext, list: string): { tools: ToolMeta
       notes.push(`"${name}" is ambiguous: ${matches.map((tool) => tool.name).join(", ")}.`);
     } else {
       const closest = lexicalHits(state, name, 1)[0]?.tool;
-      notes.push(`No MCP tool is named "${shorten(name)}"${closest ? ` (closest: ${closest.name})` : ""}.`);
+      notes.push(`No MCP tool is named "${truncate(name, QUOTED_REQUEST_CHARS)}"${closest ? ` (closest: ${closest.name})` : ""}.`);
     }
   }
   if (tools.length > TOOLS_PER_SEARCH) {
@@ -269,7 +269,6 @@ export function activate(pi: PiActiveTools, state: ToolSearchContext, names: rea
 }
 
 const ONE_LINE_CHARS = 200;
+/** How much of the model's request a "no match" note quotes. */
+const QUOTED_REQUEST_CHARS = 80;
 
-function shorten(text: string): string {
-  return text.length <= 80 ? text : `${text.slice(0, 79)}…`;
-}
