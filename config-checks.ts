@@ -3,7 +3,8 @@
  * vocabulary of config-entry.ts (server fields) and config-settings.ts (`settings`), so the same kind of field is
  * checked, and worded, the same way in both.
  */
-import { describeValue, isPlainObject } from "./config-problems.ts";
+import { isPlainObject } from "./config-problems.ts";
+import { describeValue } from "./guards.ts";
 import type { ApprovalRule, AuthKind, OutputGuard, ToolPrefixMode, TransportKind } from "./types.ts";
 
 /** A value that fits, or what was expected; `at` names the part of the value that did not fit (`[2]`, `.key`). */

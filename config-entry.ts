@@ -32,7 +32,8 @@ import {
   toolPrefixMode,
   transportName,
 } from "./config-checks.ts";
-import { configProblem, describeValue, isPlainObject, type ProblemLocation } from "./config-problems.ts";
+import { configProblem, isPlainObject, type ProblemLocation } from "./config-problems.ts";
+import { describeValue } from "./guards.ts";
 import { expandHome, interpolate, pathModule, type InterpolationContext, type InterpolationIssue } from "./interpolation.ts";
 import type { ConfigProblem, ConfigSource, LifecycleMode, OAuthGrantType, OAuthSettings, ServerEntry, TransportKind } from "./types.ts";
 

@@ -3,9 +3,10 @@
  * a directory in its place, a syntax error) is a problem naming the file, with line and column when known.
  */
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import type { ParseError } from "jsonc-parser";
 import { configProblem, isPlainObject } from "./config-problems.ts";
+import { errorCode, errorMessage } from "./guards.ts";
+import { lazyRequire } from "./lazy-load.ts";
 import type { ConfigProblem } from "./types.ts";
 
 export type FileRead =
@@ -26,9 +27,9 @@ export function readConfigFile(file: string, format: ConfigFormat): FileRead {
   try {
     text = readFileSync(file, "utf8").replace(/^\uFEFF/, "");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errorCode(error);
     if (code !== undefined && ABSENT_CODES.has(code)) return { status: "absent" };
-    return failure(file, `cannot read the file (${code ?? (error as Error).message})`);
+    return failure(file, `cannot read the file (${code ?? errorMessage(error)})`);
   }
   if (text.trim() === "") return { status: "ok", data: {} };
   const parsed = format === "json" ? parseJson(text) : parseTomlText(text);
@@ -41,9 +42,8 @@ export function readConfigFile(file: string, format: ConfigFormat): FileRead {
  * The JSONC and TOML parsers are loaded on first use: most configs are plain JSON and no Codex file is imported, and
  * loading both would add ~20 ms to every Pi start. (`require`, because config loading is synchronous.)
  */
-const requireModule = createRequire(import.meta.url);
-let jsoncParser: typeof import("jsonc-parser") | undefined;
-let tomlParser: typeof import("smol-toml") | undefined;
+const jsoncParser = lazyRequire<typeof import("jsonc-parser")>("jsonc-parser");
+const tomlParser = lazyRequire<typeof import("smol-toml")>("smol-toml");
 
 function failure(file: string, text: string): FileRead {
   return { status: "error", problem: configProblem("error", { file }, text) };
@@ -56,13 +56,13 @@ function parseJson(text: string): { value: unknown } | { error: string } {
   } catch {
     // Comments, trailing commas, or a real error: the JSONC parser accepts the first two and locates the third.
   }
-  jsoncParser ??= requireModule("jsonc-parser") as typeof import("jsonc-parser");
+  const jsonc = jsoncParser();
   const errors: ParseError[] = [];
-  const value: unknown = jsoncParser.parse(text, errors, { allowTrailingComma: true });
+  const value: unknown = jsonc.parse(text, errors, { allowTrailingComma: true });
   const first = errors[0];
   if (!first) return { value };
   const { line, column } = lineAndColumn(text, first.offset);
-  return { error: `invalid JSON at line ${line}, column ${column}: ${describeJsonError(jsoncParser.printParseErrorCode(first.error))}` };
+  return { error: `invalid JSON at line ${line}, column ${column}: ${describeJsonError(jsonc.printParseErrorCode(first.error))}` };
 }
 
 /** `CommaExpected` → `comma expected`. */
@@ -77,11 +77,11 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
 }
 
 function parseTomlText(text: string): { value: unknown } | { error: string } {
-  tomlParser ??= requireModule("smol-toml") as typeof import("smol-toml");
+  const toml = tomlParser();
   try {
-    return { value: tomlParser.parse(text) };
+    return { value: toml.parse(text) };
   } catch (error) {
-    if (!(error instanceof tomlParser.TomlError)) throw error;
+    if (!(error instanceof toml.TomlError)) throw error;
     // smol-toml appends a code excerpt after a blank line; the first line is the reason.
     const reason = error.message.split("\n")[0]!.replace(/^Invalid TOML document: /, "");
     return { error: `invalid TOML at line ${error.line}, column ${error.column}: ${reason}` };

@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { readConfigFile, type ConfigFormat } from "./config-files.ts";
 import { parseServerEntry, type ConfigLayer, type EntryOptions } from "./config-entry.ts";
-import { configProblem, describeValue, isPlainObject, type ProblemLocation } from "./config-problems.ts";
+import { configProblem, isPlainObject, type ProblemLocation } from "./config-problems.ts";
+import { describeValue } from "./guards.ts";
 import { expandHome, lookupEnv, pathModule, type InterpolationContext } from "./interpolation.ts";
 import type { ConfigProblem, ImportKind } from "./types.ts";
 

@@ -4,9 +4,6 @@
  */
 import type { ConfigProblem } from "./types.ts";
 
-// Its config importers (config-entry, config-imports, config) name it from here; it is declared with the JSON guards.
-export { describeValue } from "./guards.ts";
-
 export interface ProblemLocation {
   file: string;
   server?: string;

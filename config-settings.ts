@@ -15,7 +15,8 @@ import {
   timeLimit,
   toolPrefixMode,
 } from "./config-checks.ts";
-import { configProblem, describeValue, isPlainObject } from "./config-problems.ts";
+import { configProblem, isPlainObject } from "./config-problems.ts";
+import { describeValue } from "./guards.ts";
 import { expandHome, type InterpolationContext } from "./interpolation.ts";
 import type { CaptureStatsSettings, ConfigProblem, EmbeddingsSettings, McpSettings, SearchSettings } from "./types.ts";
 

@@ -8,12 +8,12 @@
 import { constants } from "node:fs";
 import { access, mkdir, readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { createRequire } from "node:module";
 import type { FormattingOptions, JSONPath, ParseError } from "jsonc-parser";
 import { writeFileAtomic } from "./atomic-file.ts";
 import { isPlainObject } from "./config-problems.ts";
 import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "./file-lock.ts";
-import { errorMessage } from "./guards.ts";
+import { errorCode, errorMessage } from "./guards.ts";
+import { lazyRequire } from "./lazy-load.ts";
 
 /** One change: the value at `path` set (an object or a field), or removed when `value` is undefined. */
 interface ConfigEdit {
@@ -28,9 +28,8 @@ interface ConfigText {
   mode: number | undefined;
 }
 
-const requireModule = createRequire(import.meta.url);
-let jsonc: typeof import("jsonc-parser") | undefined;
-const parser = () => (jsonc ??= requireModule("jsonc-parser") as typeof import("jsonc-parser"));
+/** Loaded by the first edit, not with the extension: most sessions edit nothing. */
+const parser = lazyRequire<typeof import("jsonc-parser")>("jsonc-parser");
 
 /** Enables or disables `name` in `file`: its own entry, or an override entry `{ "enabled": … }` created for it. */
 export function writeServerEnabled(file: string, name: string, enabled: boolean): Promise<void> {
@@ -106,7 +105,7 @@ async function readForEdit(file: string): Promise<ConfigText> {
     text = await readFile(file, "utf8");
     mode = (await stat(file)).mode & 0o777;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { text: "", data: {}, mode: undefined };
+    if (errorCode(error) === "ENOENT") return { text: "", data: {}, mode: undefined };
     throw new Error(`cannot read ${file}: ${reason(error)}`, { cause: error });
   }
   if (text.replace(/^\uFEFF/, "").trim() === "") return { text, data: {}, mode };
@@ -124,7 +123,7 @@ async function ensureWritable(file: string): Promise<void> {
   try {
     await access(file, constants.W_OK);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // created by the write (its folder is checked then)
+    if (errorCode(error) === "ENOENT") return; // created by the write (its folder is checked then)
     throw new Error(`cannot write ${file}: ${reason(error)}`, { cause: error });
   }
 }
@@ -158,6 +157,5 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
 }
 
 function reason(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code ?? errorMessage(error);
+  return errorCode(error) ?? errorMessage(error);
 }

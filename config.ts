@@ -10,7 +10,8 @@ import { readConfigFile } from "./config-files.ts";
 import { parseServerEntry, type ConfigLayer, type EntryOptions } from "./config-entry.ts";
 import { parseSettings } from "./config-settings.ts";
 import { importHostServers } from "./config-imports.ts";
-import { configProblem, describeValue, isPlainObject } from "./config-problems.ts";
+import { configProblem, isPlainObject } from "./config-problems.ts";
+import { describeValue, errorMessage } from "./guards.ts";
 import { expandHome, pathModule, type InterpolationContext } from "./interpolation.ts";
 import {
   IMPORT_KINDS,
@@ -62,7 +63,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     return loadConfigOrThrow(options);
   } catch (error) {
     // Only a bug gets here; a throw out of the extension factory would make Pi exit, so it is reported instead.
-    const message = `unexpected error while loading the MCP configuration: ${error instanceof Error ? error.message : String(error)}`;
+    const message = `unexpected error while loading the MCP configuration: ${errorMessage(error)}`;
     const userFile = options.configPath ?? join(options.agentDir, "mcp.json");
     return { servers: [], settings: {}, problems: [{ level: "error", file: userFile, message }], userFile };
   }

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import npa from "npm-package-arg";
+import { expandHome } from "./interpolation.ts";
 import { compareStrings } from "./text.ts";
 
 export interface NpmLocations {
@@ -118,8 +119,7 @@ function parseConfigLines(output: string): NpmConfigAnswer {
 }
 
 function toAbsolutePath(value: string, cwd: string, env: NodeJS.ProcessEnv): string {
-  const expanded = /^~(?=$|[\\/])/.test(value) ? homeDir(env) + value.slice(1) : value;
-  return resolve(cwd, expanded);
+  return resolve(cwd, expandHome(value, homeDir(env), process.platform));
 }
 
 function homeDir(env: NodeJS.ProcessEnv): string {

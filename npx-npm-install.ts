@@ -3,6 +3,7 @@
  * directory, exactly as npx would, without running the program: `npm exec --package … -- node --version`.
  */
 import spawn from "cross-spawn";
+import { SharedByKey } from "./async-work.ts";
 import type { NpxInvocation } from "./npx-invocation.ts";
 import { type NpxFallback, npxFallback } from "./npx-resolution.ts";
 
@@ -20,16 +21,11 @@ export interface NpmInstallRequest {
 }
 
 /** Installs in progress, per install directory. */
-const installs = new Map<string, Promise<InstallOutcome>>();
+const installs = new SharedByKey<InstallOutcome>();
 
 /** Concurrent requests for one install directory share one npm run. */
 export function installWithNpm(request: NpmInstallRequest): Promise<InstallOutcome> {
-  let running = installs.get(request.installDir);
-  if (!running) {
-    running = runNpmExec(request).finally(() => installs.delete(request.installDir));
-    installs.set(request.installDir, running);
-  }
-  return running;
+  return installs.run(request.installDir, () => runNpmExec(request));
 }
 
 function runNpmExec({ invocation, cache, cwd, env }: NpmInstallRequest): Promise<InstallOutcome> {

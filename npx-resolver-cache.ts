@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { KeyedQueue } from "./async-work.ts";
 import { writeFileAtomic } from "./atomic-file.ts";
 import { isJsonObject } from "./guards.ts";
 
@@ -27,7 +28,7 @@ interface CacheFile {
 }
 
 /** Pending writes per file, so concurrent stores in this process do not drop each other's entries. */
-const writeQueues = new Map<string, Promise<void>>();
+const writeQueues = new KeyedQueue();
 
 export function npxCacheFile(agentDir: string): string {
   return join(agentDir, NPX_CACHE_FILE_NAME);
@@ -39,14 +40,12 @@ export async function readCachedResolution(file: string, key: string, now: numbe
 }
 
 export function storeResolution(file: string, key: string, resolution: CachedResolution, now: number): Promise<void> {
-  const next = (writeQueues.get(file) ?? Promise.resolve()).then(async () => {
+  return writeQueues.run(file, async () => {
     const entries = await readEntries(file);
     for (const [name, entry] of Object.entries(entries)) if (entry.validUntil <= now) delete entries[name];
     entries[key] = resolution;
     await writeFileAtomic(file, JSON.stringify({ version: FORMAT_VERSION, entries } satisfies CacheFile, null, 2));
   });
-  writeQueues.set(file, next.catch(() => undefined));
-  return next;
 }
 
 async function readEntries(file: string): Promise<Record<string, CachedResolution>> {

@@ -5,6 +5,7 @@
  * Whenever the answer is not certain, the original command is kept, and the answer says why (npx-resolution.ts).
  */
 import { resolve } from "node:path";
+import { SharedByKey } from "./async-work.ts";
 import { errorMessage } from "./guards.ts";
 import { findNpmLocations, npmEnvConfig, npxInstallDir } from "./npm-locations.ts";
 import { type SpawnForm, isPresent } from "./npx-bins.ts";
@@ -27,7 +28,7 @@ export interface NpxResolveOptions {
 type Program = SpawnForm & { binPath: string };
 
 /** Resolutions in progress, so servers starting together with one command share the work. */
-const inFlight = new Map<string, Promise<Program | NpxFallback>>();
+const inFlight = new SharedByKey<Program | NpxFallback>();
 
 /**
  * `npx [-y] pkg[@spec] args…` (also `npm exec`, `npx.cmd`, `cmd /c npx …`, a path to npx) → the command that runs
@@ -63,12 +64,7 @@ interface ResolveContext {
 
 function sharedResolution(invocation: NpxInvocation, context: ResolveContext): Promise<Program | NpxFallback> {
   const key = resolutionKey(invocation, context);
-  let pending = inFlight.get(key);
-  if (!pending) {
-    pending = resolveProgram(key, invocation, context).finally(() => inFlight.delete(key));
-    inFlight.set(key, pending);
-  }
-  return pending;
+  return inFlight.run(key, () => resolveProgram(key, invocation, context));
 }
 
 /** Everything that can change the answer, except the program's own arguments. */
