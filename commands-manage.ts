@@ -96,7 +96,7 @@ async function addServer(state: McpExtensionState, words: readonly string[]): Pr
   await writeServerEntry(file, name, entry);
   await state.reloadConfig();
   const live = state.manager.getState(name);
-  if (!state.catalogs.has(name)) {
+  if (!state.inventories.has(name)) {
     return `Added MCP server "${name}" to ${file}, but it did not connect: ${live.lastError?.split("\n")[0] ?? live.status}. Fix it, then /mcp reconnect ${name}.`;
   }
   return `Added MCP server "${name}" to ${file}: ${toolSummary(state, name)}.`;
@@ -165,7 +165,7 @@ async function pickFile(ctx: ExtensionCommandContext, choices: FileChoice[], fla
 
 function toolSummary(state: McpExtensionState, name: string): string {
   const tools = state.tools.byServer.get(name) ?? [];
-  if (tools.length === 0) return state.catalogs.has(name) ? "no tools" : "its tools are listed on first use";
+  if (tools.length === 0) return state.inventories.has(name) ? "no tools" : "its tools are listed on first use";
   const names = tools.map((tool) => tool.name);
   const shown = names.slice(0, 8).join(", ");
   return `${tools.length} ${tools.length === 1 ? "tool" : "tools"} (${shown}${names.length > 8 ? ", …" : ""}), found through ToolSearch`;

@@ -102,7 +102,7 @@ async function startSignIn(ctx: ExtensionCommandContext, state: McpExtensionStat
 const AUTH_USAGE = "/mcp-auth <server> [--logout | --cancel | <address the browser ended up on>]";
 
 /** What `/mcp status` (and the panel's server lines) read of the session (its state has it all). */
-export interface StatusContext extends Pick<ToolView, "config" | "servers" | "catalogs" | "tools"> {
+export interface StatusContext extends Pick<ToolView, "config" | "servers" | "inventories" | "tools"> {
   readonly manager: Pick<McpServerManager, "getState" | "getConnection" | "isSignedIn">;
   readonly lifecycle: Pick<McpLifecycleManager, "backoffRemainingMs">;
   readonly stats: Pick<CallStats, "sessionStats"> | undefined;
@@ -185,11 +185,11 @@ function panelSummary(state: StatusContext, server: ServerDefinition): string {
 
 /** What Pi has of the server's tools (resource tools included, as in the footer); when not connected, how old. */
 function toolsFact(state: StatusContext, name: string, live: ServerState): string {
-  const catalog = state.catalogs.get(name);
-  if (!catalog) return "tools not known yet";
+  const inventory = state.inventories.get(name);
+  if (!inventory) return "tools not known yet";
   const tools = toolCount(state, name);
   if (live.status === "connected") return tools;
-  return catalog.origin === "live" ? `${tools} (listed ${ago(catalog.listedAt)})` : `${tools} (from the cache, listed ${ago(catalog.listedAt)})`;
+  return inventory.origin === "live" ? `${tools} (listed ${ago(inventory.listedAt)})` : `${tools} (from the cache, listed ${ago(inventory.listedAt)})`;
 }
 
 /** The tools Pi has for a server: its MCP tools (after includeTools/excludeTools) and its resource tools. */

@@ -30,7 +30,7 @@ export async function applyConfig(state: ConfigApplyContext, config: LoadedConfi
   const changed = (name: string) => JSON.stringify(before.get(name)) !== JSON.stringify(after.get(name));
   const stopped = [...before.keys()].filter(changed);
   const started = [...after.keys()].filter(changed);
-  const kept = new Map([...state.catalogs].filter(([name]) => after.has(name) && !changed(name)));
+  const kept = new Map([...state.inventories].filter(([name]) => after.has(name) && !changed(name)));
   Object.assign(state, buildToolView(config, cache, kept));
   state.searchIndex = undefined;
   state.lifecycle.registerServers(config.servers, config.settings);

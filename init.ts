@@ -39,7 +39,7 @@ import type { McpExtensionState } from "./state.ts";
 import { executeMcpTool } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, type ToolSearchDetails, toolSearchDefinition } from "./tool-search.ts";
-import { buildToolView, directRules, type ToolView, updateServerCatalog } from "./tool-view.ts";
+import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
 
@@ -178,7 +178,7 @@ export class McpAdapter {
     this.syncRegistrations(state);
     const started = change.started.flatMap((name) => state.servers.get(name) ?? []);
     await Promise.all([
-      bootstrap(state, started.filter((server) => connectsOnFirstUse(server) && !state.catalogs.has(server.name))),
+      bootstrap(state, started.filter((server) => connectsOnFirstUse(server) && !state.inventories.has(server.name))),
       ...started.filter((server) => !connectsOnFirstUse(server)).map((server) => state.lifecycle.ensureConnected(server.name).catch(() => {})),
     ]);
     if (!state.shutDown) updateStatus(state);
@@ -323,7 +323,7 @@ export class McpAdapter {
     const definition = state.servers.get(name);
     if (!connection || !definition) return;
     const entry = createCacheEntry(definition, connection.tools, connection.resources, Date.now(), connection);
-    if (updateServerCatalog(state, name, entry)) {
+    if (updateServerInventory(state, name, entry)) {
       state.searchIndex = undefined;
       state.semantic?.update(state.tools.byName.values());
       this.refreshRegistrations(state);
@@ -336,16 +336,16 @@ export class McpAdapter {
   /** Background work of session_start: startup connections, and learning the tools of servers not in the cache. */
   private async runStartup(state: McpExtensionState): Promise<void> {
     const rules = directRules(state.config);
-    // A catalog without prompts came from an older cache file: listed once more to learn them (and templates, instructions).
+    // A inventory without prompts came from an older cache file: listed once more to learn them (and templates, instructions).
     const uncached = [...state.servers.values()].filter(
-      (server) => server.enabled !== false && connectsOnFirstUse(server) && state.catalogs.get(server.name)?.prompts === undefined,
+      (server) => server.enabled !== false && connectsOnFirstUse(server) && state.inventories.get(server.name)?.prompts === undefined,
     );
-    const toolsUnknown = uncached.filter((server) => !state.catalogs.has(server.name));
+    const toolsUnknown = uncached.filter((server) => !state.inventories.has(server.name));
     await Promise.all([state.lifecycle.connectStartupServers(), bootstrap(state, uncached)]);
     if (state.shutDown) return;
     state.semantic?.start(state.tools.byName.values());
     updateStatus(state); // bootstrapped lazy servers were ended again
-    const directLearned = toolsUnknown.filter((server) => wantsDirectTools(server, rules) && state.catalogs.has(server.name));
+    const directLearned = toolsUnknown.filter((server) => wantsDirectTools(server, rules) && state.inventories.has(server.name));
     if (directLearned.length > 0) {
       state.ui.notify(`MCP: direct tools of ${directLearned.map((server) => server.name).join(", ")} are available from your next message.`, "info");
     }

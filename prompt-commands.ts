@@ -27,10 +27,10 @@ export interface PromptCommand {
 }
 
 /** `/mcp__<server>__<prompt>` → its server and prompt, for every known prompt of every enabled server. */
-export function promptCommands(view: Pick<ToolView, "catalogs">): Map<string, PromptCommand> {
+export function promptCommands(view: Pick<ToolView, "inventories">): Map<string, PromptCommand> {
   const targets = new Map<string, PromptCommand>();
-  const requests = [...view.catalogs.values()].flatMap((catalog) =>
-    (catalog.prompts ?? []).map((prompt) => ({ serverName: catalog.definition.name, originalName: prompt.name, prompt })),
+  const requests = [...view.inventories.values()].flatMap((inventory) =>
+    (inventory.prompts ?? []).map((prompt) => ({ serverName: inventory.definition.name, originalName: prompt.name, prompt })),
   );
   // No reserved names: a command cannot shadow a tool, and the `mcp__` prefix keeps it clear of Pi's own commands.
   const { names } = allocateToolNames(requests, "mcp", new Set());
@@ -54,7 +54,7 @@ export class PromptCommandRegistry {
   }
 
   /** Takes the view's prompts; commands for prompts not seen before are registered. Never throws. */
-  update(view: Pick<ToolView, "catalogs">): void {
+  update(view: Pick<ToolView, "inventories">): void {
     this.targets = promptCommands(view);
     for (const [name, target] of this.targets) {
       if (this.registered.has(name)) continue;
@@ -124,7 +124,7 @@ export function promptsReport(state: McpExtensionState, serverName: string | und
     byServer.set(target.serverName, lines);
   }
   const unknown = [...state.servers.values()].filter(
-    (server) => server.enabled !== false && (!serverName || server.name === serverName) && state.catalogs.get(server.name)?.prompts === undefined,
+    (server) => server.enabled !== false && (!serverName || server.name === serverName) && state.inventories.get(server.name)?.prompts === undefined,
   );
   const lines = [...byServer].flatMap(([server, prompts]) => [`${server} (${prompts.length} ${prompts.length === 1 ? "prompt" : "prompts"}):`, ...prompts]);
   if (unknown.length > 0) lines.push(`Prompts not known yet (not listed since): ${unknown.map((server) => server.name).join(", ")}`);

@@ -5,7 +5,7 @@
  * few hundred characters at the end of the description of its first direct tool.
  */
 import { truncate } from "./text.ts";
-import type { ServerCatalog } from "./tool-metadata.ts";
+import type { ServerInventory } from "./tool-metadata.ts";
 import type { ToolMetadata } from "./types.ts";
 
 /** The always-on form: what a direct tool's description carries of its server's instructions. */
@@ -17,13 +17,13 @@ export const DIRECT_INSTRUCTIONS_CHARS = 300;
  */
 export function instructionsToShow(
   tools: readonly ToolMetadata[],
-  catalogs: ReadonlyMap<string, Pick<ServerCatalog, "instructions">>,
+  inventories: ReadonlyMap<string, Pick<ServerInventory, "instructions">>,
   shown: Set<string>,
 ): { lines: string[]; servers: string[] } {
   const lines: string[] = [];
   const servers: string[] = [];
   for (const server of new Set(tools.map((tool) => tool.serverName))) {
-    const instructions = catalogs.get(server)?.instructions;
+    const instructions = inventories.get(server)?.instructions;
     if (!instructions || shown.has(server)) continue;
     shown.add(server);
     servers.push(server);
@@ -38,12 +38,12 @@ export function instructionsToShow(
  */
 export function withDirectInstructions(
   direct: readonly ToolMetadata[],
-  catalogs: ReadonlyMap<string, Pick<ServerCatalog, "instructions">>,
+  inventories: ReadonlyMap<string, Pick<ServerInventory, "instructions">>,
 ): ToolMetadata[] {
   const done = new Set<string>();
   const changed: ToolMetadata[] = [];
   for (const tool of direct) {
-    const instructions = catalogs.get(tool.serverName)?.instructions;
+    const instructions = inventories.get(tool.serverName)?.instructions;
     if (!instructions || done.has(tool.serverName)) continue;
     done.add(tool.serverName);
     const cut = truncate(instructions, DIRECT_INSTRUCTIONS_CHARS);

@@ -39,7 +39,7 @@ const REQUEST_TIMEOUT = -32001;
 const CONNECTION_CLOSED = -32000;
 
 /** What running a tool uses of the session (its state has it all). */
-export interface ToolCallContext extends ApprovalContext, Pick<ToolView, "tools" | "catalogs"> {
+export interface ToolCallContext extends ApprovalContext, Pick<ToolView, "tools" | "inventories"> {
   /** Results too large for the model are kept in files under it (result-spill.ts). */
   readonly agentDir: string;
   readonly manager: Pick<McpServerManager, "getConnection" | "getState" | "callTool" | "readResource">;
@@ -156,7 +156,7 @@ async function findUnlistedTool(state: ToolCallContext, piName: string, signal: 
 function serverByPrefix(state: ToolCallContext, piName: string): string | undefined {
   for (const [name, server] of state.servers) {
     const mode = server.toolPrefix ?? state.config.settings.toolPrefix ?? "server";
-    if (mode === "none" || state.catalogs.has(name)) continue;
+    if (mode === "none" || state.inventories.has(name)) continue;
     if (piName.startsWith(`${getServerPrefix(name, mode)}${PREFIX_SEPARATOR}`)) return name;
   }
   return undefined;

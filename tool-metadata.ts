@@ -28,7 +28,7 @@ import { allocateToolNames, formatToolName, shortHash, toolKey } from "./types.t
 import { errorMessage, isJsonObject } from "./guards.ts";
 
 /** One server's tools and resources (and what else it offers), live or from the metadata cache. */
-export interface ServerCatalog {
+export interface ServerInventory {
   definition: ServerDefinition;
   tools: readonly McpTool[];
   resources: readonly McpResource[];
@@ -52,7 +52,7 @@ export interface SkippedTool {
 }
 
 export interface ToolMetadataIndex {
-  /** Every catalog's server, in catalog order (an empty list when all its tools are filtered out). */
+  /** Every inventory's server, in inventory order (an empty list when all its tools are filtered out). */
   byServer: Map<string, ToolMetadata[]>;
   /** Pi tool name → metadata. */
   byName: Map<string, ToolMetadata>;
@@ -77,19 +77,19 @@ interface Candidate {
  * Resources are exposed as tools unless the server says `exposeResources: false` (the default is `true`: README,
  * "Server fields").
  */
-export function buildToolMetadata(catalogs: readonly ServerCatalog[], settings: ToolMetadataSettings = {}): ToolMetadataIndex {
+export function buildToolMetadata(inventories: readonly ServerInventory[], settings: ToolMetadataSettings = {}): ToolMetadataIndex {
   const mode = settings.toolPrefix ?? "server";
   const skipped: SkippedTool[] = [];
   const byServer = new Map<string, ToolMetadata[]>();
   const candidates: Candidate[] = [];
-  for (const catalog of catalogs) {
-    const serverName = catalog.definition.name;
+  for (const inventory of inventories) {
+    const serverName = inventory.definition.name;
     if (byServer.has(serverName)) {
       skipped.push({ serverName, name: "*", reason: "the server appears twice; its first catalog is used" });
       continue;
     }
     byServer.set(serverName, []);
-    candidates.push(...collectCandidates(catalog, skipped).filter((candidate) => !isFilteredOutBeforeAllocation(candidate, mode)));
+    candidates.push(...collectCandidates(inventory, skipped).filter((candidate) => !isFilteredOutBeforeAllocation(candidate, mode)));
   }
 
   const allocation = allocateToolNames(candidates.map(toRequest), mode);
@@ -123,11 +123,11 @@ function toRequest(candidate: Candidate): ToolNameRequest {
   return request;
 }
 
-function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Candidate[] {
-  const serverName = catalog.definition.name;
+function collectCandidates(inventory: ServerInventory, skipped: SkippedTool[]): Candidate[] {
+  const serverName = inventory.definition.name;
   const taken = new Set<string>();
   const candidates: Candidate[] = [];
-  for (const tool of catalog.tools) {
+  for (const tool of inventory.tools) {
     const name = isJsonObject(tool) && typeof tool.name === "string" ? tool.name : undefined;
     if (name === undefined) {
       skipped.push({ serverName, name: "?", reason: "tool without a name" });
@@ -138,10 +138,10 @@ function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Cand
       continue;
     }
     taken.add(name);
-    candidates.push(toolCandidate(catalog.definition, tool, catalog.schemasProviderSafe === true));
+    candidates.push(toolCandidate(inventory.definition, tool, inventory.schemasProviderSafe === true));
   }
-  if (catalog.definition.exposeResources === false) return candidates;
-  for (const resource of catalog.resources) {
+  if (inventory.definition.exposeResources === false) return candidates;
+  for (const resource of inventory.resources) {
     if (!isJsonObject(resource) || typeof resource.uri !== "string" || typeof resource.name !== "string") {
       skipped.push({ serverName, name: "?", reason: "resource without a uri or name" });
       continue;
@@ -154,10 +154,10 @@ function collectCandidates(catalog: ServerCatalog, skipped: SkippedTool[]): Cand
       continue;
     }
     taken.add(requestName);
-    candidates.push(resourceCandidate(catalog.definition, resource, requestName));
+    candidates.push(resourceCandidate(inventory.definition, resource, requestName));
   }
-  for (const template of catalog.resourceTemplates ?? []) {
-    const candidate = templateCandidate(catalog.definition, template, taken, skipped);
+  for (const template of inventory.resourceTemplates ?? []) {
+    const candidate = templateCandidate(inventory.definition, template, taken, skipped);
     if (candidate) candidates.push(candidate);
   }
   return candidates;

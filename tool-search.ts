@@ -61,7 +61,7 @@ export interface ToolSearchDetails {
 }
 
 /** What ToolSearch and McpCall use of the session (its state has it all). */
-export interface ToolSearchContext extends Pick<ToolView, "servers" | "catalogs" | "tools" | "directToolNames"> {
+export interface ToolSearchContext extends Pick<ToolView, "servers" | "inventories" | "tools" | "directToolNames"> {
   /** Learning the tools of servers missing from the cache; a search waits for it (boundedly) when it must. */
   readonly startup: Promise<void>;
   /** Built by the first search after `tools` changed. */
@@ -101,7 +101,7 @@ export function currentToolSearchDescription(view: ToolView): string {
   const deferred = [...view.tools.byName.values()].filter((tool) => !view.directToolNames.has(tool.name));
   const servers: CatalogServerInfo[] = [...view.servers.values()]
     .filter((server) => server.enabled !== false)
-    .map((server) => ({ name: server.name, toolsKnown: view.catalogs.has(server.name) }));
+    .map((server) => ({ name: server.name, toolsKnown: view.inventories.has(server.name) }));
   return buildToolSearchDescription({ tools: deferred, servers });
 }
 
@@ -130,7 +130,7 @@ export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: M
 
 /** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
 async function waitForStartup(state: ToolSearchContext, signal: AbortSignal | undefined): Promise<void> {
-  const unknown = [...state.servers.values()].some((server) => server.enabled !== false && !state.catalogs.has(server.name));
+  const unknown = [...state.servers.values()].some((server) => server.enabled !== false && !state.inventories.has(server.name));
   if (unknown) await waitAtMost(state.startup, STARTUP_WAIT_MS, signal);
 }
 
@@ -154,7 +154,7 @@ async function searchAndLoad(
   activate(pi, state, loaded);
   // A call is likely next: load the connection code once this answer is out, while the model reads it.
   setImmediate(() => state.manager.preloadConnectionCode());
-  const instructions = instructionsToShow(tools, state.catalogs, state.instructionsShown);
+  const instructions = instructionsToShow(tools, state.inventories, state.instructionsShown);
   const result = answer(query, loaded, [...notes, ...describeLoaded(state, tools), ...instructions.lines, ...candidates]);
   if (instructions.servers.length > 0) result.details.instructed = instructions.servers;
   return result;

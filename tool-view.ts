@@ -6,11 +6,11 @@
 import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDirectTools } from "./direct-tools.ts";
 import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
 import { withDirectInstructions } from "./server-instructions.ts";
-import { buildToolMetadata, type ServerCatalog, type ToolMetadataIndex } from "./tool-metadata.ts";
+import { buildToolMetadata, type ServerInventory, type ToolMetadataIndex } from "./tool-metadata.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
 
 /** A server's tools and resources, and whether they come from the cache or from the server itself. */
-export interface ServerCatalogEntry extends ServerCatalog {
+export interface ServerInventoryEntry extends ServerInventory {
   origin: "cache" | "live";
   listedAt: number;
 }
@@ -21,31 +21,31 @@ export interface ToolView {
   /** Every configured server by name, disabled ones included. */
   readonly servers: ReadonlyMap<string, ServerDefinition>;
   /** Servers whose tools are known (live or cached), by name. */
-  readonly catalogs: Map<string, ServerCatalogEntry>;
-  /** The tools built from `catalogs`, with their Pi names. */
+  readonly inventories: Map<string, ServerInventoryEntry>;
+  /** The tools built from `inventories`, with their Pi names. */
   tools: ToolMetadataIndex;
   /** Tools active from the first request (MCP_DIRECT_TOOLS / directTools). */
   directToolNames: ReadonlySet<string>;
 }
 
-/** `live`: catalogs listed in this session that still apply (after a config change); they win over the cache. */
-export function buildToolView(config: LoadedConfig, cache: MetadataCacheSnapshot, live: ReadonlyMap<string, ServerCatalogEntry> = new Map()): ToolView {
-  const catalogs = cachedCatalogs(config, cache);
-  for (const [name, catalog] of live) catalogs.set(name, catalog);
-  return { config, servers: new Map(config.servers.map((server) => [server.name, server])), catalogs, ...toolsOf(catalogs, config) };
+/** `live`: inventories listed in this session that still apply (after a config change); they win over the cache. */
+export function buildToolView(config: LoadedConfig, cache: MetadataCacheSnapshot, live: ReadonlyMap<string, ServerInventoryEntry> = new Map()): ToolView {
+  const inventories = cachedInventories(config, cache);
+  for (const [name, inventory] of live) inventories.set(name, inventory);
+  return { config, servers: new Map(config.servers.map((server) => [server.name, server])), inventories, ...toolsOf(inventories, config) };
 }
 
 /**
  * A server's live (or refreshed) metadata, in the form the cache keeps. Returns false when it is what the view had
  * already: then nothing is rebuilt.
  */
-export function updateServerCatalog(view: ToolView, name: string, entry: CachedServerEntry): boolean {
+export function updateServerInventory(view: ToolView, name: string, entry: CachedServerEntry): boolean {
   const definition = view.servers.get(name);
   if (!definition) return false;
-  const previous = view.catalogs.get(name);
-  view.catalogs.set(name, catalogEntry(definition, entry, "live"));
+  const previous = view.inventories.get(name);
+  view.inventories.set(name, inventoryEntry(definition, entry, "live"));
   if (previous && sameLists(previous, entry)) return false;
-  Object.assign(view, toolsOf(view.catalogs, view.config));
+  Object.assign(view, toolsOf(view.inventories, view.config));
   return true;
 }
 
@@ -57,10 +57,10 @@ export function directRules(config: LoadedConfig): DirectToolRules {
   };
 }
 
-function toolsOf(catalogs: ReadonlyMap<string, ServerCatalogEntry>, config: LoadedConfig): Pick<ToolView, "tools" | "directToolNames"> {
-  const tools = buildToolMetadata([...catalogs.values()], config.settings);
+function toolsOf(inventories: ReadonlyMap<string, ServerInventoryEntry>, config: LoadedConfig): Pick<ToolView, "tools" | "directToolNames"> {
+  const tools = buildToolMetadata([...inventories.values()], config.settings);
   const direct = selectDirectTools(tools.byName.values(), directRules(config));
-  for (const tool of withDirectInstructions(direct, catalogs)) {
+  for (const tool of withDirectInstructions(direct, inventories)) {
     tools.byName.set(tool.name, tool);
     const list = tools.byServer.get(tool.serverName) ?? [];
     list[list.findIndex((other) => other.name === tool.name)] = tool;
@@ -68,23 +68,23 @@ function toolsOf(catalogs: ReadonlyMap<string, ServerCatalogEntry>, config: Load
   return { tools, directToolNames: new Set(direct.map((tool) => tool.name)) };
 }
 
-function cachedCatalogs(config: LoadedConfig, cache: MetadataCacheSnapshot): Map<string, ServerCatalogEntry> {
-  const catalogs = new Map<string, ServerCatalogEntry>();
+function cachedInventories(config: LoadedConfig, cache: MetadataCacheSnapshot): Map<string, ServerInventoryEntry> {
+  const inventories = new Map<string, ServerInventoryEntry>();
   for (const definition of config.servers) {
     if (definition.enabled === false) continue;
     const entry = getValidEntry(cache, definition);
-    if (entry) catalogs.set(definition.name, catalogEntry(definition, entry, "cache"));
+    if (entry) inventories.set(definition.name, inventoryEntry(definition, entry, "cache"));
   }
-  return catalogs;
+  return inventories;
 }
 
 /** Cache entries (read back, or made from a live listing) hold provider-safe schemas already. */
-function catalogEntry(definition: ServerDefinition, entry: CachedServerEntry, origin: ServerCatalogEntry["origin"]): ServerCatalogEntry {
+function inventoryEntry(definition: ServerDefinition, entry: CachedServerEntry, origin: ServerInventoryEntry["origin"]): ServerInventoryEntry {
   const { tools, resources, resourceTemplates, prompts, instructions } = entry;
   return { definition, tools, resources, resourceTemplates, prompts, instructions, schemasProviderSafe: true, origin, listedAt: entry.cachedAt };
 }
 
-type Lists = Pick<ServerCatalogEntry, "tools" | "resources" | "resourceTemplates" | "prompts" | "instructions">;
+type Lists = Pick<ServerInventoryEntry, "tools" | "resources" | "resourceTemplates" | "prompts" | "instructions">;
 
 function sameLists(a: Lists, b: Lists): boolean {
   const lists = (c: Lists) => JSON.stringify([c.tools, c.resources, c.resourceTemplates ?? [], c.prompts, c.instructions]);

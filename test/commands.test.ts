@@ -11,7 +11,7 @@ import { McpLifecycleManager } from "../lifecycle.ts";
 import { createCacheEntry } from "../metadata-cache.ts";
 import { McpServerManager } from "../server-manager.ts";
 import { CallStats } from "../stats.ts";
-import { buildToolView, type ServerCatalogEntry } from "../tool-view.ts";
+import { buildToolView, type ServerInventoryEntry } from "../tool-view.ts";
 import type { ConfigProblem, LoadedConfig, ServerDefinition } from "../types.ts";
 import { fixtureDef, killLeftovers, serverDef, STDIO_FIXTURE, tempDir } from "./server-manager-helpers.ts";
 
@@ -33,14 +33,14 @@ afterEach(async () => {
   dir.remove();
 });
 
-function catalog(definition: ServerDefinition, tools: string[], origin: ServerCatalogEntry["origin"], listedAt: number): ServerCatalogEntry {
+function inventory(definition: ServerDefinition, tools: string[], origin: ServerInventoryEntry["origin"], listedAt: number): ServerInventoryEntry {
   const entry = createCacheEntry(definition, tools.map((name) => ({ name, description: `${name} it`, inputSchema: { type: "object" } })), []);
   return { definition, ...entry, origin, listedAt };
 }
 
-function context(config: LoadedConfig, catalogs: ServerCatalogEntry[], stats?: CallStats): StatusContext {
+function context(config: LoadedConfig, inventories: ServerInventoryEntry[], stats?: CallStats): StatusContext {
   lifecycle.registerServers(config.servers);
-  const live = new Map(catalogs.map((entry) => [entry.definition.name, entry]));
+  const live = new Map(inventories.map((entry) => [entry.definition.name, entry]));
   const view = buildToolView(config, { path: join(dir.path, "cache.json"), servers: new Map(), problems: [] }, live);
   return { ...view, manager, lifecycle, stats, semantic: undefined };
 }
@@ -67,7 +67,7 @@ describe("/mcp status", () => {
     const stats = new CallStats(join(dir.path, "stats.json"), 60_000);
     stats.record("up", "echo", 10, true);
     stats.record("up", "echo", 30, false);
-    const state = context(config, [catalog(up, ["echo", "wait"], "live", Date.now()), catalog(remote, ["fetch"], "cache", Date.now() - 2 * HOUR_MS)], stats);
+    const state = context(config, [inventory(up, ["echo", "wait"], "live", Date.now()), inventory(remote, ["fetch"], "cache", Date.now() - 2 * HOUR_MS)], stats);
     const connection = await lifecycle.ensureConnected("up");
     await lifecycle.ensureConnected("down").catch(() => {});
 
@@ -118,7 +118,7 @@ describe("the footer's status line", () => {
     const config: LoadedConfig = { servers: [up, down, serverDef("off", { command: "x", enabled: false })], settings: {}, problems: [], userFile: "/u/mcp.json" };
     const shown: (string | undefined)[] = [];
     const ui = { setStatus: (text: string | undefined) => void shown.push(text) };
-    const state = { ...context(config, [catalog(up, ["echo", "wait", "crash"], "cache", 0)]), ui };
+    const state = { ...context(config, [inventory(up, ["echo", "wait", "crash"], "cache", 0)]), ui };
     updateStatus(state);
     await lifecycle.ensureConnected("up");
     await lifecycle.ensureConnected("down").catch(() => {});

@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { buildToolMetadata, type ServerCatalog } from "../tool-metadata.ts";
+import { buildToolMetadata, type ServerInventory } from "../tool-metadata.ts";
 import type { McpResource, McpTool, ServerDefinition } from "../types.ts";
 import { createConfigSandbox, serversByName, sourcesByName, type ConfigSandbox } from "./config-sandbox.ts";
 
@@ -139,32 +139,32 @@ describe("~/.config/mcp/mcp.json", () => {
 describe("includeTools / excludeTools / toolPrefix over tools", () => {
   const tool = (name: string): McpTool => ({ name, description: name, inputSchema: { type: "object", properties: {} } });
   const figjam: McpResource = { uri: "figma://figjam", name: "figjam" };
-  const catalog = (name: string, extra: Partial<ServerDefinition>, tools: string[], resources: McpResource[] = []): ServerCatalog => ({
+  const inventory = (name: string, extra: Partial<ServerDefinition>, tools: string[], resources: McpResource[] = []): ServerInventory => ({
     definition: { name, url: "http://localhost:3845/mcp", source: { kind: "user", path: "/u/mcp.json" }, ...extra },
     tools: tools.map(tool),
     resources,
   });
-  const names = (catalogs: ServerCatalog[], toolPrefix?: "mcp") => [...buildToolMetadata(catalogs, { toolPrefix }).byName.keys()].sort();
+  const names = (inventories: ServerInventory[], toolPrefix?: "mcp") => [...buildToolMetadata(inventories, { toolPrefix }).byName.keys()].sort();
 
   it("keeps only what includeTools matches: globs, MCP names, upstream's prefixed names and resource names", () => {
-    const dokploy = catalog("dokploy", { includeTools: ["get_*", "dokploy_list_apps"] }, ["get_app", "get_logs", "list_apps", "list_users", "deploy"], [figjam]);
+    const dokploy = inventory("dokploy", { includeTools: ["get_*", "dokploy_list_apps"] }, ["get_app", "get_logs", "list_apps", "list_users", "deploy"], [figjam]);
     expect(names([dokploy])).toEqual(["dokploy__get_app", "dokploy__get_figjam", "dokploy__get_logs", "dokploy__list_apps"]);
-    const byUpstreamResourceName = catalog("dokploy", { includeTools: ["read_figjam", "dokploy__deploy"] }, ["deploy", "list_apps"], [figjam]);
+    const byUpstreamResourceName = inventory("dokploy", { includeTools: ["read_figjam", "dokploy__deploy"] }, ["deploy", "list_apps"], [figjam]);
     expect(names([byUpstreamResourceName])).toEqual(["dokploy__deploy", "dokploy__get_figjam"]);
   });
 
   it("applies excludeTools (globs too) after includeTools", () => {
-    const figma = catalog("figma", { excludeTools: ["read_figjam", "figma_get_code_connect_map"] }, ["get_code", "get_code_connect_map"], [figjam]);
+    const figma = inventory("figma", { excludeTools: ["read_figjam", "figma_get_code_connect_map"] }, ["get_code", "get_code_connect_map"], [figjam]);
     expect(names([figma])).toEqual(["figma__get_code"]);
-    const both = catalog("fx", { includeTools: ["ec*", "add"], excludeTools: ["*_all"] }, ["echo", "echo_all", "ecru", "add", "delete_item"]);
+    const both = inventory("fx", { includeTools: ["ec*", "add"], excludeTools: ["*_all"] }, ["echo", "echo_all", "ecru", "add", "delete_item"]);
     expect(names([both])).toEqual(["fx__add", "fx__echo", "fx__ecru"]);
-    const single = catalog("fx", { includeTools: ["ech?"] }, ["echo", "echos", "Echo"]);
+    const single = inventory("fx", { includeTools: ["ech?"] }, ["echo", "echos", "Echo"]);
     expect(names([single])).toEqual(["fx__echo"]);
   });
 
   it('names tools mcp__<server>__<tool> under toolPrefix "mcp", in the settings or for one server', () => {
-    expect(names([catalog("github", {}, ["create_issue"])], "mcp")).toEqual(["mcp__github__create_issue"]);
-    const mixed = [catalog("github", { toolPrefix: "mcp" }, ["create_issue"]), catalog("fx", {}, ["echo"])];
+    expect(names([inventory("github", {}, ["create_issue"])], "mcp")).toEqual(["mcp__github__create_issue"]);
+    const mixed = [inventory("github", { toolPrefix: "mcp" }, ["create_issue"]), inventory("fx", {}, ["echo"])];
     expect(names(mixed)).toEqual(["fx__echo", "mcp__github__create_issue"]);
   });
 });

@@ -6,12 +6,12 @@ import { describe, expect, it } from "vitest";
 import { transformPromptMessages } from "../mcp-content.ts";
 import { promptCommands, readArguments } from "../prompt-commands.ts";
 import { expandTemplate, templateParameters } from "../resource-tools.ts";
-import type { ServerCatalogEntry } from "../tool-view.ts";
+import type { ServerInventoryEntry } from "../tool-view.ts";
 import type { McpPrompt } from "../types.ts";
 
 const greet: McpPrompt = { name: "greet", arguments: [{ name: "name", required: true }, { name: "tone" }] };
 
-function catalog(server: string, prompts: McpPrompt[]): [string, ServerCatalogEntry] {
+function inventory(server: string, prompts: McpPrompt[]): [string, ServerInventoryEntry] {
   const definition = { name: server, command: "x", source: { kind: "user" as const, path: "/mcp.json" } };
   return [server, { definition, tools: [], resources: [], prompts, origin: "cache", listedAt: 0 }];
 }
@@ -19,11 +19,11 @@ function catalog(server: string, prompts: McpPrompt[]): [string, ServerCatalogEn
 describe("prompt command names", () => {
   it("are mcp__<server>__<prompt>, provider-safe, a clash settled with a hash; servers without known prompts give none", () => {
     const view = {
-      catalogs: new Map([
-        catalog("my.server", [{ name: "say hi/now" }]),
-        catalog("my_server", [{ name: "say_hi_now" }]),
-        catalog("fx", [greet]),
-        ["old", { ...catalog("old", [])[1], prompts: undefined }] as [string, ServerCatalogEntry],
+      inventories: new Map([
+        inventory("my.server", [{ name: "say hi/now" }]),
+        inventory("my_server", [{ name: "say_hi_now" }]),
+        inventory("fx", [greet]),
+        ["old", { ...inventory("old", [])[1], prompts: undefined }] as [string, ServerInventoryEntry],
       ]),
     };
     const names = [...promptCommands(view)].map(([name, target]) => `${name} → ${target.serverName}/${target.prompt.name}`);

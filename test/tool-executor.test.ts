@@ -14,7 +14,7 @@ import { McpLifecycleManager } from "../lifecycle.ts";
 import { createCacheEntry } from "../metadata-cache.ts";
 import { McpServerManager } from "../server-manager.ts";
 import { executeMcpTool, type ToolCallContext } from "../tool-executor.ts";
-import { buildToolView, updateServerCatalog } from "../tool-view.ts";
+import { buildToolView, updateServerInventory } from "../tool-view.ts";
 import type { ServerDefinition } from "../types.ts";
 import { fixtureDef, killLeftovers, serverDef, tempDir } from "./server-manager-helpers.ts";
 
@@ -52,7 +52,7 @@ afterEach(async () => {
  */
 function session(servers: ServerDefinition[], listed: Record<string, { tools: string[]; resources?: string[] }>): Session {
   const config = { servers, settings: {}, problems: [], userFile: join(dir.path, "mcp.json") };
-  const catalogs = new Map(
+  const inventories = new Map(
     Object.entries(listed).map(([name, { tools, resources = [] }]) => {
       const definition = servers.find((server) => server.name === name)!;
       const entry = createCacheEntry(
@@ -63,14 +63,14 @@ function session(servers: ServerDefinition[], listed: Record<string, { tools: st
       return [name, { definition, ...entry, origin: "cache" as const, listedAt: entry.cachedAt }];
     }),
   );
-  const view = buildToolView(config, { path: join(dir.path, "cache.json"), servers: new Map(), problems: [] }, catalogs);
+  const view = buildToolView(config, { path: join(dir.path, "cache.json"), servers: new Map(), problems: [] }, inventories);
   const recorded: Recorded[] = [];
   const manager = new McpServerManager({ agentDir: dir.path });
   managers.push(manager);
   const lifecycle = new McpLifecycleManager(manager, {
     onReconnect: (name) => {
       const connection = manager.getConnection(name)!;
-      updateServerCatalog(view, name, createCacheEntry(view.servers.get(name)!, connection.tools, connection.resources));
+      updateServerInventory(view, name, createCacheEntry(view.servers.get(name)!, connection.tools, connection.resources));
     },
   });
   lifecycle.registerServers(servers);

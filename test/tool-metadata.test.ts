@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { buildToolMetadata, type ServerCatalog } from "../tool-metadata.ts";
+import { buildToolMetadata, type ServerInventory } from "../tool-metadata.ts";
 import { BUILTIN_TOOL_NAMES, isValidToolName, TOOL_SEARCH_NAME } from "../types.ts";
 import type { McpResource, McpTool, ServerDefinition, ToolPrefixMode } from "../types.ts";
 
@@ -18,11 +18,11 @@ function definition(name: string, extra: Partial<ServerDefinition> = {}): Server
   return { name, command: "node", source: { kind: "user", path: "/home/u/.pi/agent/mcp.json" }, ...extra };
 }
 
-function catalog(name: string, tools: McpTool[], resources: McpResource[] = [], extra: Partial<ServerDefinition> = {}): ServerCatalog {
+function inventory(name: string, tools: McpTool[], resources: McpResource[] = [], extra: Partial<ServerDefinition> = {}): ServerInventory {
   return { definition: definition(name, extra), tools, resources };
 }
 
-const corpusCatalogs = corpus.map((entry) => catalog(entry.server, entry.tools, entry.resources ?? []));
+const corpusInventories = corpus.map((entry) => inventory(entry.server, entry.tools, entry.resources ?? []));
 const corpusToolCount = corpus.reduce((sum, entry) => sum + entry.tools.length, 0);
 const corpusResourceCount = corpus.reduce((sum, entry) => sum + (entry.resources?.length ?? 0), 0);
 
@@ -43,7 +43,7 @@ function refKeys(value: unknown): number {
 describe("buildToolMetadata over the real 1,052-tool corpus", () => {
   it.each<ToolPrefixMode>(["server", "short", "none"])("gives every tool a valid unique name and a provider-safe schema (%s)", (mode) => {
     expect(corpusToolCount).toBe(1052);
-    const index = buildToolMetadata(corpusCatalogs, { toolPrefix: mode });
+    const index = buildToolMetadata(corpusInventories, { toolPrefix: mode });
     expect(index.skipped).toEqual([]);
     expect(index.byName.size).toBe(corpusToolCount + corpusResourceCount);
     for (const metadata of index.byName.values()) {
@@ -61,7 +61,7 @@ describe("buildToolMetadata over the real 1,052-tool corpus", () => {
   });
 
   it("groups by server in the servers' own order and reports the cross-server collisions of toolPrefix none", () => {
-    const index = buildToolMetadata(corpusCatalogs, { toolPrefix: "none" });
+    const index = buildToolMetadata(corpusInventories, { toolPrefix: "none" });
     expect([...index.byServer.keys()]).toEqual(corpus.map((entry) => entry.server));
     const filesystem = index.byServer.get("filesystem") ?? [];
     expect(filesystem.map((m) => m.originalName)).toEqual(corpus.find((e) => e.server === "filesystem")?.tools.map((t) => t.name));
@@ -73,7 +73,7 @@ describe("buildToolMetadata over the real 1,052-tool corpus", () => {
   });
 
   it("keeps real recursive schemas (notion) usable: references inlined, recursion bounded", () => {
-    const index = buildToolMetadata(corpusCatalogs, { toolPrefix: "server" });
+    const index = buildToolMetadata(corpusInventories, { toolPrefix: "server" });
     const patch = index.byName.get("notion__API-patch-block-children");
     const children = (patch?.inputSchema.properties as Record<string, any>).children;
     expect(children.type).toBe("array");
@@ -81,17 +81,17 @@ describe("buildToolMetadata over the real 1,052-tool corpus", () => {
     expect(patch?.inputSchema.required).toEqual(["block_id", "children"]);
   });
 
-  it("is deterministic whatever the catalog order", () => {
-    const names = (catalogs: ServerCatalog[]) =>
-      [...buildToolMetadata(catalogs, { toolPrefix: "none" }).byName.values()].map((m) => `${m.serverName}/${m.originalName}=${m.name}`).sort();
-    expect(names([...corpusCatalogs].reverse())).toEqual(names(corpusCatalogs));
+  it("is deterministic whatever the inventory order", () => {
+    const names = (inventories: ServerInventory[]) =>
+      [...buildToolMetadata(inventories, { toolPrefix: "none" }).byName.values()].map((m) => `${m.serverName}/${m.originalName}=${m.name}`).sort();
+    expect(names([...corpusInventories].reverse())).toEqual(names(corpusInventories));
   });
 });
 
 describe("buildToolMetadata: tools", () => {
   it("prefixes names, keeps the original name, description and a safe schema", () => {
     const index = buildToolMetadata([
-      catalog("my-server", [
+      inventory("my-server", [
         { name: "echo", description: "Echoes", inputSchema: { type: "object", properties: { m: { type: "string" } } } },
         { name: "titled", title: "Only a title" },
       ]),
@@ -103,7 +103,7 @@ describe("buildToolMetadata: tools", () => {
   });
 
   it("never takes a builtin's or ToolSearch's name", () => {
-    const index = buildToolMetadata([catalog("fs", [{ name: "read" }, { name: "ToolSearch" }])], { toolPrefix: "none" });
+    const index = buildToolMetadata([inventory("fs", [{ name: "read" }, { name: "ToolSearch" }])], { toolPrefix: "none" });
     const names = [...index.byName.keys()];
     expect(names).not.toContain("read");
     expect(names).not.toContain("ToolSearch");
@@ -111,7 +111,7 @@ describe("buildToolMetadata: tools", () => {
   });
 
   it("skips nameless and duplicate tools and says so", () => {
-    const index = buildToolMetadata([catalog("s", [{ name: "a" }, { name: "a", description: "again" }, { nope: 1 } as unknown as McpTool])]);
+    const index = buildToolMetadata([inventory("s", [{ name: "a" }, { name: "a", description: "again" }, { nope: 1 } as unknown as McpTool])]);
     expect([...index.byName.keys()]).toEqual(["s__a"]);
     expect(index.skipped.map((s) => s.reason)).toEqual([
       "the server lists this tool name twice; the first is used",
@@ -119,8 +119,8 @@ describe("buildToolMetadata: tools", () => {
     ]);
   });
 
-  it("uses only the first catalog of a server given twice", () => {
-    const index = buildToolMetadata([catalog("s", [{ name: "a" }]), catalog("s", [{ name: "b" }])]);
+  it("uses only the first inventory of a server given twice", () => {
+    const index = buildToolMetadata([inventory("s", [{ name: "a" }]), inventory("s", [{ name: "b" }])]);
     expect([...index.byName.keys()]).toEqual(["s__a"]);
     expect(index.skipped).toHaveLength(1);
   });
@@ -130,8 +130,8 @@ describe("buildToolMetadata: excludeTools", () => {
   it("excludes by original name or by prefixed name, per server", () => {
     const tools = [{ name: "keep" }, { name: "drop-original" }, { name: "drop_prefixed" }];
     const index = buildToolMetadata([
-      catalog("srv", tools, [], { excludeTools: ["drop-original", "srv__drop_prefixed"] }),
-      catalog("other", tools),
+      inventory("srv", tools, [], { excludeTools: ["drop-original", "srv__drop_prefixed"] }),
+      inventory("other", tools),
     ]);
     expect(index.byServer.get("srv")?.map((m) => m.originalName)).toEqual(["keep"]);
     expect(index.byServer.get("other")).toHaveLength(3);
@@ -139,7 +139,7 @@ describe("buildToolMetadata: excludeTools", () => {
 
   it("lets an excluded tool take no name, so the kept one is not renamed", () => {
     const index = buildToolMetadata(
-      [catalog("a", [{ name: "search" }], [], { excludeTools: ["search"] }), catalog("b", [{ name: "search" }])],
+      [inventory("a", [{ name: "search" }], [], { excludeTools: ["search"] }), inventory("b", [{ name: "search" }])],
       { toolPrefix: "none" },
     );
     expect(index.byName.get("search")?.serverName).toBe("b");
@@ -147,10 +147,10 @@ describe("buildToolMetadata: excludeTools", () => {
   });
 
   it("excludes a tool by the hashed name it got after a conflict", () => {
-    const first = buildToolMetadata([catalog("a", [{ name: "search" }]), catalog("b", [{ name: "search" }])], { toolPrefix: "none" });
+    const first = buildToolMetadata([inventory("a", [{ name: "search" }]), inventory("b", [{ name: "search" }])], { toolPrefix: "none" });
     const hashed = first.conflicts[0].assigned;
     const index = buildToolMetadata(
-      [catalog("a", [{ name: "search" }]), catalog("b", [{ name: "search" }], [], { excludeTools: [hashed] })],
+      [inventory("a", [{ name: "search" }]), inventory("b", [{ name: "search" }], [], { excludeTools: [hashed] })],
       { toolPrefix: "none" },
     );
     expect([...index.byName.keys()]).toEqual(["search"]);
@@ -166,7 +166,7 @@ describe("buildToolMetadata: resources as tools", () => {
   ];
 
   it("exposes resources by default, as get_<name> tools with an empty schema", () => {
-    const index = buildToolMetadata([catalog("mem", [], resources)]);
+    const index = buildToolMetadata([inventory("mem", [], resources)]);
     expect(index.byServer.get("mem")).toEqual([
       {
         name: "mem__get_browser_console_logs",
@@ -188,13 +188,13 @@ describe("buildToolMetadata: resources as tools", () => {
   });
 
   it("does not expose resources when exposeResources is false", () => {
-    const index = buildToolMetadata([catalog("mem", [{ name: "t" }], resources, { exposeResources: false })]);
+    const index = buildToolMetadata([inventory("mem", [{ name: "t" }], resources, { exposeResources: false })]);
     expect(index.byServer.get("mem")?.map((m) => m.name)).toEqual(["mem__t"]);
   });
 
   it("keeps a resource apart from a tool or resource that wants the same name", () => {
     const index = buildToolMetadata([
-      catalog(
+      inventory(
         "s",
         [{ name: "get_config" }],
         [
@@ -213,7 +213,7 @@ describe("buildToolMetadata: resources as tools", () => {
 
   it("names a resource without letters from its URI, and excludes resources by name or tool name", () => {
     const index = buildToolMetadata([
-      catalog(
+      inventory(
         "s",
         [],
         [

@@ -1,5 +1,5 @@
 /**
- * ToolSearch and McpCall without Pi: a session view built by hand (buildToolView over listed catalogs) and a fake of
+ * ToolSearch and McpCall without Pi: a session view built by hand (buildToolView over listed inventories) and a fake of
  * Pi's active tool set. What a query loads, `select:` names, the answer's text on both kinds of host, close matches,
  * server instructions, waiting for startup, and McpCall's checks. In the real Pi: search-answer.e2e.test.ts,
  * adapter.e2e.test.ts.
@@ -8,7 +8,7 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it, vi } from "vitest";
 import type { SearchHit } from "../search-index.ts";
 import { mcpCallDefinition, type ToolSearchContext, toolSearchDefinition } from "../tool-search.ts";
-import { buildToolView, type ServerCatalogEntry } from "../tool-view.ts";
+import { buildToolView, type ServerInventoryEntry } from "../tool-view.ts";
 import type { McpTool, ServerDefinition } from "../types.ts";
 
 /** ToolSearch and McpCall do not read Pi's context (McpCall hands it to the runner as it is). */
@@ -64,7 +64,7 @@ function session(options: Options = {}): FakeSession {
   const names = [...Object.keys(listed), ...(options.unlisted ?? [])];
   const config = { servers: names.map(definition), settings: {}, problems: [], userFile: "/u/mcp.json" };
   const live = new Map(
-    Object.entries(listed).map(([name, { tools, instructions }]): [string, ServerCatalogEntry] => [
+    Object.entries(listed).map(([name, { tools, instructions }]): [string, ServerInventoryEntry] => [
       name,
       { definition: definition(name), tools, resources: [], prompts: [], instructions, origin: "live", listedAt: 0 },
     ]),
@@ -231,8 +231,8 @@ describe("ToolSearch: servers whose tools are not known yet", () => {
     const state = session({ unlisted: ["late"], startup: new Promise<void>((resolve) => (learn = resolve)) });
     const answer = search(state, "select:late__hello");
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const { servers, catalogs, tools, directToolNames } = session({ more: { late: { tools: [tool("hello", "Say hello")] } } });
-    Object.assign(state, { servers, catalogs, tools, directToolNames });
+    const { servers, inventories, tools, directToolNames } = session({ more: { late: { tools: [tool("hello", "Say hello")] } } });
+    Object.assign(state, { servers, inventories, tools, directToolNames });
     learn();
     expect((await answer).details.loaded).toEqual(["late__hello"]);
   });
