@@ -1,10 +1,11 @@
 /**
  * Ranks tools for a ToolSearch request: BM25F over each tool's name parts, server name, description, parameter
- * names and parameter descriptions, for the weighted terms search-query.ts reads out of the request, with a boost
- * for names the request spells out.
+ * names and parameter descriptions, and the intents its name and description name (search-intents.ts), for the
+ * weighted terms search-query.ts reads out of the request, with a boost for names the request spells out.
  */
 import { foldAccents } from "./search-text.ts";
 import { analyzeQuery } from "./search-query.ts";
+import { contentWords, intentTermsOf } from "./search-intents.ts";
 import { IntList, TermReader } from "./term-reader.ts";
 import type { ToolMetadata } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
@@ -23,11 +24,16 @@ export interface ToolSearchIndex {
   readonly size: number;
 }
 
-// Fields, in the order `fieldTexts` returns them. Weight: how much a word there says about the tool. Length
-// normalisation (BM25's b): 0 ignores the field's length, 1 fully divides by it.
-const FIELD_WEIGHTS = [3, 1.5, 1, 0.5, 0.3] as const;
-const FIELD_LENGTH_NORMS = [0.3, 0, 0.75, 0.75, 0.75] as const;
+/** An intent shared by a request and a tool: weaker than a shared word, but words miss most of what people mean. */
+const INTENT_FIELD_WEIGHT = 1;
+
+// Fields, in the order `fieldTexts` returns them, then the intents its name and description name (search-intents.ts).
+// Weight: how much a word there says about the tool. Length normalisation (BM25's b): 0 ignores the field's length,
+// 1 fully divides by it.
+const FIELD_WEIGHTS = [3, 1.5, 1, 0.5, 0.3, INTENT_FIELD_WEIGHT] as const;
+const FIELD_LENGTH_NORMS = [0.3, 0, 0.75, 0.75, 0.75, 0] as const;
 const NAME_FIELD = 0;
+const INTENT_FIELD = 5;
 const FIELD_COUNT = FIELD_WEIGHTS.length;
 
 const K1 = 1.5;
@@ -90,6 +96,13 @@ function readCatalog(tools: readonly ToolMetadata[], reader: TermReader): Catalo
       for (const text of texts) reader.appendTermIds(text, termIds);
       fieldStart[doc * FIELD_COUNT + field + 1] = termIds.length;
     });
+    // What the tool says it is for; its parameters describe inputs, not purposes.
+    const said = contentWords(`${tool.originalName} ${String(tool.description ?? "").slice(0, MAX_DESCRIPTION_CHARS)}`);
+    for (const [intent, count] of intentTermsOf(said)) {
+      const id = reader.termId(intent);
+      for (let n = 0; n < count; n++) termIds.push(id);
+    }
+    fieldStart[doc * FIELD_COUNT + INTENT_FIELD + 1] = termIds.length;
   });
   return { docCount: tools.length, termIds: termIds.toInt32Array(), fieldStart };
 }

@@ -1,9 +1,11 @@
 /**
  * Reads a ToolSearch request as weighted catalog terms: its own words (stemmed, stop words out), words it runs
- * together or splits differently from the catalog, the nearest catalog word for a typo, and synonyms.
+ * together or splits differently from the catalog, the nearest catalog word for a typo, synonyms, and the intents
+ * its words name (search-intents.ts).
  */
-import { splitWords, stem, termOf } from "./search-text.ts";
+import { isStopWord, splitWords, stem, termOf } from "./search-text.ts";
 import { phraseSynonymsAt, synonymsOf } from "./search-synonyms.ts";
+import { intentTermsOf, isIntentTerm } from "./search-intents.ts";
 import type { Vocabulary } from "./term-reader.ts";
 
 const MAX_QUERY_WORDS = 48;
@@ -15,6 +17,10 @@ const MAX_CORRECTIONS = 6;
 const MAX_WORD_LENGTH = 40;
 /** Weight of what a token's shape tells (a file name is about files) next to what its words say. */
 const CUE_WEIGHT = 0.5;
+/** Weight of an intent one word of the request names (search-intents.ts), next to the words themselves. */
+const INTENT_WEIGHT = 0.5;
+/** A request that names an intent twice is about it; more than that is a long request, not a surer one. */
+const MAX_INTENT_CUES = 2;
 
 /**
  * Tokens whose shape says what the request is about, whatever their value: `notes.txt` is about a file, `#general`
@@ -83,6 +89,7 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
     }
     for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
   });
+  for (const [intent, count] of intentTermsOf(words.filter((word) => !isStopWord(word)))) add(intent, INTENT_WEIGHT * Math.min(count, MAX_INTENT_CUES));
   return weights;
 }
 
@@ -98,7 +105,7 @@ function nearestKnownTerms(word: string, term: string, vocabulary: Vocabulary, f
   let best = -1;
   let bestDistance = term.length >= 8 ? 2 : 1;
   vocabulary.terms.forEach((known, id) => {
-    if (Math.abs(known.length - term.length) > bestDistance) return;
+    if (Math.abs(known.length - term.length) > bestDistance || isIntentTerm(known)) return;
     const distance = editDistance(term, known, bestDistance);
     if (distance > bestDistance) return;
     if (best < 0 || distance < bestDistance || frequency(id) > frequency(best)) {
