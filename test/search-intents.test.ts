@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { contentWords, intentTermsOf, isIntentTerm } from "../search-intents.ts";
 import { buildSearchIndex } from "../search-index.ts";
+import { analyzeQuery } from "../search-query.ts";
 import type { ToolMetadata } from "../types.ts";
 
 const intentsOf = (text: string) => Object.fromEntries(intentTermsOf(contentWords(text)));
@@ -28,6 +29,17 @@ describe("intents", () => {
   it("names intents with terms no word can spell", () => {
     for (const term of intentTermsOf(contentWords("weather news and flights")).keys()) expect(isIntentTerm(term)).toBe(true);
     expect(isIntentTerm("weather")).toBe(false);
+  });
+});
+
+describe("a request's intents", () => {
+  const terms = ["#weather", "forecast", "oslo"];
+  const vocabulary = { terms, idOf: (term: string) => (terms.includes(term) ? terms.indexOf(term) : undefined) };
+  const intentWeight = (request: string) => analyzeQuery(request, vocabulary, () => 1).get(0);
+
+  it("count for more when the catalog lacks the request's other words", () => {
+    expect(intentWeight("forecast for oslo")).toBeGreaterThan(0);
+    expect(intentWeight("forecast for bergen")).toBeGreaterThan(intentWeight("forecast for oslo")!);
   });
 });
 
