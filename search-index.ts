@@ -5,7 +5,8 @@
  */
 import { foldAccents } from "./search-text.ts";
 import { analyzeQuery } from "./search-query.ts";
-import { contentWords, intentTermsOf } from "./search-intents.ts";
+import { contentWords, intentTermsOf, isIntentTerm } from "./search-intents.ts";
+import { shareSlots } from "./search-slots.ts";
 import { IntList, TermReader } from "./term-reader.ts";
 import type { ToolMetadata } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
@@ -17,8 +18,9 @@ export interface SearchHit {
 
 export interface ToolSearchIndex {
   /**
-   * At most `limit` (default 5, at most 100) tools, best first; ties broken by tool name so that the same catalog
-   * always answers the same way. Never throws.
+   * At most `limit` (default 5, at most 100) tools, best first (a request naming several intents shares the first
+   * five among them: search-slots.ts); ties broken by tool name so that the same catalog always answers the same
+   * way. Never throws.
    */
   search(query: string, limit?: number): SearchHit[];
   readonly size: number;
@@ -48,6 +50,10 @@ const MAX_PARAMETERS = 200;
 const MAX_SCHEMA_DEPTH = 4;
 /** Score multiplier for a tool whose whole name the query covers (`r2 put object` for `r2_put_object`). */
 const NAME_COVERAGE_BOOST = 0.5;
+/** ToolSearch loads five tools: the slots a request naming several intents shares among them. */
+const SHARED_SLOTS = 5;
+/** The best-scoring tools that compete for those slots. */
+const SLOT_CANDIDATES = 20;
 const NOT_LETTER_OR_DIGIT = /[^\p{L}\p{N}]+/gu;
 
 export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchIndex {
@@ -73,7 +79,10 @@ export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchInde
       }
       boostNameCoverage(scores, names, termWeights);
       boostExactNames(scores, exactNames, text);
-      return topHits(tools, scores, count);
+      const docs = topDocs(tools, scores, Math.max(count, SLOT_CANDIDATES));
+      const intents = [...terms].filter(([term]) => isIntentTerm(vocabulary.terms[term]));
+      const ordered = intents.length < 2 ? docs : shareSlotsAmongIntents(docs, scores, postings, intents);
+      return ordered.slice(0, count).map((doc) => ({ tool: tools[doc], score: scores[doc] }));
     },
   };
 }
@@ -290,8 +299,34 @@ function maxOf(scores: Float64Array): number {
   return max;
 }
 
+/** A request naming several intents shares the first slots among them (search-slots.ts). */
+function shareSlotsAmongIntents(docs: number[], scores: Float64Array, postings: Postings, intents: [number, number][]): number[] {
+  const candidates = docs.map((doc) => ({
+    score: scores[doc],
+    serves: intents.map(([term]) => {
+      const tf = termFrequency(postings, term, doc);
+      return tf / (tf + 1);
+    }),
+  }));
+  const order = shareSlots(candidates, intents.map(([, weight]) => weight), SHARED_SLOTS);
+  return order.map((i) => docs[i]);
+}
+
+/** A term's BM25F frequency in a doc, 0 if absent: a binary search, as each term's docs are in ascending order. */
+function termFrequency({ start, docs, tfs }: Postings, term: number, doc: number): number {
+  let low = start[term];
+  let high = start[term + 1] - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    if (docs[middle] === doc) return tfs[middle];
+    if (docs[middle] < doc) low = middle + 1;
+    else high = middle - 1;
+  }
+  return 0;
+}
+
 /** The `limit` best docs by a bounded insertion: a catalog of 50k tools may give most of them some score. */
-function topHits(tools: readonly ToolMetadata[], scores: Float64Array, limit: number): SearchHit[] {
+function topDocs(tools: readonly ToolMetadata[], scores: Float64Array, limit: number): number[] {
   const ranksAbove = (a: number, b: number) =>
     scores[a] > scores[b] || (scores[a] === scores[b] && tools[a].name < tools[b].name);
   const top: number[] = [];
@@ -301,5 +336,5 @@ function topHits(tools: readonly ToolMetadata[], scores: Float64Array, limit: nu
     for (; at > 0 && ranksAbove(doc, top[at - 1]); at--) top[at] = top[at - 1];
     top[at] = doc;
   }
-  return top.map((doc) => ({ tool: tools[doc], score: scores[doc] }));
+  return top;
 }
