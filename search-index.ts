@@ -28,6 +28,8 @@ export interface ToolSearchIndex {
 
 /** An intent shared by a request and a tool: weaker than a shared word, but words miss most of what people mean. */
 const INTENT_FIELD_WEIGHT = 1;
+/** An intent a tool's name names counts as if its description named it twice: a name says surely what it is for. */
+const NAME_INTENT_REPEATS = 2;
 
 // Fields, in the order `fieldTexts` returns them, then the intents its name and description name (search-intents.ts).
 // Weight: how much a word there says about the tool. Length normalisation (BM25's b): 0 ignores the field's length,
@@ -106,14 +108,18 @@ function readCatalog(tools: readonly ToolMetadata[], reader: TermReader): Catalo
       fieldStart[doc * FIELD_COUNT + field + 1] = termIds.length;
     });
     // What the tool says it is for; its parameters describe inputs, not purposes.
-    const said = contentWords(`${tool.originalName} ${String(tool.description ?? "").slice(0, MAX_DESCRIPTION_CHARS)}`);
-    for (const [intent, count] of intentTermsOf(said)) {
-      const id = reader.termId(intent);
-      for (let n = 0; n < count; n++) termIds.push(id);
-    }
+    appendIntents(tool.originalName, NAME_INTENT_REPEATS, reader, termIds);
+    appendIntents(String(tool.description ?? "").slice(0, MAX_DESCRIPTION_CHARS), 1, reader, termIds);
     fieldStart[doc * FIELD_COUNT + INTENT_FIELD + 1] = termIds.length;
   });
   return { docCount: tools.length, termIds: termIds.toInt32Array(), fieldStart };
+}
+
+function appendIntents(text: string, repeats: number, reader: TermReader, termIds: IntList): void {
+  for (const [intent, count] of intentTermsOf(contentWords(text))) {
+    const id = reader.termId(intent);
+    for (let n = 0; n < count * repeats; n++) termIds.push(id);
+  }
 }
 
 /** The texts of each field of a tool, in FIELD_WEIGHTS order. */

@@ -61,6 +61,11 @@ describe("search by intent", () => {
     expect(top("petrol price of ethereum")[0]).toBe("PetrolWatch");
   });
 
+  it("takes a tool's name as surer evidence of its intent than its description", () => {
+    const named = buildSearchIndex([tool("SkyCast", "Weather information."), tool("WeatherDesk", "Information.")]);
+    expect(named.search("will it snow in Oslo", 2).map((hit) => hit.tool.originalName)).toEqual(["WeatherDesk", "SkyCast"]);
+  });
+
   it("never corrects a misspelt word to an intent", () => {
     // "weathr" is one letter from the weather intent's term, but only words are corrections.
     expect(top("marketz")).toEqual([]);
