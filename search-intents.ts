@@ -6,7 +6,7 @@
  * index matches them through one pseudo-term per intent (see search-index.ts).
  *
  * The cue words are general vocabulary of each kind of task, written for the task, not for any one catalog or
- * request set. A word may cue several intents ("price": shopping and markets).
+ * request set; a word that means different things in different catalogs ("property", "home", "match") is left out.
  */
 import { isStopWord, splitWords } from "./search-text.ts";
 
@@ -16,7 +16,7 @@ import { isStopWord, splitWords } from "./search-text.ts";
  */
 const INTENT_CUES: Readonly<Record<string, readonly string[]>> = {
   "web search": [
-    "web search", "search engine", "search engines", "search the web", "google search", "internet", "browse the web",
+    "web search", "search engine", "search the web", "google search", "internet", "browse the web",
     "crawler",
   ],
   "web page": ["url", "link", "webpage", "web page", "website", "scrape", "scraper", "crawl", "html", "domain"],
