@@ -1,10 +1,12 @@
 /**
  * Ranks tools for a ToolSearch request: BM25F over each tool's name parts, server name, description, parameter
- * names and parameter descriptions, for the weighted terms search-query.ts reads out of the request, with a boost
- * for names the request spells out.
+ * names and parameter descriptions, and the intents its name and description name (search-intents.ts), for the
+ * weighted terms search-query.ts reads out of the request, with a boost for names the request spells out.
  */
 import { foldAccents } from "./search-text.ts";
 import { analyzeQuery } from "./search-query.ts";
+import { contentWords, intentTermsOf, isIntentTerm } from "./search-intents.ts";
+import { shareSlots } from "./search-slots.ts";
 import { IntList, TermReader } from "./term-reader.ts";
 import type { ToolMetadata } from "./types.ts";
 import { isJsonObject } from "./guards.ts";
@@ -16,18 +18,26 @@ export interface SearchHit {
 
 export interface ToolSearchIndex {
   /**
-   * At most `limit` (default 5, at most 100) tools, best first; ties broken by tool name so that the same catalog
-   * always answers the same way. Never throws.
+   * At most `limit` (default 5, at most 100) tools, best first (a request naming several intents shares the first
+   * five among them: search-slots.ts); ties broken by tool name so that the same catalog always answers the same
+   * way. Never throws.
    */
   search(query: string, limit?: number): SearchHit[];
   readonly size: number;
 }
 
-// Fields, in the order `fieldTexts` returns them. Weight: how much a word there says about the tool. Length
-// normalisation (BM25's b): 0 ignores the field's length, 1 fully divides by it.
-const FIELD_WEIGHTS = [3, 1.5, 1, 0.5, 0.3] as const;
-const FIELD_LENGTH_NORMS = [0.3, 0, 0.75, 0.75, 0.75] as const;
+/** An intent shared by a request and a tool: weaker than a shared word, but words miss most of what people mean. */
+const INTENT_FIELD_WEIGHT = 1;
+/** An intent a tool's name names counts as if its description named it twice: a name says surely what it is for. */
+const NAME_INTENT_REPEATS = 2;
+
+// Fields, in the order `fieldTexts` returns them, then the intents its name and description name (search-intents.ts).
+// Weight: how much a word there says about the tool. Length normalisation (BM25's b): 0 ignores the field's length,
+// 1 fully divides by it.
+const FIELD_WEIGHTS = [3, 1.5, 1, 0.5, 0.3, INTENT_FIELD_WEIGHT] as const;
+const FIELD_LENGTH_NORMS = [0.3, 0, 0.75, 0.75, 0.75, 0] as const;
 const NAME_FIELD = 0;
+const INTENT_FIELD = 5;
 const FIELD_COUNT = FIELD_WEIGHTS.length;
 
 const K1 = 1.5;
@@ -42,6 +52,10 @@ const MAX_PARAMETERS = 200;
 const MAX_SCHEMA_DEPTH = 4;
 /** Score multiplier for a tool whose whole name the query covers (`r2 put object` for `r2_put_object`). */
 const NAME_COVERAGE_BOOST = 0.5;
+/** ToolSearch loads five tools: the slots a request naming several intents shares among them. */
+const SHARED_SLOTS = 5;
+/** The best-scoring tools that compete for those slots. */
+const SLOT_CANDIDATES = 20;
 const NOT_LETTER_OR_DIGIT = /[^\p{L}\p{N}]+/gu;
 
 export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchIndex {
@@ -67,7 +81,10 @@ export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchInde
       }
       boostNameCoverage(scores, names, termWeights);
       boostExactNames(scores, exactNames, text);
-      return topHits(tools, scores, count);
+      const docs = topDocs(tools, scores, Math.max(count, SLOT_CANDIDATES));
+      const intents = [...terms].filter(([term]) => isIntentTerm(vocabulary.terms[term]));
+      const ordered = intents.length < 2 ? docs : shareSlotsAmongIntents(docs, scores, postings, intents);
+      return ordered.slice(0, count).map((doc) => ({ tool: tools[doc], score: scores[doc] }));
     },
   };
 }
@@ -90,8 +107,19 @@ function readCatalog(tools: readonly ToolMetadata[], reader: TermReader): Catalo
       for (const text of texts) reader.appendTermIds(text, termIds);
       fieldStart[doc * FIELD_COUNT + field + 1] = termIds.length;
     });
+    // What the tool says it is for; its parameters describe inputs, not purposes.
+    appendIntents(tool.originalName, NAME_INTENT_REPEATS, reader, termIds);
+    appendIntents(String(tool.description ?? "").slice(0, MAX_DESCRIPTION_CHARS), 1, reader, termIds);
+    fieldStart[doc * FIELD_COUNT + INTENT_FIELD + 1] = termIds.length;
   });
   return { docCount: tools.length, termIds: termIds.toInt32Array(), fieldStart };
+}
+
+function appendIntents(text: string, repeats: number, reader: TermReader, termIds: IntList): void {
+  for (const [intent, count] of intentTermsOf(contentWords(text))) {
+    const id = reader.termId(intent);
+    for (let n = 0; n < count * repeats; n++) termIds.push(id);
+  }
 }
 
 /** The texts of each field of a tool, in FIELD_WEIGHTS order. */
@@ -277,8 +305,34 @@ function maxOf(scores: Float64Array): number {
   return max;
 }
 
+/** A request naming several intents shares the first slots among them (search-slots.ts). */
+function shareSlotsAmongIntents(docs: number[], scores: Float64Array, postings: Postings, intents: [number, number][]): number[] {
+  const candidates = docs.map((doc) => ({
+    score: scores[doc],
+    serves: intents.map(([term]) => {
+      const tf = termFrequency(postings, term, doc);
+      return tf / (tf + 1);
+    }),
+  }));
+  const order = shareSlots(candidates, intents.map(([, weight]) => weight), SHARED_SLOTS);
+  return order.map((i) => docs[i]);
+}
+
+/** A term's BM25F frequency in a doc, 0 if absent: a binary search, as each term's docs are in ascending order. */
+function termFrequency({ start, docs, tfs }: Postings, term: number, doc: number): number {
+  let low = start[term];
+  let high = start[term + 1] - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    if (docs[middle] === doc) return tfs[middle];
+    if (docs[middle] < doc) low = middle + 1;
+    else high = middle - 1;
+  }
+  return 0;
+}
+
 /** The `limit` best docs by a bounded insertion: a catalog of 50k tools may give most of them some score. */
-function topHits(tools: readonly ToolMetadata[], scores: Float64Array, limit: number): SearchHit[] {
+function topDocs(tools: readonly ToolMetadata[], scores: Float64Array, limit: number): number[] {
   const ranksAbove = (a: number, b: number) =>
     scores[a] > scores[b] || (scores[a] === scores[b] && tools[a].name < tools[b].name);
   const top: number[] = [];
@@ -288,5 +342,5 @@ function topHits(tools: readonly ToolMetadata[], scores: Float64Array, limit: nu
     for (; at > 0 && ranksAbove(doc, top[at - 1]); at--) top[at] = top[at - 1];
     top[at] = doc;
   }
-  return top.map((doc) => ({ tool: tools[doc], score: scores[doc] }));
+  return top;
 }

@@ -1,9 +1,11 @@
 /**
  * Reads a ToolSearch request as weighted catalog terms: its own words (stemmed, stop words out), words it runs
- * together or splits differently from the catalog, the nearest catalog word for a typo, and synonyms.
+ * together or splits differently from the catalog, the nearest catalog word for a typo, synonyms, and the intents
+ * its words name (search-intents.ts).
  */
-import { splitWords, stem, termOf } from "./search-text.ts";
+import { isStopWord, splitWords, stem, termOf } from "./search-text.ts";
 import { phraseSynonymsAt, synonymsOf } from "./search-synonyms.ts";
+import { intentTermsOf, isIntentTerm } from "./search-intents.ts";
 import type { Vocabulary } from "./term-reader.ts";
 
 const MAX_QUERY_WORDS = 48;
@@ -15,6 +17,14 @@ const MAX_CORRECTIONS = 6;
 const MAX_WORD_LENGTH = 40;
 /** Weight of what a token's shape tells (a file name is about files) next to what its words say. */
 const CUE_WEIGHT = 0.5;
+/**
+ * Weight of an intent one word of the request names (search-intents.ts), next to the words themselves, when the
+ * catalog knows all the request's words; up to UNKNOWN_WORDS_INTENT_WEIGHT more as the share it does not know grows.
+ */
+const INTENT_WEIGHT = 0.25;
+const UNKNOWN_WORDS_INTENT_WEIGHT = 1;
+/** A request that names an intent twice is about it; more than that is a long request, not a surer one. */
+const MAX_INTENT_CUES = 2;
 
 /**
  * Tokens whose shape says what the request is about, whatever their value: `notes.txt` is about a file, `#general`
@@ -83,7 +93,18 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
     }
     for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
   });
+  addIntents(words.filter((word) => !isStopWord(word)), vocabulary, add);
   return weights;
+}
+
+/**
+ * The intents the request's words name. They count for more when the catalog lacks many of its words: there the
+ * words alone find little, and the intent is most of what is known of the request.
+ */
+function addIntents(words: readonly string[], vocabulary: Vocabulary, add: (term: string, weight: number) => void): void {
+  const unknown = words.filter((word) => vocabulary.idOf(termOf(word)!) === undefined).length;
+  const weight = INTENT_WEIGHT + (UNKNOWN_WORDS_INTENT_WEIGHT * unknown) / Math.max(words.length, 1);
+  for (const [intent, count] of intentTermsOf(words)) add(intent, weight * Math.min(count, MAX_INTENT_CUES));
 }
 
 /** For a word the catalog does not contain: the two catalog words it is made of, else the closest spelling. */
@@ -98,7 +119,7 @@ function nearestKnownTerms(word: string, term: string, vocabulary: Vocabulary, f
   let best = -1;
   let bestDistance = term.length >= 8 ? 2 : 1;
   vocabulary.terms.forEach((known, id) => {
-    if (Math.abs(known.length - term.length) > bestDistance) return;
+    if (Math.abs(known.length - term.length) > bestDistance || isIntentTerm(known)) return;
     const distance = editDistance(term, known, bestDistance);
     if (distance > bestDistance) return;
     if (best < 0 || distance < bestDistance || frequency(id) > frequency(best)) {

@@ -110,9 +110,13 @@ export function stem(word: string): string {
   return stemmed;
 }
 
+export function isStopWord(word: string): boolean {
+  return STOP_WORDS.has(word);
+}
+
 /** A lower-case word's index term; none for a stop word. */
 export function termOf(word: string): string | undefined {
-  return STOP_WORDS.has(word) ? undefined : stem(word);
+  return isStopWord(word) ? undefined : stem(word);
 }
 
 /** Index terms of a text: split, stop words out, stemmed. Repeats kept (term frequency counts). */

@@ -63,6 +63,17 @@ export class TermReader {
     });
   }
 
+  /** The id of a term that is not read out of text (search-intents.ts's pseudo-terms), added on first use. */
+  termId(term: string): number {
+    let id = this.termIds.get(term);
+    if (id === undefined) {
+      id = this.terms.length;
+      this.terms.push(term);
+      this.termIds.set(term, id);
+    }
+    return id;
+  }
+
   /** What queries need once the catalog is read; the trie is left behind. */
   vocabulary(): Vocabulary {
     const { terms, termIds } = this;
@@ -103,14 +114,7 @@ export class TermReader {
 
   private termIdOfWord(word: string): number {
     const term = termOf(word);
-    if (term === undefined) return NOT_A_TERM;
-    let id = this.termIds.get(term);
-    if (id === undefined) {
-      id = this.terms.length;
-      this.terms.push(term);
-      this.termIds.set(term, id);
-    }
-    return id;
+    return term === undefined ? NOT_A_TERM : this.termId(term);
   }
 
   private newNode(): number {
