@@ -1,20 +1,10 @@
 import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { abortable, abortAfter, waitAtMost, whenAborted, withOwnSignal } from "../abort.ts";
+import { deferred } from "./helpers/deferred.ts";
 
 function listeners(signal: AbortSignal): number {
   return getEventListeners(signal, "abort").length;
-}
-
-/** A promise settled from outside. */
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
 }
 
 afterEach(() => {

@@ -1,16 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { forEachAtMost, KeyedQueue, SharedByKey } from "../async-work.ts";
-
-/** A promise settled from outside, to hold work at a known point. */
-function deferred<T = void>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+import { deferred } from "./helpers/deferred.ts";
 
 describe("SharedByKey", () => {
   it("runs the work once for concurrent calls with one key, apart for other keys, and anew once settled", async () => {
