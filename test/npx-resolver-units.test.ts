@@ -3,10 +3,9 @@
  * install-directory hash, bin normalisation and choice, shebangs, env config lookup, the resolver's cache file, and
  * the reasons each step gives for leaving a command to npx (what `/mcp status` shows). The end-to-end behaviour against a real npm cache is in npx-resolver.test.ts.
  */
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { npmEnvConfig, npxInstallDir } from "../npm-locations.ts";
 import { normalizeBins, parseShebang, selectBinName, spawnFormFor } from "../npx-bins.ts";
 import { inspectInstall, readRequestedPackages, type RequestedPackage } from "../npx-install-inspect.ts";
@@ -15,6 +14,7 @@ import { installWithNpm } from "../npx-npm-install.ts";
 import { describeNpxResolution, isNpxFallback, npxFallback } from "../npx-resolution.ts";
 import { npxCacheFile, readCachedResolution, storeResolution } from "../npx-resolver-cache.ts";
 import { findShadowingInstall } from "../npx-shadowing.ts";
+import { withTempDir } from "./helpers/temp-dir.ts";
 
 function invocation(command: string, ...args: string[]): NpxInvocation {
   const parsed = parseNpxInvocation(command, args);
@@ -129,12 +129,7 @@ describe("bins as npm reads them", () => {
 
 describe("starting a bin without a shell", () => {
   let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), "npx-bins-"));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  withTempDir("npx-bins-", (path) => (dir = path));
 
   it("reads node shebangs with their flags", () => {
     expect(parseShebang("#!/usr/bin/env node\nx")).toEqual({ isNode: true, flags: [] });
@@ -176,12 +171,7 @@ describe("npm config from the environment", () => {
 
 describe("the resolver's cache file", () => {
   let agentDir: string;
-  beforeEach(async () => {
-    agentDir = await mkdtemp(join(tmpdir(), "npx-cache-file-"));
-  });
-  afterEach(async () => {
-    await rm(agentDir, { recursive: true, force: true });
-  });
+  withTempDir("npx-cache-file-", (path) => (agentDir = path));
   const entry = (validUntil: number) => ({ command: "node", args: ["/b.js"], binPath: "/b.js", validUntil });
 
   it("stores entries privately and forgets them when they expire", async () => {
@@ -213,12 +203,7 @@ describe("the resolver's cache file", () => {
 
 describe("why a command is left to npx", () => {
   let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), "npx-reasons-"));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  withTempDir("npx-reasons-", (path) => (dir = path));
 
   /** A package installed in `<dir>/install/node_modules/<name>`, with its `.bin` links, as npm leaves it. */
   async function install(name: string, version: string, bins: Record<string, string>): Promise<string> {
