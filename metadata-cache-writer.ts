@@ -3,7 +3,8 @@
  * write taking the cross-process lock: a session's own writes contended with each other and were skipped, so most of
  * what one session learned was lost. Here entries wait in one batch while a write is in flight (the last listing per
  * server wins), the lock is taken by one write at a time (so it is only ever contended by other processes), and a
- * skipped write keeps its entries for the next attempt instead of dropping them.
+ * skipped write keeps its entries for the next attempt instead of dropping them. A write given up on is reported once
+ * until a write succeeds again: a broken cache file should not warn again at every listing of the session.
  */
 
 import type { CachedServerEntry, WriteResult } from "./metadata-cache.ts";
@@ -17,6 +18,7 @@ export type CacheWriteReporter = (result: WriteResult) => void;
 export class MetadataCacheWriter {
   private readonly pending = new Map<string, CachedServerEntry>();
   private running: Promise<void> | undefined;
+  private failureReported = false;
 
   private readonly agentDir: string;
   private readonly report: CacheWriteReporter;
@@ -64,6 +66,7 @@ export class MetadataCacheWriter {
       const result = await writeServerEntries(this.agentDir, batch);
       if (result.written) {
         failures = 0;
+        this.failureReported = false;
         continue;
       }
       failures += 1;
@@ -71,7 +74,8 @@ export class MetadataCacheWriter {
       for (const [name, entry] of batch) if (!this.pending.has(name)) this.pending.set(name, entry);
       if (failures >= MAX_ATTEMPTS) {
         this.pending.clear();
-        this.report(result);
+        if (!this.failureReported) this.report(result);
+        this.failureReported = true;
         return;
       }
     }

@@ -1,5 +1,5 @@
 // The in-process cache writer: a session's listings are batched into few writes, none lost, the last per server wins.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
@@ -43,6 +43,29 @@ it("keeps entries of a write that could not be done and reports only after the r
   await writer.flush();
   expect(reports).toHaveLength(1);
   expect(reports[0]?.written).toBe(false);
+});
+
+it("reports a write it gives up on once, until a write succeeds again", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "mcp-cache-writer-"));
+  agentDir = dir;
+  const reports: WriteResult[] = [];
+  const writer = new MetadataCacheWriter(dir, (result) => reports.push(result));
+  // A directory in the cache file's place: every write fails (EISDIR), even for root.
+  mkdirSync(getCachePath(dir));
+  writer.queue("a", entry("x"));
+  await writer.flush();
+  writer.queue("b", entry("y"));
+  await writer.flush();
+  expect(reports.map((report) => report.written)).toEqual([false]);
+
+  rmdirSync(getCachePath(dir));
+  writer.queue("c", entry("z"));
+  await writer.flush();
+  rmSync(getCachePath(dir));
+  mkdirSync(getCachePath(dir));
+  writer.queue("d", entry("w"));
+  await writer.flush();
+  expect(reports.map((report) => report.written)).toEqual([false, false]);
 });
 
 it("a bounded flush returns while another process holds the lock, and the entry is written once it is released", async () => {
