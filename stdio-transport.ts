@@ -32,16 +32,18 @@ export interface StdioServerParameters {
   maxBufferSize: number;
 }
 
-/** Process groups started and not yet ended: killed if Pi's process exits first. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
+/**
+ * Process groups started and not yet ended: killed if Pi's process exits first. Pi loads a fresh copy of the extension
+ * at every /reload (and the tests load one per session), so the set and its one exit hook belong to the process, not
+ * to this copy of the module: a hook per copy would pile up, one more at each reload.
+ */
+const LIVE_GROUPS = Symbol.for("pi-mcp-adapter.live-process-groups");
+const liveGroups: Set<number> = ((globalThis as { [LIVE_GROUPS]?: Set<number> })[LIVE_GROUPS] ??= createLiveGroups());
 
-function trackGroup(groupId: number): void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on("exit", () => liveGroups.forEach(killProcessGroupNow));
-  }
-  liveGroups.add(groupId);
+function createLiveGroups(): Set<number> {
+  const groups = new Set<number>();
+  process.on("exit", () => groups.forEach(killProcessGroupNow));
+  return groups;
 }
 
 export class GroupedStdioTransport implements Transport {
@@ -90,7 +92,7 @@ export class GroupedStdioTransport implements Transport {
         this.onerror?.(error);
       });
       child.on("spawn", () => {
-        if (!IS_WINDOWS && child.pid !== undefined) trackGroup(child.pid);
+        if (!IS_WINDOWS && child.pid !== undefined) liveGroups.add(child.pid);
         resolve();
       });
       child.on("exit", (code, signal) => this.serverExited(code, signal));
