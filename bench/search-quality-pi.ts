@@ -31,7 +31,7 @@ const sets: [string, EvalRequest[]][] = [
   [`MetaTool multi ${part}`, loadMetaToolSet("multi", part)],
 ];
 
-/** The tools a ToolSearch answer lists (`- <pi name>: <description>`), in its order. */
+/** The tools a ToolSearch answer lists (`- <pi name>: <description>`), in its order: the loaded ones, then close matches. */
 function listedTools(answer: string): ToolMetadata[] {
   return answer.split("\n").flatMap((line) => {
     const tool = line.startsWith("- ") ? byPiName.get(line.slice(2, line.indexOf(":"))) : undefined;
@@ -91,7 +91,7 @@ const results: Scores[][] = rankers.map(([name, rank]) =>
   }),
 );
 const differing = sets.flatMap(([, requests]) =>
-  requests.filter((request) => piRankings.get(request.query)?.map(evalKey).join() !== rankers[1][1](request.query, TOOLS_PER_SEARCH).map(evalKey).join()),
+  requests.filter((request) => rankers[0][1](request.query, TOOLS_PER_SEARCH).slice(0, TOOLS_PER_SEARCH).map(evalKey).join() !== rankers[1][1](request.query, TOOLS_PER_SEARCH).map(evalKey).join()),
 );
 console.log(`\nRequests whose Pi answer differs from the in-process top 5: ${differing.length}.`);
 if (part === "heldout") {
