@@ -1,7 +1,7 @@
 /**
  * Reads a ToolSearch request as weighted catalog terms: its own words (stemmed, stop words out), words it runs
- * together or splits differently from the catalog, the nearest catalog word for a typo, synonyms, and the intents
- * its words name (search-intents.ts).
+ * together or splits differently from the catalog, other words of their families (`creation` / `create`), the
+ * nearest catalog word for a typo, synonyms, and the intents its words name (search-intents.ts).
  */
 import { isStopWord, splitWords, stem, termOf } from "./search-text.ts";
 import { phraseSynonymsAt, synonymsOf } from "./search-synonyms.ts";
@@ -11,6 +11,8 @@ import type { Vocabulary } from "./term-reader.ts";
 const MAX_QUERY_WORDS = 48;
 /** How much a query word counts when it reaches a tool only through a typo's correction. */
 const TYPO_WEIGHT = 0.6;
+/** How much a query word counts when it reaches a tool through another word of its family (`creation` / `create`). */
+const RELATIVE_WEIGHT = 0.5;
 /** Each correction scans the vocabulary: a request of made-up words must not cost more than a few. */
 const MAX_CORRECTIONS = 6;
 /** No catalog word is longer (see term-reader.ts); longer query words are not looked into. */
@@ -59,8 +61,8 @@ export type TermFrequency = (term: number) => number;
 
 /**
  * The query's term ids with their weights: its own words, words it runs together or splits differently from the
- * catalog (`who am i` / `whoami`, `flowchart` / `flow chart`), the nearest catalog word for a typo, and synonyms.
- * Only terms the catalog contains are kept.
+ * catalog (`who am i` / `whoami`, `flowchart` / `flow chart`), other words of their families, the nearest catalog
+ * word for a typo, and synonyms. Only terms the catalog contains are kept.
  */
 export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: TermFrequency): Map<number, number> {
   const weights = new Map<number, number>();
@@ -87,8 +89,10 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
     const term = termOf(word);
     if (term === undefined || word.length > MAX_WORD_LENGTH || NUMBER.test(word)) return;
     if (ASKING.has(word) && WHETHER.has(words[i + 1])) return;
+    const relatives = vocabulary.relativesOf(term);
+    for (const relative of relatives) add(relative, RELATIVE_WEIGHT);
     if (vocabulary.idOf(term) !== undefined) add(term, 1);
-    else if (corrections++ < MAX_CORRECTIONS) {
+    else if (relatives.length === 0 && corrections++ < MAX_CORRECTIONS) {
       for (const [known, weight] of nearestKnownTerms(word, term, vocabulary, frequency)) add(known, weight);
     }
     for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);

@@ -110,6 +110,20 @@ export function stem(word: string): string {
   return stemmed;
 }
 
+/**
+ * What Porter's stems leave apart in a word family: `creation` / `create`, `modify` / `modification`,
+ * `describe` / `description`, `summary` / `summarize`, `deploy` / `deployment`. The key of a stem with its last
+ * derivational ending taken off; none for short stems, whose endings are more often part of the word.
+ */
+const DERIVATIONAL_ENDING = /(?:ion|i|y)$/;
+const MIN_FAMILY_KEY_LENGTH = 5;
+
+export function familyKey(term: string): string | undefined {
+  if (!/^[a-z]+$/.test(term)) return undefined;
+  const key = term.replace(/script$/, "scrib").replace(/ison$/, "").replace(DERIVATIONAL_ENDING, "");
+  return key.length >= MIN_FAMILY_KEY_LENGTH ? key : undefined;
+}
+
 export function isStopWord(word: string): boolean {
   return STOP_WORDS.has(word);
 }

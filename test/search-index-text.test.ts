@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { splitWords, termOf } from "../search-text.ts";
+import { familyKey, splitWords, termOf } from "../search-text.ts";
 import { synonymsOf } from "../search-synonyms.ts";
 
 describe("splitWords", () => {
@@ -30,6 +30,14 @@ describe("terms", () => {
     expect(termOf("please")).toBeUndefined();
     expect(termOf("the")).toBeUndefined();
     expect(termOf("r2")).toBe("r2");
+  });
+
+  it("keys word families that stems leave apart, not short stems", () => {
+    for (const [a, b] of [["creation", "create"], ["modification", "modify"], ["description", "describe"], ["summary", "summarize"], ["deployment", "deploy"]]) {
+      expect(familyKey(termOf(a)!)).toBe(familyKey(termOf(b)!));
+    }
+    expect(familyKey(termOf("option")!)).toBeUndefined();
+    expect(familyKey(termOf("public")!)).not.toBe(familyKey(termOf("publish")!));
   });
 
   it("knows abbreviations at nearly full weight and related words at half weight", () => {

@@ -190,6 +190,15 @@ describe("search over small catalogs", () => {
     expect(index.search("東京")[0].tool.originalName).toBe("unicode_名前");
   });
 
+  it("reaches the other words of a word's family, not only the word itself (creation / create)", () => {
+    const index = buildSearchIndex([
+      tool("graph", "create_entities", "Create entities in the graph"),
+      tool("graph", "entity_history", "When each entity's creation happened"),
+      tool("graph", "read_graph", "Read the whole graph"),
+    ]);
+    expect(index.search("creation").map((hit) => hit.tool.originalName).sort()).toEqual(["create_entities", "entity_history"]);
+  });
+
   it("indexes a resource tool's URI", () => {
     const index = buildSearchIndex([
       { ...tool("docs", "readme", "Read a resource"), resourceUri: "file:///project/handbook.md" },
