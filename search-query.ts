@@ -49,9 +49,20 @@ const TOKEN_CUES: readonly { pattern: RegExp; terms: string[]; weight: number; k
     keep: true,
   },
 ];
-/** `check whether`, `see if`: asking to find something out, not to check or see anything in particular. */
-const ASKING = new Set(["check", "see", "ask", "wonder"]);
+/**
+ * `check whether`, `see if`, `find out`: asking to learn something, not to check, see or find anything in particular
+ * (a tool that finds places or files is not what "find out who won" asks for).
+ */
 const WHETHER = new Set(["whether", "if"]);
+const OUT = new Set(["out"]);
+const ASKING: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ["check", WHETHER],
+  ["see", WHETHER],
+  ["ask", WHETHER],
+  ["wonder", WHETHER],
+  ["find", OUT],
+  ["figure", OUT],
+]);
 const NUMBER = /^\d+$/;
 /** `to-do`, `pop-up`, `re-run`: written apart, meant as one word. */
 const HYPHENATED = /\b[a-z]+(?:-[a-z]+)+\b/gi;
@@ -88,7 +99,7 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
     for (const [synonym, weight] of phraseSynonymsAt(words, i)) add(synonym, weight);
     const term = termOf(word);
     if (term === undefined || word.length > MAX_WORD_LENGTH || NUMBER.test(word)) return;
-    if (ASKING.has(word) && WHETHER.has(words[i + 1])) return;
+    if (ASKING.get(word)?.has(words[i + 1])) return;
     const relatives = vocabulary.relativesOf(term);
     for (const relative of relatives) add(relative, RELATIVE_WEIGHT);
     if (vocabulary.idOf(term) !== undefined) add(term, 1);

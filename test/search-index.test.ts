@@ -199,6 +199,14 @@ describe("search over small catalogs", () => {
     expect(index.search("creation").map((hit) => hit.tool.originalName).sort()).toEqual(["create_entities", "entity_history"]);
   });
 
+  it("reads `find out` as asking to learn something, not as finding a thing", () => {
+    const index = buildSearchIndex([
+      tool("maps", "find_places", "Find places near a location"),
+      tool("web", "web_search", "Search the web for information on any topic"),
+    ]);
+    expect(index.search("find out who won the cup final")[0].tool.originalName).toBe("web_search");
+  });
+
   it("indexes a resource tool's URI", () => {
     const index = buildSearchIndex([
       { ...tool("docs", "readme", "Read a resource"), resourceUri: "file:///project/handbook.md" },
