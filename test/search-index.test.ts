@@ -207,6 +207,14 @@ describe("search over small catalogs", () => {
     expect(index.search("find out who won the cup final").map((hit) => hit.tool.originalName)).toEqual(["web_search"]);
   });
 
+  it("reads typing into a box as filling an input field", () => {
+    const index = buildSearchIndex([
+      tool("browser", "fill", "Fill out an input field"),
+      tool("db", "set_type", "Change a column's data type"),
+    ]);
+    expect(index.search("type into the text box")[0].tool.originalName).toBe("fill");
+  });
+
   it("indexes a resource tool's URI", () => {
     const index = buildSearchIndex([
       { ...tool("docs", "readme", "Read a resource"), resourceUri: "file:///project/handbook.md" },
