@@ -215,6 +215,17 @@ describe("search over small catalogs", () => {
     expect(index.search("type into the text box")[0].tool.originalName).toBe("fill");
   });
 
+  it("reads what people say for what developer tools name otherwise (history, details)", () => {
+    const index = buildSearchIndex([
+      tool("git", "log", "Shows the commit logs"),
+      tool("git", "git_show", "Shows the contents of a commit"),
+      tool("fs", "get_file_info", "Size and permissions of a file"),
+      tool("fs", "read_file", "Contents of a file"),
+    ]);
+    expect(index.search("commit history")[0].tool.originalName).toBe("log");
+    expect(index.search("file details")[0].tool.originalName).toBe("get_file_info");
+  });
+
   it("indexes a resource tool's URI", () => {
     const index = buildSearchIndex([
       { ...tool("docs", "readme", "Read a resource"), resourceUri: "file:///project/handbook.md" },
