@@ -63,6 +63,14 @@ const ASKING: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ["find", OUT],
   ["figure", OUT],
 ]);
+/**
+ * `which tickets…`, `what tables…`: a question about things in the plural asks for a list of them, whatever the
+ * tool that lists them calls its nouns.
+ */
+const WHICH = new Set(["which", "what"]);
+const PLURAL = /[^su]s$/;
+const NOT_PLURALS = new Set(["is", "was", "has", "does", "goes", "this", "its", "his"]);
+const LIST_QUESTION_WEIGHT = 0.5;
 const NUMBER = /^\d+$/;
 /** `to-do`, `pop-up`, `re-run`: written apart, meant as one word. */
 const HYPHENATED = /\b[a-z]+(?:-[a-z]+)+\b/gi;
@@ -108,6 +116,7 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
     }
     for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
   });
+  if (asksForList(words)) add("list", LIST_QUESTION_WEIGHT);
   addIntents(words.filter((word) => !isStopWord(word)), vocabulary, add);
   return weights;
 }
@@ -120,6 +129,13 @@ function addIntents(words: readonly string[], vocabulary: Vocabulary, add: (term
   const unknown = words.filter((word) => vocabulary.idOf(termOf(word)!) === undefined).length;
   const weight = INTENT_WEIGHT + (UNKNOWN_WORDS_INTENT_WEIGHT * unknown) / Math.max(words.length, 1);
   for (const [intent, count] of intentTermsOf(words)) add(intent, weight * Math.min(count, MAX_INTENT_CUES));
+}
+
+function asksForList(words: readonly string[]): boolean {
+  return words.some((word, i) => {
+    const next = words[i + 1] ?? "";
+    return WHICH.has(word) && PLURAL.test(next) && !NOT_PLURALS.has(next);
+  });
 }
 
 /** For a word the catalog does not contain: the two catalog words it is made of, else the closest spelling. */

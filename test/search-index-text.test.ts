@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { familyKey, splitWords, termOf } from "../search-text.ts";
 import { synonymsOf } from "../search-synonyms.ts";
+import { analyzeQuery } from "../search-query.ts";
 
 describe("splitWords", () => {
   it("splits identifiers in every naming style", () => {
@@ -45,5 +46,22 @@ describe("terms", () => {
     expect(synonymsOf(termOf("pr")!).get(termOf("pull")!)).toBeGreaterThan(0.8);
     expect(synonymsOf(termOf("make")!).get(termOf("create")!)).toBe(0.5);
     expect(synonymsOf(termOf("zebra")!).size).toBe(0);
+  });
+});
+
+describe("a request read as terms", () => {
+  const terms = ["list", "tabl", "session"];
+  const vocabulary = {
+    terms,
+    idOf: (term: string) => (terms.includes(term) ? terms.indexOf(term) : undefined),
+    relativesOf: () => [],
+  };
+  const weightOf = (request: string, term: string) => analyzeQuery(request, vocabulary, () => 1).get(terms.indexOf(term));
+
+  it("asks for a list when it asks which or what things, in the plural", () => {
+    expect(weightOf("which tables are there", "list")).toBe(0.5);
+    expect(weightOf("what sessions does it keep", "list")).toBe(0.5);
+    expect(weightOf("what is in the table", "list")).toBeUndefined();
+    expect(weightOf("which table is the biggest", "list")).toBeUndefined();
   });
 });
