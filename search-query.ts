@@ -3,7 +3,7 @@
  * together or splits differently from the catalog, other words of their families (`creation` / `create`), the
  * nearest catalog word for a typo, synonyms, and the intents its words name (search-intents.ts).
  */
-import { isStopWord, splitWords, stem, termOf } from "./search-text.ts";
+import { isStopWord, splitWords, stem, termOf, termsOf } from "./search-text.ts";
 import { phraseSynonymsAt, synonymsOf } from "./search-synonyms.ts";
 import { intentTermsOf, isIntentTerm } from "./search-intents.ts";
 import type { Vocabulary } from "./term-reader.ts";
@@ -63,14 +63,23 @@ const ASKING: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ["find", OUT],
   ["figure", OUT],
 ]);
-/**
- * `which tickets…`, `what tables…`: a question about things in the plural asks for a list of them, whatever the
- * tool that lists them calls its nouns.
- */
+/** What the shape of a question asks for, whatever the tool's nouns: weaker than a word the request says. */
+const QUESTION_WEIGHT = 0.5;
 const WHICH = new Set(["which", "what"]);
 const PLURAL = /[^su]s$/;
 const NOT_PLURALS = new Set(["is", "was", "has", "does", "goes", "this", "its", "his"]);
-const LIST_QUESTION_WEIGHT = 0.5;
+const IS = new Set(["is", "are"]);
+const UP = new Set(["up", "down", "running", "working", "alive", "online", "reachable", "responding", "healthy"]);
+const QUESTION_SHAPES: readonly { asks: (words: readonly string[]) => boolean; terms: string[] }[] = [
+  // `which tickets…`, `what tables…`: things in the plural, so a list of them.
+  {
+    asks: (words) =>
+      words.some((word, i) => WHICH.has(word) && PLURAL.test(words[i + 1] ?? "") && !NOT_PLURALS.has(words[i + 1])),
+    terms: termsOf("list"),
+  },
+  // `is the api up?`, `are the workers still running?`: a health or status check.
+  { asks: (words) => IS.has(words[0]) && words.some((word) => UP.has(word)), terms: termsOf("health status") },
+];
 const NUMBER = /^\d+$/;
 /** `to-do`, `pop-up`, `re-run`: written apart, meant as one word. */
 const HYPHENATED = /\b[a-z]+(?:-[a-z]+)+\b/gi;
@@ -116,7 +125,7 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
     }
     for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
   });
-  if (asksForList(words)) add("list", LIST_QUESTION_WEIGHT);
+  for (const { asks, terms } of QUESTION_SHAPES) if (asks(words)) for (const term of terms) add(term, QUESTION_WEIGHT);
   addIntents(words.filter((word) => !isStopWord(word)), vocabulary, add);
   return weights;
 }
@@ -129,13 +138,6 @@ function addIntents(words: readonly string[], vocabulary: Vocabulary, add: (term
   const unknown = words.filter((word) => vocabulary.idOf(termOf(word)!) === undefined).length;
   const weight = INTENT_WEIGHT + (UNKNOWN_WORDS_INTENT_WEIGHT * unknown) / Math.max(words.length, 1);
   for (const [intent, count] of intentTermsOf(words)) add(intent, weight * Math.min(count, MAX_INTENT_CUES));
-}
-
-function asksForList(words: readonly string[]): boolean {
-  return words.some((word, i) => {
-    const next = words[i + 1] ?? "";
-    return WHICH.has(word) && PLURAL.test(next) && !NOT_PLURALS.has(next);
-  });
 }
 
 /** For a word the catalog does not contain: the two catalog words it is made of, else the closest spelling. */

@@ -34,9 +34,14 @@ describe("terms", () => {
   });
 
   it("keys word families that stems leave apart, not short stems", () => {
-    for (const [a, b] of [["creation", "create"], ["modification", "modify"], ["description", "describe"], ["summary", "summarize"], ["deployment", "deploy"]]) {
-      expect(familyKey(termOf(a)!)).toBe(familyKey(termOf(b)!));
-    }
+    const families = [
+      ["creation", "create"],
+      ["modification", "modify"],
+      ["description", "describe"],
+      ["summary", "summarize"],
+      ["deployment", "deploy"],
+    ];
+    for (const [a, b] of families) expect(familyKey(termOf(a)!)).toBe(familyKey(termOf(b)!));
     expect(familyKey(termOf("option")!)).toBeUndefined();
     expect(familyKey(termOf("public")!)).not.toBe(familyKey(termOf("publish")!));
   });
@@ -50,18 +55,25 @@ describe("terms", () => {
 });
 
 describe("a request read as terms", () => {
-  const terms = ["list", "tabl", "session"];
+  const terms = ["list", "tabl", "session", "health", "statu"];
   const vocabulary = {
     terms,
     idOf: (term: string) => (terms.includes(term) ? terms.indexOf(term) : undefined),
     relativesOf: () => [],
   };
-  const weightOf = (request: string, term: string) => analyzeQuery(request, vocabulary, () => 1).get(terms.indexOf(term));
+  const weightOf = (request: string, term: string) =>
+    analyzeQuery(request, vocabulary, () => 1).get(terms.indexOf(term));
 
   it("asks for a list when it asks which or what things, in the plural", () => {
     expect(weightOf("which tables are there", "list")).toBe(0.5);
     expect(weightOf("what sessions does it keep", "list")).toBe(0.5);
     expect(weightOf("what is in the table", "list")).toBeUndefined();
     expect(weightOf("which table is the biggest", "list")).toBeUndefined();
+  });
+
+  it("asks for a health or status check when it asks whether something is up", () => {
+    expect(weightOf("is the billing api up?", "health")).toBe(0.5);
+    expect(weightOf("are the workers still running", "statu")).toBe(0.5);
+    expect(weightOf("scroll the table up", "health")).toBeUndefined();
   });
 });

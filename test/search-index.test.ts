@@ -196,7 +196,8 @@ describe("search over small catalogs", () => {
       tool("graph", "entity_history", "When each entity's creation happened"),
       tool("graph", "read_graph", "Read the whole graph"),
     ]);
-    expect(index.search("creation").map((hit) => hit.tool.originalName).sort()).toEqual(["create_entities", "entity_history"]);
+    const found = index.search("creation").map((hit) => hit.tool.originalName);
+    expect(found.sort()).toEqual(["create_entities", "entity_history"]);
   });
 
   it("reads `find out` as asking to learn something, not as finding a thing", () => {
