@@ -33,6 +33,19 @@ describe("terms", () => {
     expect(termOf("r2")).toBe("r2");
   });
 
+  it("meets British and American spellings on one term, short words left as they are", () => {
+    const pairs = [
+      ["organise", "organize"],
+      ["analysed", "analyzed"],
+      ["colour", "color"],
+      ["behaviour", "behavior"],
+      ["centre", "center"],
+    ];
+    for (const [british, american] of pairs) expect(termOf(british)).toBe(termOf(american));
+    expect(termOf("hour")).toBe("hour");
+    expect(termOf("rise")).toBe("rise");
+  });
+
   it("keys word families that stems leave apart, not short stems", () => {
     const families = [
       ["creation", "create"],
