@@ -1,7 +1,8 @@
 /**
  * Reads a ToolSearch request as weighted catalog terms: its own words (stemmed, stop words out), words it runs
  * together or splits differently from the catalog, other words of their families (`creation` / `create`), the
- * nearest catalog word for a typo, synonyms, and the intents its words name (search-intents.ts).
+ * nearest catalog word for a typo, synonyms, what the shape of a question asks for (`which tickets…` → a list), and
+ * the intents its words name (search-intents.ts).
  */
 import { isStopWord, splitWords, stem, termOf, termsOf } from "./search-text.ts";
 import { phraseSynonymsAt, synonymsOf } from "./search-synonyms.ts";
@@ -90,7 +91,8 @@ export type TermFrequency = (term: number) => number;
 /**
  * The query's term ids with their weights: its own words, words it runs together or splits differently from the
  * catalog (`who am i` / `whoami`, `flowchart` / `flow chart`), other words of their families, the nearest catalog
- * word for a typo, and synonyms. Only terms the catalog contains are kept.
+ * word for a typo, synonyms, what its question's shape asks for, and its intents. Only terms the catalog contains
+ * are kept.
  */
 export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: TermFrequency): Map<number, number> {
   const weights = new Map<number, number>();
