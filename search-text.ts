@@ -1,6 +1,7 @@
 /**
- * Text analysis shared by the tool index and its queries: words out of identifiers and prose, stems, stop words.
- * Both sides go through the same functions so that a query word and a tool word meet on the same term.
+ * Text analysis shared by the tool index and its queries: words out of identifiers and prose, stems (British
+ * spellings in their American form), word families the stems leave apart, stop words. Both sides go through the
+ * same functions so that a query word and a tool word meet on the same term.
  */
 import { stemmer } from "stemmer";
 
