@@ -47,7 +47,7 @@ for (let code = 0; code < 128; code++) {
   else if (code >= 48 && code <= 57) SLOTS[code] = code - 48 + 26;
 }
 
-/** The catalog's terms by family key, for the families of more than one term. */
+/** The catalog's terms by their family key (search-text.ts's `familyKey`). */
 function familiesOf(terms: readonly string[]): Map<string, string[]> {
   const families = new Map<string, string[]>();
   for (const term of terms) {
@@ -99,7 +99,7 @@ export class TermReader {
       relativesOf(term) {
         const key = familyKey(term);
         if (key === undefined) return [];
-        // Built on the first request, not with the index: most catalogs are built and searched rarely.
+        // Built on the first request that needs it: a catalog is rebuilt on every server change, searched far less.
         families ??= familiesOf(terms);
         return (families.get(key) ?? []).filter((relative) => relative !== term);
       },
