@@ -99,7 +99,7 @@ export class TermReader {
       relativesOf(term) {
         const key = familyKey(term);
         if (key === undefined) return [];
-        // Built on the first request that needs it: a catalog is rebuilt on every server change, searched far less.
+        // Built on first use, so that building the index costs what it did before.
         families ??= familiesOf(terms);
         return (families.get(key) ?? []).filter((relative) => relative !== term);
       },
