@@ -115,6 +115,7 @@ const IMPLIED: readonly [sources: string[], targets: string, weight: number][] =
   [["standup", "sync up", "one on one"], "meeting event", RELATED_WEIGHT],
   [["meeting", "appointment"], "event", RELATED_WEIGHT],
   [["google", "googling", "look up online", "find out", "learn about", "read up on"], "web search", RELATED_WEIGHT],
+  [["latest on", "news about", "news on"], "news web search", RELATED_WEIGHT],
   [["replicas", "copies"], "scale", RELATED_WEIGHT],
   [["green light", "sign off", "lgtm"], "approve", RELATED_WEIGHT],
   [["code style"], "lint", RELATED_WEIGHT],

@@ -208,6 +208,14 @@ describe("search over small catalogs", () => {
     expect(index.search("find out who won the cup final").map((hit) => hit.tool.originalName)).toEqual(["web_search"]);
   });
 
+  it("reads `the latest on` a topic as asking for news, not only for a tool's latest thing", () => {
+    const index = buildSearchIndex([
+      tool("ci", "get_latest_build", "Latest build of a project"),
+      tool("web", "web_search", "Search the web for news and information"),
+    ]);
+    expect(index.search("the latest on the moon landing").map((hit) => hit.tool.originalName)).toContain("web_search");
+  });
+
   it("reads typing into a box as filling an input field", () => {
     const index = buildSearchIndex([
       tool("browser", "fill", "Fill out an input field"),
