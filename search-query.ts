@@ -1,7 +1,7 @@
 /**
  * Reads a ToolSearch request as weighted catalog terms: its own words (stemmed, stop words out), words it runs
  * together or splits differently from the catalog, other words of their families (`creation` / `create`), the
- * nearest catalog word for a typo, synonyms, what the shape of a question asks for (`which tickets…` → a list), and
+ * nearest catalog word for a typo, synonyms, what the shape of a request asks for (`which tickets…` → a list), and
  * the intents its words name (search-intents.ts).
  */
 import { isStopWord, splitWords, stem, termOf, termsOf } from "./search-text.ts";
@@ -64,14 +64,16 @@ const ASKING: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ["find", OUT],
   ["figure", OUT],
 ]);
-/** What the shape of a question asks for, whatever the tool's nouns: weaker than a word the request says. */
-const QUESTION_WEIGHT = 0.5;
+/** What the shape of a request asks for, whatever the tool's nouns: weaker than a word the request says. */
+const SHAPE_WEIGHT = 0.5;
 const WHICH = new Set(["which", "what"]);
 const PLURAL = /[^su]s$/;
 const NOT_PLURALS = new Set(["is", "was", "has", "does", "goes", "this", "its", "his"]);
 const IS = new Set(["is", "are"]);
 const UP = new Set(["up", "down", "running", "working", "alive", "online", "reachable", "responding", "healthy"]);
-const QUESTION_SHAPES: readonly { asks: (words: readonly string[]) => boolean; terms: string[] }[] = [
+const TYPING = new Set(["type", "enter", "fill"]);
+const INPUTS = new Set(["field", "fields", "box", "input", "textbox", "textarea", "form"]);
+const REQUEST_SHAPES: readonly { asks: (words: readonly string[]) => boolean; terms: string[] }[] = [
   // `which tickets…`, `what tables…`: things in the plural, so a list of them.
   {
     asks: (words) =>
@@ -80,6 +82,11 @@ const QUESTION_SHAPES: readonly { asks: (words: readonly string[]) => boolean; t
   },
   // `is the api up?`, `are the workers still running?`: a health or status check.
   { asks: (words) => IS.has(words[0]) && words.some((word) => UP.has(word)), terms: termsOf("health status") },
+  // `type hello into the username field`, `enter my email in the form`: filling an input, with words in between.
+  {
+    asks: (words) => words.some((word) => TYPING.has(word)) && words.some((word) => INPUTS.has(word)),
+    terms: termsOf("fill input type"),
+  },
 ];
 const NUMBER = /^\d+$/;
 /** `to-do`, `pop-up`, `re-run`: written apart, meant as one word. */
@@ -91,7 +98,7 @@ export type TermFrequency = (term: number) => number;
 /**
  * The query's term ids with their weights: its own words, words it runs together or splits differently from the
  * catalog (`who am i` / `whoami`, `flowchart` / `flow chart`), other words of their families, the nearest catalog
- * word for a typo, synonyms, what its question's shape asks for, and its intents. Only terms the catalog contains
+ * word for a typo, synonyms, what its shape asks for, and its intents. Only terms the catalog contains
  * are kept.
  */
 export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: TermFrequency): Map<number, number> {
@@ -127,7 +134,7 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
     }
     for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
   });
-  for (const { asks, terms } of QUESTION_SHAPES) if (asks(words)) for (const term of terms) add(term, QUESTION_WEIGHT);
+  for (const { asks, terms } of REQUEST_SHAPES) if (asks(words)) for (const term of terms) add(term, SHAPE_WEIGHT);
   addIntents(words.filter((word) => !isStopWord(word)), vocabulary, add);
   return weights;
 }

@@ -68,7 +68,7 @@ describe("terms", () => {
 });
 
 describe("a request read as terms", () => {
-  const terms = ["list", "tabl", "session", "health", "statu"];
+  const terms = ["list", "tabl", "session", "health", "statu", "fill"];
   const vocabulary = {
     terms,
     idOf: (term: string) => (terms.includes(term) ? terms.indexOf(term) : undefined),
@@ -88,5 +88,11 @@ describe("a request read as terms", () => {
     expect(weightOf("is the billing api up?", "health")).toBe(0.5);
     expect(weightOf("are the workers still running", "statu")).toBe(0.5);
     expect(weightOf("scroll the table up", "health")).toBeUndefined();
+  });
+
+  it("asks to fill an input when it types or enters something into a field, words in between", () => {
+    expect(weightOf("type hello into the username field", "fill")).toBe(0.5);
+    expect(weightOf("enter my email in the signup form", "fill")).toBe(0.5);
+    expect(weightOf("add a custom field", "fill")).toBeUndefined();
   });
 });
