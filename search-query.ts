@@ -73,6 +73,8 @@ const IS = new Set(["is", "are"]);
 const UP = new Set(["up", "down", "running", "working", "alive", "online", "reachable", "responding", "healthy"]);
 const TYPING = new Set(["type", "enter", "fill"]);
 const INPUTS = new Set(["field", "fields", "box", "input", "textbox", "textarea", "form"]);
+const PRESSING = new Set(["press", "hit", "tap", "push"]);
+const BUTTONS = new Set(["button", "buttons", "link", "checkbox", "tab"]);
 const REQUEST_SHAPES: readonly { asks: (words: readonly string[]) => boolean; terms: string[] }[] = [
   // `which tickets…`, `what tables…`: things in the plural, so a list of them.
   {
@@ -86,6 +88,11 @@ const REQUEST_SHAPES: readonly { asks: (words: readonly string[]) => boolean; te
   {
     asks: (words) => words.some((word) => TYPING.has(word)) && words.some((word) => INPUTS.has(word)),
     terms: termsOf("fill input type"),
+  },
+  // `press the submit button`, `tap the second tab`: a click, not a key press.
+  {
+    asks: (words) => words.some((word) => PRESSING.has(word)) && words.some((word) => BUTTONS.has(word)),
+    terms: termsOf("click"),
   },
 ];
 const NUMBER = /^\d+$/;

@@ -68,7 +68,7 @@ describe("terms", () => {
 });
 
 describe("a request read as terms", () => {
-  const terms = ["list", "tabl", "session", "health", "statu", "fill"];
+  const terms = ["list", "tabl", "session", "health", "statu", "fill", "click"];
   const vocabulary = {
     terms,
     idOf: (term: string) => (terms.includes(term) ? terms.indexOf(term) : undefined),
@@ -94,5 +94,10 @@ describe("a request read as terms", () => {
     expect(weightOf("type hello into the username field", "fill")).toBe(0.5);
     expect(weightOf("enter my email in the signup form", "fill")).toBe(0.5);
     expect(weightOf("add a custom field", "fill")).toBeUndefined();
+  });
+
+  it("asks for a click when it presses or taps a button, link or tab", () => {
+    expect(weightOf("tap the second tab", "click")).toBe(0.5);
+    expect(weightOf("press ctrl+s", "click")).toBeUndefined();
   });
 });
