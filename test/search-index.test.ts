@@ -216,6 +216,15 @@ describe("search over small catalogs", () => {
     expect(index.search("the latest on the moon landing").map((hit) => hit.tool.originalName)).toContain("web_search");
   });
 
+  it("reads replacing or appending text as editing or writing it", () => {
+    const index = buildSearchIndex([
+      tool("fs", "read_text", "Read a text file"),
+      tool("fs", "write_edits", "Make edits to a text file"),
+    ]);
+    expect(index.search("substitute foo for bar in the text file")[0].tool.originalName).toBe("write_edits");
+    expect(index.search("append a line to the text file")[0].tool.originalName).toBe("write_edits");
+  });
+
   it("reads typing into a box as filling an input field", () => {
     const index = buildSearchIndex([
       tool("browser", "fill", "Fill out an input field"),
