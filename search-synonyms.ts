@@ -100,6 +100,7 @@ const IMPLIED: readonly [sources: string[], targets: string, weight: number][] =
   [["turn on", "switch on", "turn off", "switch off", "enable", "disable"], "toggle", RELATED_WEIGHT],
   [["logged in", "signed in"], "login", EQUIVALENT_WEIGHT],
   [["mouse over"], "hover", EQUIVALENT_WEIGHT],
+  [["rename"], "move update", RELATED_WEIGHT],
   [["replace", "substitute", "swap"], "edit update", RELATED_WEIGHT],
   [["append", "prepend"], "write edit add", RELATED_WEIGHT],
   [["remember", "memorize", "keep in mind"], "knowledge graph", RELATED_WEIGHT],

@@ -225,6 +225,14 @@ describe("search over small catalogs", () => {
     expect(index.search("append a line to the text file")[0].tool.originalName).toBe("write_edits");
   });
 
+  it("reads renaming a file as moving it", () => {
+    const index = buildSearchIndex([
+      tool("fs", "copy_file", "Copy a file"),
+      tool("fs", "relocate_file", "Move a file to a new path"),
+    ]);
+    expect(index.search("rename notes.txt to todo.txt")[0].tool.originalName).toBe("relocate_file");
+  });
+
   it("reads typing into a box as filling an input field", () => {
     const index = buildSearchIndex([
       tool("browser", "fill", "Fill out an input field"),
