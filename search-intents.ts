@@ -7,6 +7,9 @@
  *
  * The cue words are general vocabulary of each kind of task, written for the task, not for any one catalog or
  * request set; a word that means different things in different catalogs ("property", "home", "match") is left out.
+ * So are kinds of task whose cue words are what one server already names all its tools by (a browser server's
+ * `browser_click`, `browser_type`…): there the intent only repeats the words, and lifts that server's every tool
+ * over another server's tool for the asked action.
  */
 import { isStopWord, splitWords } from "./search-text.ts";
 
@@ -109,6 +112,16 @@ const INTENT_CUES: Readonly<Record<string, readonly string[]>> = {
   code: ["coding", "programming", "source code", "developer", "github", "repository", "software", "script", "debug"],
   math: ["calculate", "calculator", "calculation", "math", "formula", "equation", "compute", "arithmetic"],
   time: ["timezone", "time zone", "clock", "current time"],
+  tickets: [
+    "issue", "ticket", "bug", "bug report", "backlog", "sprint", "epic", "user story", "assignee", "jira", "kanban",
+    "work item", "milestone",
+  ],
+  containers: [
+    "docker", "container", "kubernetes", "k8s", "pod", "cluster", "namespace", "helm", "cloud", "aws", "azure", "gcp",
+    "serverless", "virtual machine",
+  ],
+  docs: ["documentation", "docs", "api reference", "reference docs", "manual", "readme", "code example"],
+  terminal: ["terminal", "shell", "command line", "cli", "bash", "powershell", "shell command"],
   writing: [
     "rewrite", "paraphrase", "rephrase", "proofread", "essay", "copywriting", "wording", "polish", "blog", "grammar",
   ],

@@ -1,9 +1,10 @@
 /**
  * Reads a ToolSearch request as weighted catalog terms: its own words (stemmed, stop words out), words it runs
- * together or splits differently from the catalog, the nearest catalog word for a typo, synonyms, and the intents
- * its words name (search-intents.ts).
+ * together or splits differently from the catalog, other words of their families (`creation` / `create`), the
+ * nearest catalog word for a typo, synonyms, what the shape of a request asks for (`which tickets…` → a list), and
+ * the intents its words name (search-intents.ts).
  */
-import { isStopWord, splitWords, stem, termOf } from "./search-text.ts";
+import { isStopWord, splitWords, stem, termOf, termsOf } from "./search-text.ts";
 import { phraseSynonymsAt, synonymsOf } from "./search-synonyms.ts";
 import { intentTermsOf, isIntentTerm } from "./search-intents.ts";
 import type { Vocabulary } from "./term-reader.ts";
@@ -11,6 +12,8 @@ import type { Vocabulary } from "./term-reader.ts";
 const MAX_QUERY_WORDS = 48;
 /** How much a query word counts when it reaches a tool only through a typo's correction. */
 const TYPO_WEIGHT = 0.6;
+/** How much a query word counts when it reaches a tool through another word of its family (`creation` / `create`). */
+const RELATIVE_WEIGHT = 0.5;
 /** Each correction scans the vocabulary: a request of made-up words must not cost more than a few. */
 const MAX_CORRECTIONS = 6;
 /** No catalog word is longer (see term-reader.ts); longer query words are not looked into. */
@@ -47,9 +50,51 @@ const TOKEN_CUES: readonly { pattern: RegExp; terms: string[]; weight: number; k
     keep: true,
   },
 ];
-/** `check whether`, `see if`: asking to find something out, not to check or see anything in particular. */
-const ASKING = new Set(["check", "see", "ask", "wonder"]);
+/**
+ * `check whether`, `see if`, `find out`: asking to learn something, not to check, see or find anything in particular
+ * (a tool that finds places or files is not what "find out who won" asks for).
+ */
 const WHETHER = new Set(["whether", "if"]);
+const OUT = new Set(["out"]);
+const ASKING: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ["check", WHETHER],
+  ["see", WHETHER],
+  ["ask", WHETHER],
+  ["wonder", WHETHER],
+  ["find", OUT],
+  ["figure", OUT],
+]);
+/** What the shape of a request asks for, whatever the tool's nouns: weaker than a word the request says. */
+const SHAPE_WEIGHT = 0.5;
+const WHICH = new Set(["which", "what"]);
+const PLURAL = /[^su]s$/;
+const NOT_PLURALS = new Set(["is", "was", "has", "does", "goes", "this", "its", "his"]);
+const IS = new Set(["is", "are"]);
+const UP = new Set(["up", "down", "running", "working", "alive", "online", "reachable", "responding", "healthy"]);
+const TYPING = new Set(["type", "enter", "fill"]);
+const INPUTS = new Set(["field", "fields", "box", "input", "textbox", "textarea", "form"]);
+const PRESSING = new Set(["press", "hit", "tap", "push"]);
+const BUTTONS = new Set(["button", "buttons", "link", "checkbox", "tab"]);
+const REQUEST_SHAPES: readonly { asks: (words: readonly string[]) => boolean; terms: string[] }[] = [
+  // `which tickets…`, `what tables…`: things in the plural, so a list of them.
+  {
+    asks: (words) =>
+      words.some((word, i) => WHICH.has(word) && PLURAL.test(words[i + 1] ?? "") && !NOT_PLURALS.has(words[i + 1])),
+    terms: termsOf("list"),
+  },
+  // `is the api up?`, `are the workers still running?`: a health or status check.
+  { asks: (words) => IS.has(words[0]) && words.some((word) => UP.has(word)), terms: termsOf("health status") },
+  // `type hello into the username field`, `enter my email in the form`: filling an input, with words in between.
+  {
+    asks: (words) => words.some((word) => TYPING.has(word)) && words.some((word) => INPUTS.has(word)),
+    terms: termsOf("fill input type"),
+  },
+  // `press the submit button`, `tap the second tab`: a click, not a key press.
+  {
+    asks: (words) => words.some((word) => PRESSING.has(word)) && words.some((word) => BUTTONS.has(word)),
+    terms: termsOf("click"),
+  },
+];
 const NUMBER = /^\d+$/;
 /** `to-do`, `pop-up`, `re-run`: written apart, meant as one word. */
 const HYPHENATED = /\b[a-z]+(?:-[a-z]+)+\b/gi;
@@ -59,8 +104,9 @@ export type TermFrequency = (term: number) => number;
 
 /**
  * The query's term ids with their weights: its own words, words it runs together or splits differently from the
- * catalog (`who am i` / `whoami`, `flowchart` / `flow chart`), the nearest catalog word for a typo, and synonyms.
- * Only terms the catalog contains are kept.
+ * catalog (`who am i` / `whoami`, `flowchart` / `flow chart`), other words of their families, the nearest catalog
+ * word for a typo, synonyms, what its shape asks for, and its intents. Only terms the catalog contains
+ * are kept.
  */
 export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: TermFrequency): Map<number, number> {
   const weights = new Map<number, number>();
@@ -86,13 +132,16 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
     for (const [synonym, weight] of phraseSynonymsAt(words, i)) add(synonym, weight);
     const term = termOf(word);
     if (term === undefined || word.length > MAX_WORD_LENGTH || NUMBER.test(word)) return;
-    if (ASKING.has(word) && WHETHER.has(words[i + 1])) return;
+    if (ASKING.get(word)?.has(words[i + 1])) return;
+    const relatives = vocabulary.relativesOf(term);
+    for (const relative of relatives) add(relative, RELATIVE_WEIGHT);
     if (vocabulary.idOf(term) !== undefined) add(term, 1);
-    else if (corrections++ < MAX_CORRECTIONS) {
+    else if (relatives.length === 0 && corrections++ < MAX_CORRECTIONS) {
       for (const [known, weight] of nearestKnownTerms(word, term, vocabulary, frequency)) add(known, weight);
     }
     for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
   });
+  for (const { asks, terms } of REQUEST_SHAPES) if (asks(words)) for (const term of terms) add(term, SHAPE_WEIGHT);
   addIntents(words.filter((word) => !isStopWord(word)), vocabulary, add);
   return weights;
 }

@@ -1,6 +1,7 @@
 /**
- * Text analysis shared by the tool index and its queries: words out of identifiers and prose, stems, stop words.
- * Both sides go through the same functions so that a query word and a tool word meet on the same term.
+ * Text analysis shared by the tool index and its queries: words out of identifiers and prose, stems (British
+ * spellings in their American form), word families the stems leave apart, stop words. Both sides go through the
+ * same functions so that a query word and a tool word meet on the same term.
  */
 import { stemmer } from "stemmer";
 
@@ -99,15 +100,48 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
 const stems = new Map<string, string>();
 const MAX_REMEMBERED_STEMS = 50_000;
 
-/** Porter stem of a lower-case word; identifiers with digits (`r2`, `o200k`) are left as they are. */
+/**
+ * Porter stem of a lower-case word in its American spelling; identifiers with digits (`r2`, `o200k`) are left as
+ * they are.
+ */
 export function stem(word: string): string {
   let stemmed = stems.get(word);
   if (stemmed === undefined) {
-    stemmed = word.length > 2 && /^[a-z]+$/.test(word) ? stemmer(word) : word;
+    stemmed = word.length > 2 && /^[a-z]+$/.test(word) ? stemmer(americanSpelling(word)) : word;
     if (stems.size >= MAX_REMEMBERED_STEMS) stems.clear();
     stems.set(word, stemmed);
   }
   return stemmed;
+}
+
+/**
+ * What Porter's stems leave apart in a word family: `creation` / `create`, `modify` / `modification`,
+ * `describe` / `description`, `summary` / `summarize`, `deploy` / `deployment`. The key of a stem with its last
+ * derivational ending taken off; none for short stems, whose endings are more often part of the word.
+ */
+const DERIVATIONAL_ENDING = /(?:ion|i|y)$/;
+const MIN_FAMILY_KEY_LENGTH = 5;
+
+export function familyKey(term: string): string | undefined {
+  if (!/^[a-z]+$/.test(term)) return undefined;
+  const key = term.replace(/script$/, "scrib").replace(/ison$/, "").replace(DERIVATIONAL_ENDING, "");
+  return key.length >= MIN_FAMILY_KEY_LENGTH ? key : undefined;
+}
+
+/**
+ * British endings in their American spelling, so that both meet (`organise` / `organize`, `colour` / `color`,
+ * `centre` / `center`, `analyse` / `analyze`): requests are written by people of either habit. Each ending needs
+ * letters before it, so short words (`hour`, `four`, `rise`) keep theirs.
+ */
+const BRITISH_ENDINGS: readonly [RegExp, string][] = [
+  [/(?<=[a-z]{3})is(e|ed|es|ing|ation|ations|er|ers)$/, "iz$1"],
+  [/(?<=[a-z]{2})ys(e|ed|es|ing)$/, "yz$1"],
+  [/(?<=[a-z]{2}[lvbmni])our(s|ed|ing|ite|ites|able)?$/, "or$1"],
+  [/(?<=[a-z]{3}[tb])re(s|d)?$/, "er$1"],
+];
+function americanSpelling(word: string): string {
+  for (const [ending, american] of BRITISH_ENDINGS) if (ending.test(word)) return word.replace(ending, american);
+  return word;
 }
 
 export function isStopWord(word: string): boolean {

@@ -3,12 +3,14 @@
  * ones, so each word is looked up character by character in a trie instead of becoming a string: only a word seen
  * for the first time is sliced, stemmed and interned.
  */
-import { foldAccents, forEachWord, termOf } from "./search-text.ts";
+import { familyKey, foldAccents, forEachWord, termOf } from "./search-text.ts";
 
 export interface Vocabulary {
   /** Term by id. */
   readonly terms: readonly string[];
   idOf(term: string): number | undefined;
+  /** The other catalog terms of a term's word family (search-text.ts's `familyKey`): `creat` for `creation`. */
+  relativesOf(term: string): readonly string[];
 }
 
 /** Growable list of 32-bit integers (a plain array of millions of numbers costs several times the memory). */
@@ -45,6 +47,19 @@ for (let code = 0; code < 128; code++) {
   else if (code >= 48 && code <= 57) SLOTS[code] = code - 48 + 26;
 }
 
+/** The catalog's terms by their family key (search-text.ts's `familyKey`). */
+function familiesOf(terms: readonly string[]): Map<string, string[]> {
+  const families = new Map<string, string[]>();
+  for (const term of terms) {
+    const key = familyKey(term);
+    if (key === undefined) continue;
+    const family = families.get(key);
+    if (family) family.push(term);
+    else families.set(key, [term]);
+  }
+  return families;
+}
+
 export class TermReader {
   private readonly terms: string[] = [];
   private readonly termIds = new Map<string, number>();
@@ -77,7 +92,18 @@ export class TermReader {
   /** What queries need once the catalog is read; the trie is left behind. */
   vocabulary(): Vocabulary {
     const { terms, termIds } = this;
-    return { terms, idOf: (term) => termIds.get(term) };
+    let families: Map<string, string[]> | undefined;
+    return {
+      terms,
+      idOf: (term) => termIds.get(term),
+      relativesOf(term) {
+        const key = familyKey(term);
+        if (key === undefined) return [];
+        // Built on first use, so that building the index costs what it did before.
+        families ??= familiesOf(terms);
+        return (families.get(key) ?? []).filter((relative) => relative !== term);
+      },
+    };
   }
 
   private wordId(source: string, start: number, end: number): number {

@@ -31,16 +31,16 @@ describe("search over the real 1,052-tool catalog", () => {
   const quality = (set: "dev" | "dev2") => evaluate(indexRanker(index), loadEvalSet(set));
 
   // Quality floors, not timings: the held-out part is measured by bench/search-quality.ts, never asserted.
-  it("answers the dev requests: the right tool in the top 5 for at least 95%, first for at least 75%", () => {
+  it("answers the dev requests: the right tool in the top 5 for at least 98%, first for at least 79%", () => {
     const { recallAt1, recallAt5 } = quality("dev");
-    expect(recallAt5).toBeGreaterThanOrEqual(0.95);
-    expect(recallAt1).toBeGreaterThanOrEqual(0.75);
+    expect(recallAt5).toBeGreaterThanOrEqual(0.98);
+    expect(recallAt1).toBeGreaterThanOrEqual(0.79);
   });
 
-  it("answers the harder conversational dev2 requests: top 5 for at least 79%, first for at least 48%", () => {
+  it("answers the harder conversational dev2 requests: top 5 for at least 81%, first for at least 53%", () => {
     const { recallAt1, recallAt5 } = quality("dev2");
-    expect(recallAt5).toBeGreaterThanOrEqual(0.79);
-    expect(recallAt1).toBeGreaterThanOrEqual(0.48);
+    expect(recallAt5).toBeGreaterThanOrEqual(0.81);
+    expect(recallAt1).toBeGreaterThanOrEqual(0.53);
   });
 
   it("puts the tool first when the query is its Pi name, in any case or separator style", () => {
@@ -143,16 +143,16 @@ describe("search over the real 1,052-tool catalog", () => {
 describe("search over MetaTool's 199 tools (dev parts)", () => {
   const quality = (kind: "single" | "multi") => evaluate(indexRanker(buildSearchIndex(loadMetaToolCatalog())), loadMetaToolSet(kind, "dev"));
 
-  it("answers the single-tool dev requests: the tool in the top 5 for at least 69%, first for at least 46%", () => {
+  it("answers the single-tool dev requests: the tool in the top 5 for at least 70%, first for at least 47%", () => {
     const { recallAt1, recallAt5 } = quality("single");
-    expect(recallAt5).toBeGreaterThanOrEqual(0.69);
-    expect(recallAt1).toBeGreaterThanOrEqual(0.46);
+    expect(recallAt5).toBeGreaterThanOrEqual(0.7);
+    expect(recallAt1).toBeGreaterThanOrEqual(0.47);
   });
 
   it("answers the multi-tool dev requests: at least 80% of the tools they need in the top 5", () => {
     const { recallAt1, recallAt5 } = quality("multi");
     expect(recallAt5).toBeGreaterThanOrEqual(0.8);
-    expect(recallAt1).toBeGreaterThanOrEqual(0.62);
+    expect(recallAt1).toBeGreaterThanOrEqual(0.65);
   });
 });
 
@@ -188,6 +188,68 @@ describe("search over small catalogs", () => {
     expect(index.search("deep schema")[0].tool.originalName).toBe("deep_schema");
     expect(index.search("cafe")[0].tool.originalName).toBe("unicode_名前");
     expect(index.search("東京")[0].tool.originalName).toBe("unicode_名前");
+  });
+
+  it("reaches the other words of a word's family, not only the word itself (creation / create)", () => {
+    const index = buildSearchIndex([
+      tool("graph", "create_entities", "Create entities in the graph"),
+      tool("graph", "entity_history", "When each entity's creation happened"),
+      tool("graph", "read_graph", "Read the whole graph"),
+    ]);
+    const found = index.search("creation").map((hit) => hit.tool.originalName);
+    expect(found.sort()).toEqual(["create_entities", "entity_history"]);
+  });
+
+  it("reads `find out` as asking to learn something, not as finding a thing", () => {
+    const index = buildSearchIndex([
+      tool("maps", "find_places", "Find places near a location"),
+      tool("web", "web_search", "Search the web for information on any topic"),
+    ]);
+    expect(index.search("find out who won the cup final").map((hit) => hit.tool.originalName)).toEqual(["web_search"]);
+  });
+
+  it("reads `the latest on` a topic as asking for news, not only for a tool's latest thing", () => {
+    const index = buildSearchIndex([
+      tool("ci", "get_latest_build", "Latest build of a project"),
+      tool("web", "web_search", "Search the web for news and information"),
+    ]);
+    expect(index.search("the latest on the moon landing").map((hit) => hit.tool.originalName)).toContain("web_search");
+  });
+
+  it("reads replacing or appending text as editing or writing it", () => {
+    const index = buildSearchIndex([
+      tool("fs", "read_text", "Read a text file"),
+      tool("fs", "write_edits", "Make edits to a text file"),
+    ]);
+    expect(index.search("substitute foo for bar in the text file")[0].tool.originalName).toBe("write_edits");
+    expect(index.search("append a line to the text file")[0].tool.originalName).toBe("write_edits");
+  });
+
+  it("reads renaming a file as moving it", () => {
+    const index = buildSearchIndex([
+      tool("fs", "copy_file", "Copy a file"),
+      tool("fs", "relocate_file", "Move a file to a new path"),
+    ]);
+    expect(index.search("rename notes.txt to todo.txt")[0].tool.originalName).toBe("relocate_file");
+  });
+
+  it("reads typing into a box as filling an input field", () => {
+    const index = buildSearchIndex([
+      tool("browser", "fill", "Fill out an input field"),
+      tool("db", "set_type", "Change a column's data type"),
+    ]);
+    expect(index.search("type into the text box")[0].tool.originalName).toBe("fill");
+  });
+
+  it("reads what people say for what developer tools name otherwise (history, details)", () => {
+    const index = buildSearchIndex([
+      tool("git", "log", "Shows the commit logs"),
+      tool("git", "git_show", "Shows the contents of a commit"),
+      tool("fs", "get_file_info", "Size and permissions of a file"),
+      tool("fs", "read_file", "Contents of a file"),
+    ]);
+    expect(index.search("commit history")[0].tool.originalName).toBe("log");
+    expect(index.search("file details")[0].tool.originalName).toBe("get_file_info");
   });
 
   it("indexes a resource tool's URI", () => {

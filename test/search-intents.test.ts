@@ -34,7 +34,11 @@ describe("intents", () => {
 
 describe("a request's intents", () => {
   const terms = ["#weather", "forecast", "oslo"];
-  const vocabulary = { terms, idOf: (term: string) => (terms.includes(term) ? terms.indexOf(term) : undefined) };
+  const vocabulary = {
+    terms,
+    idOf: (term: string) => (terms.includes(term) ? terms.indexOf(term) : undefined),
+    relativesOf: () => [],
+  };
   const intentWeight = (request: string) => analyzeQuery(request, vocabulary, () => 1).get(0);
 
   it("count for more when the catalog lacks the request's other words", () => {
