@@ -216,40 +216,25 @@ describe("search over small catalogs", () => {
     expect(index.search("the latest on the moon landing").map((hit) => hit.tool.originalName)).toContain("web_search");
   });
 
-  it("reads replacing or appending text as editing or writing it", () => {
-    const index = buildSearchIndex([
-      tool("fs", "read_text", "Read a text file"),
-      tool("fs", "write_edits", "Make edits to a text file"),
-    ]);
-    expect(index.search("substitute foo for bar in the text file")[0].tool.originalName).toBe("write_edits");
-    expect(index.search("append a line to the text file")[0].tool.originalName).toBe("write_edits");
-  });
-
-  it("reads renaming a file as moving it", () => {
-    const index = buildSearchIndex([
-      tool("fs", "copy_file", "Copy a file"),
-      tool("fs", "relocate_file", "Move a file to a new path"),
-    ]);
-    expect(index.search("rename notes.txt to todo.txt")[0].tool.originalName).toBe("relocate_file");
-  });
-
-  it("reads typing into a box as filling an input field", () => {
-    const index = buildSearchIndex([
-      tool("browser", "fill", "Fill out an input field"),
-      tool("db", "set_type", "Change a column's data type"),
-    ]);
-    expect(index.search("type into the text box")[0].tool.originalName).toBe("fill");
-  });
-
-  it("reads what people say for what developer tools name otherwise (history, details)", () => {
-    const index = buildSearchIndex([
-      tool("git", "log", "Shows the commit logs"),
-      tool("git", "git_show", "Shows the contents of a commit"),
-      tool("fs", "get_file_info", "Size and permissions of a file"),
-      tool("fs", "read_file", "Contents of a file"),
-    ]);
-    expect(index.search("commit history")[0].tool.originalName).toBe("log");
-    expect(index.search("file details")[0].tool.originalName).toBe("get_file_info");
+  const editsAndWrites = [tool("fs", "read_text", "Read a text file"), tool("fs", "write_edits", "Make edits to a text file")];
+  const files = [tool("fs", "copy_file", "Copy a file"), tool("fs", "relocate_file", "Move a file to a new path")];
+  const browserAndDb = [tool("browser", "fill", "Fill out an input field"), tool("db", "set_type", "Change a column's data type")];
+  const developerTools = [
+    tool("git", "log", "Shows the commit logs"),
+    tool("git", "git_show", "Shows the contents of a commit"),
+    tool("fs", "get_file_info", "Size and permissions of a file"),
+    tool("fs", "read_file", "Contents of a file"),
+  ];
+  // What people say for what tools name otherwise: each request's words are not the tool's.
+  it.each([
+    ["replacing text as editing it", editsAndWrites, "substitute foo for bar in the text file", "write_edits"],
+    ["appending text as editing it", editsAndWrites, "append a line to the text file", "write_edits"],
+    ["renaming a file as moving it", files, "rename notes.txt to todo.txt", "relocate_file"],
+    ["typing into a box as filling an input field", browserAndDb, "type into the text box", "fill"],
+    ["a commit history as the commit log", developerTools, "commit history", "log"],
+    ["a file's details as its info", developerTools, "file details", "get_file_info"],
+  ] as const)("reads %s", (_what, tools, query, expected) => {
+    expect(buildSearchIndex([...tools]).search(query)[0].tool.originalName).toBe(expected);
   });
 
   it("indexes a resource tool's URI", () => {
