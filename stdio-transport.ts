@@ -13,6 +13,7 @@
 import type { ChildProcess } from "node:child_process";
 import { PassThrough } from "node:stream";
 import spawn from "cross-spawn";
+import { onExit } from "signal-exit";
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -33,16 +34,19 @@ export interface StdioServerParameters {
 }
 
 /**
- * Process groups started and not yet ended: killed if Pi's process exits first. Pi loads a fresh copy of the extension
- * at every /reload (and the tests load one per session), so the set and its one exit hook belong to the process, not
- * to this copy of the module: a hook per copy would pile up, one more at each reload.
+ * Process groups started and not yet ended: killed if Pi's process ends first. Not only on `exit`: Pi 0.73's TUI has
+ * no handler for SIGTERM, SIGHUP or SIGINT, so such a signal ended Pi without an `exit` event and left what a server
+ * had started running in its group. signal-exit calls back on the exit and on those signals (and lets the signal end
+ * the process as it would have, unless the host handles it). Pi loads a fresh copy of the extension at every /reload
+ * (and the tests load one per session), so the set and its one hook belong to the process, not to this copy of the
+ * module: a hook per copy would pile up, one more at each reload.
  */
 const LIVE_GROUPS = Symbol.for("pi-mcp-adapter.live-process-groups");
 const liveGroups: Set<number> = ((globalThis as { [LIVE_GROUPS]?: Set<number> })[LIVE_GROUPS] ??= createLiveGroups());
 
 function createLiveGroups(): Set<number> {
   const groups = new Set<number>();
-  process.on("exit", () => groups.forEach(killProcessGroupNow));
+  onExit(() => groups.forEach(killProcessGroupNow));
   return groups;
 }
 
