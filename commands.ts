@@ -172,7 +172,10 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   if (calls) lines.push(`    ${calls}`);
   const retryIn = state.lifecycle.backoffRemainingMs(server.name);
   if (live.lastError && live.status !== "connected") {
-    lines.push(`    last error: ${firstLine(live.lastError)}${retryIn > 0 ? ` (next attempt in ${formatSecondsLeft(retryIn)})` : ""}`);
+    const [first, ...rest] = live.lastError.split("\n");
+    lines.push(`    last error: ${first}${retryIn > 0 ? ` (next attempt in ${formatSecondsLeft(retryIn)})` : ""}`);
+    // The rest is what a stdio server wrote to stderr before it failed: the startup notice that showed it scrolls away.
+    lines.push(...rest.map((line) => `      ${line}`));
   }
   return lines;
 }

@@ -72,7 +72,10 @@ describe("/mcp status", () => {
     await lifecycle.ensureConnected("down").catch(() => {});
 
     // The pid and the backoff left vary from run to run.
-    const report = statusReport(state).replace(`pid ${connection.pid}`, "pid <pid>").replace(/next attempt in \d+ s/, "next attempt in <n> s");
+    const report = statusReport(state)
+      .replace(`pid ${connection.pid}`, "pid <pid>")
+      .replace(/next attempt in \d+ s/, "next attempt in <n> s")
+      .replace(/fixture server \d+ starting/, "fixture server <pid> starting");
     const command = `command: ${process.execPath} ${STDIO_FIXTURE}`;
     expect(report).toBe(
       [
@@ -87,6 +90,12 @@ describe("/mcp status", () => {
         `    ${command} · env: FIXTURE_MODE`,
         "    source: /p/.pi/mcp.json (project)",
         '    last error: MCP server "down" failed to connect: the server process exited before it was ready (next attempt in <n> s)',
+        // What it wrote to stderr before it exited stays in the status (the startup notice that showed it scrolls away).
+        "      Last stderr lines:",
+        "        fixture server <pid> starting",
+        "        loading configuration",
+        "        Error: API_KEY is not set",
+        "            at main (server.js:10)",
         "- off: disabled · source: test (user)",
         "○ remote: not started · lazy · 1 tool (from the cache, listed 2 h ago)",
         "    url: https://example.com/mcp · token from $REMOTE_TOKEN",
