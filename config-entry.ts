@@ -182,6 +182,7 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
   const checkedOAuth = fields.oauth && checkOAuth(fields.oauth, options, at, problems);
   if (checkedOAuth === null) return { kind: "invalid" };
   const oauth = settleAuth(fields, checkedOAuth, at, problems);
+  warnOfCommandValues(fields, oauth, at, problems);
 
   const unresolved: ConfigProblem[] = [];
   const connection = connectionEntry(fields, oauth, options, at, unresolved);
@@ -197,6 +198,28 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
 }
 
 type Locator = (field?: string) => ProblemLocation;
+
+/**
+ * pi-mcp-adapter 2.x (upstream, which reads the same files) runs a secret that begins with "!" as a command and uses
+ * its output ("!!" escapes a literal "!"). This adapter never runs a config value: the value is passed as written, so
+ * the server would get the command's text as its secret. Said per field, naming it, so a migrated config is not a
+ * silent auth failure.
+ */
+function warnOfCommandValues(fields: RawFields, oauth: OAuthSettings | undefined, at: Locator, problems: ConfigProblem[]): void {
+  const secrets: Array<[string, string | undefined]> = [
+    ...Object.entries(fields.env ?? {}).map(([key, value]): [string, string] => [`env.${key}`, value]),
+    ...Object.entries(fields.headers ?? {}).map(([key, value]): [string, string] => [`headers.${key}`, value]),
+    ["bearerToken", fields.bearerToken],
+    ["oauth.clientSecret", oauth?.clientSecret],
+  ];
+  for (const [field, value] of secrets) {
+    if (!value?.startsWith("!")) continue;
+    const message = value.startsWith("!!")
+      ? `begins with "!!", which pi-mcp-adapter 2.x reads as one literal "!"; this adapter passes the value as written`
+      : `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs no config value and passes it as written (put the secret in an environment variable and use \${VAR})`;
+    problems.push(configProblem("warning", at(field), message));
+  }
+}
 
 function locator(server: string, options: EntryOptions): Locator {
   return (field) => {

@@ -76,6 +76,24 @@ describe("upstream 2.x configs", () => {
     ]);
   });
 
+  it("warns, naming the field, of a secret written as upstream's !command (never run here) or !! escape, and keeps the server", () => {
+    const file = sandbox.write("home/.pi/agent/mcp.json", {
+      mcpServers: {
+        local: { command: "x", env: { TOKEN: "!op read op://vault/token", PLAIN: "value" } },
+        remote: { url: "https://example.com/mcp", headers: { "X-Key": "!!literal" }, bearerToken: "!pass show api" },
+      },
+    });
+    const config = sandbox.load();
+    expect(Object.keys(serversByName(config))).toEqual(["local", "remote"]);
+    expect(serversByName(config).local).toMatchObject({ env: { TOKEN: "!op read op://vault/token", PLAIN: "value" } });
+    const why = `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs no config value and passes it as written (put the secret in an environment variable and use \${VAR})`;
+    expect(problemLines(config)).toEqual([
+      `warning ${file}: server "local": "env.TOKEN": ${why}`,
+      `warning ${file}: server "remote": "headers.X-Key": begins with "!!", which pi-mcp-adapter 2.x reads as one literal "!"; this adapter passes the value as written`,
+      `warning ${file}: server "remote": "bearerToken": ${why}`,
+    ]);
+  });
+
   it("reads requestTimeoutMs, maxTotalTimeoutMs and outputGuard per server and in settings: <= 0 is the default, a bad value a warning", () => {
     const file = sandbox.write("home/.pi/agent/mcp.json", {
       mcpServers: {
