@@ -157,6 +157,12 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
     problems.push(configProblem("error", at(), `must be an object (got ${describeValue(raw)})`));
     return { kind: "invalid" };
   }
+  // pi-mcp-adapter 2.x reaches a server shared through rmcp-mux by its Unix socket; read as an override, it would be
+  // reported as changing a server no other file defines.
+  if ("socket" in raw && !("command" in raw) && !("url" in raw)) {
+    problems.push(configProblem("error", at("socket"), `an rmcp-mux socket (pi-mcp-adapter 2.x) is not supported here: give the server a "command" or a "url"`));
+    return { kind: "invalid" };
+  }
   const fields = checkFields(raw, ALL_CHECKS, "", options, at, problems, BEHAVIOUR_FALLBACKS) as RawFields | undefined;
   if (!fields) return { kind: "invalid" };
   const enabled = fields.disabled === true ? false : fields.enabled;

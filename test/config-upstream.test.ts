@@ -94,6 +94,17 @@ describe("upstream 2.x configs", () => {
     ]);
   });
 
+  it("skips an rmcp-mux socket server with one error saying sockets are not supported; the others load", () => {
+    const file = sandbox.write("home/.pi/agent/mcp.json", {
+      mcpServers: { memory: { socket: "~/.rmcp-servers/rmcp-mux/sockets/memory.sock" }, local: { command: "x" } },
+    });
+    const config = sandbox.load();
+    expect(Object.keys(serversByName(config))).toEqual(["local"]);
+    expect(problemLines(config)).toEqual([
+      `error ${file}: server "memory": "socket": an rmcp-mux socket (pi-mcp-adapter 2.x) is not supported here: give the server a "command" or a "url"`,
+    ]);
+  });
+
   it("reads requestTimeoutMs, maxTotalTimeoutMs and outputGuard per server and in settings: <= 0 is the default, a bad value a warning", () => {
     const file = sandbox.write("home/.pi/agent/mcp.json", {
       mcpServers: {
