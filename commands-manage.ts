@@ -59,7 +59,9 @@ export async function runManageCommand(ctx: ExtensionCommandContext, state: McpE
 
 async function manage(ctx: ExtensionCommandContext, state: McpExtensionState, subcommand: ManageSubcommand, words: string[]): Promise<string | undefined> {
   if (subcommand === "add") return addServer(state, words);
-  const [name = "", ...flags] = words;
+  // A name with spaces may come unquoted: every word that is not a --flag is part of it.
+  const name = words.filter((word) => !word.startsWith("--")).join(" ");
+  const flags = words.filter((word) => word.startsWith("--"));
   if (subcommand === "remove") return removeServer(state, name);
   return setEnabled(ctx, state, name, subcommand === "enable", flags);
 }

@@ -42,7 +42,8 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
       if (!state) return showText(ctx, "MCP adapter: not running (no session yet).");
       // In the TUI, a bare /mcp opens the panel; other modes (RPC cannot show it) print the status.
       if (args.trim() === "" && ctx.hasUI && (await openServersPanel(ctx, state, panelActions(pi, ctx, state)))) return;
-      const [subcommand = "status", ...rest] = args.trim().split(/\s+/).filter(Boolean);
+      // Quotes are read as /mcp enable reads them: a server name with spaces may be quoted or not.
+      const [subcommand = "status", ...rest] = splitArguments(args);
       const argument = rest.join(" ") || undefined;
       // Print mode has no later: answer once the startup connections and first listings have settled, so a broken
       // server shows its error rather than "connecting", and a reconnect does not race them.
@@ -64,7 +65,7 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
     },
     handler: async (args, ctx) => {
       const state = currentState();
-      const [name = "", option] = args.trim().split(/\s+/);
+      const [name = "", option] = splitArguments(args);
       const server = state?.servers.get(name);
       if (!state || !server) return showText(ctx, `Usage: ${AUTH_USAGE}. Servers: ${[...(state?.servers.keys() ?? [])].join(", ") || "none"}`);
       if (!canSignIn(server)) return showText(ctx, authHelp(state, server));

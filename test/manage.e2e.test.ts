@@ -102,6 +102,18 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
     expect(await readFile(userFile, "utf8")).toBe(original);
   });
 
+  test("a server name with spaces works quoted or not, in /mcp reconnect and in /mcp disable", async () => {
+    const { dirs } = await setup();
+    const projectFile = join(dirs.cwd, ".pi", "mcp.json");
+    await mkdir(join(dirs.cwd, ".pi"));
+    await writeFile(projectFile, JSON.stringify({ mcpServers: { "Local Items": itemsServer() } }, null, 2));
+    const pi = await session(dirs);
+    expect((await pi.command('/mcp reconnect "Local Items"')).text).toMatch(/^✓ Local Items: connected/);
+    expect((await pi.command("/mcp reconnect Local Items")).text).toMatch(/^✓ Local Items: connected/);
+    expect((await pi.command("/mcp disable Local Items")).text).toContain(`Disabled MCP server "Local Items" (${projectFile})`);
+    expect(pi.errors).toEqual([]);
+  });
+
   test("add a real server: its tools are searchable in the same session; remove: gone again, the file as it was", async () => {
     const { dirs, userFile, original } = await setup();
     const pi = await session(dirs);
