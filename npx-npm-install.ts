@@ -4,8 +4,10 @@
  */
 import spawn from "cross-spawn";
 import { SharedByKey } from "./async-work.ts";
+import { formatSeconds } from "./format-time.ts";
 import type { NpxInvocation } from "./npx-invocation.ts";
 import { type NpxFallback, npxFallback } from "./npx-resolution.ts";
+import { killProcessGroupNow } from "./process-tree.ts";
 
 const NPM_INSTALL_TIMEOUT_MS = 120_000;
 const STDERR_TAIL_CHARS = 2_000;
@@ -40,13 +42,9 @@ function runNpmExec({ invocation, cache, cwd, env }: NpmInstallRequest): Promise
     // Its own process group, so a timeout ends npm's install scripts too.
     const child = spawn(npmCommand, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"], detached: !windows, windowsHide: true });
     const timer = setTimeout(() => {
-      stderr += `\ntimed out after ${NPM_INSTALL_TIMEOUT_MS / 1000} s`;
-      try {
-        if (windows || !child.pid) child.kill("SIGKILL");
-        else process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
+      stderr += `\ntimed out after ${formatSeconds(NPM_INSTALL_TIMEOUT_MS)}`;
+      if (windows || !child.pid) child.kill("SIGKILL");
+      else killProcessGroupNow(child.pid);
     }, NPM_INSTALL_TIMEOUT_MS);
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-STDERR_TAIL_CHARS)));
     child.on("error", (error) => {

@@ -173,7 +173,7 @@ function signalGroup(groupId: number, signal: NodeJS.Signals): void {
 }
 
 /** Some member of the group is in the process table (init reaps the group's orphans once they exit). */
-function groupExists(groupId: number): boolean {
+export function groupExists(groupId: number): boolean {
   try {
     process.kill(-groupId, 0);
     return true;

@@ -29,7 +29,6 @@ import { type SignInNeededListener, type SignInOptions, SignIns } from "./oauth-
 import { OutputTail } from "./output-tail.ts";
 import type { ServerDefinition, TransportKind } from "./types.ts";
 
-
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
 /** A call whose progress never stops still ends: progress restarts the request timeout, never this one. */

@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it, vi } from "vitest";
+import { groupExists } from "../process-tree.ts";
 
 const JITI_CLI = fileURLToPath(new URL("../node_modules/jiti/lib/jiti-cli.mjs", import.meta.url));
 const GROUP_HOLDER = fileURLToPath(new URL("./fixtures/group-holder.ts", import.meta.url));
@@ -32,27 +33,17 @@ it("twelve reloads of the adapter, each starting a server, add at most one exit 
   expect(process.listenerCount("exit") - before).toBeLessThanOrEqual(1);
 });
 
-/** Whether any process of the group is alive (signal 0 checks without sending). */
-function groupAlive(groupId: number): boolean {
-  try {
-    process.kill(-groupId, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 it.each(["SIGTERM", "SIGHUP", "SIGINT"] as const)(
   "%s to a host without a handler for it (Pi 0.73's TUI) still ends every process a server started in its group",
   async (signal) => {
     const holder = spawn(process.execPath, [JITI_CLI, GROUP_HOLDER], { stdio: ["ignore", "pipe", "inherit"] });
     const [line] = (await once(holder.stdout!, "data")) as [Buffer];
     const serverPid = Number(/^ready (\d+)/.exec(line.toString())?.[1]);
-    expect(groupAlive(serverPid)).toBe(true);
+    expect(groupExists(serverPid)).toBe(true);
 
     holder.kill(signal);
     const [, endedBy] = (await once(holder, "exit")) as [number | null, NodeJS.Signals | null];
     expect(endedBy).toBe(signal); // the signal still ends the host, as it would have
-    await expect.poll(() => groupAlive(serverPid), { timeout: 5_000 }).toBe(false);
+    await expect.poll(() => groupExists(serverPid), { timeout: 5_000 }).toBe(false);
   },
 );
