@@ -90,7 +90,7 @@ export interface ServerEntry {
 export type OutputGuard = boolean | { maxBytes?: number; maxLines?: number };
 
 export interface CaptureStatsSettings {
-  /** A `~` the user wrote is already expanded (config-entry.ts), like every path of the config. */
+  /** A `~` the user wrote is already expanded (config-settings.ts), like every path of the config. */
   path?: string;
   flushDelayMs?: number;
 }
