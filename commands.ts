@@ -24,7 +24,7 @@ import type { McpServerManager, ServerState } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";
 import type { CallStats, ToolCallStats } from "./stats.ts";
 import type { ToolView } from "./tool-view.ts";
-import type { ConfigProblem, ServerDefinition } from "./types.ts";
+import type { ConfigProblem, ConfigSource, ServerDefinition } from "./types.ts";
 import { showText } from "./ui.ts";
 
 const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
@@ -81,7 +81,7 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
 /** The panel's actions are the commands' own. */
 function panelActions(pi: ExtensionAPI, ctx: ExtensionCommandContext, state: McpExtensionState): PanelActions {
   return {
-    summary: (server) => (server.enabled === false ? "disabled" : panelSummary(state, server)),
+    summary: (server) => (server.enabled === false ? disabledState(server) : panelSummary(state, server)),
     reconnect: (name) => reconnect(ctx, state, name),
     toolsText: (name) => toolsReport(pi, state, name),
     signIn: async (name) => {
@@ -151,8 +151,8 @@ function skippedServers(state: StatusContext): Map<string, ConfigProblem[]> {
 }
 
 function serverStatus(state: StatusContext, server: ServerDefinition): string[] {
-  const source = `source: ${server.source.path} (${server.source.kind})`;
-  if (server.enabled === false) return [`- ${server.name}: disabled · ${source}`];
+  const source = `source: ${fileLabel(server.source)}`;
+  if (server.enabled === false) return [`- ${server.name}: ${disabledState(server)} · ${server.disabledIn ? `defined in ${fileLabel(server.source)}` : source}`];
   const live = state.manager.getState(server.name);
   const facts = [
     describeStatus(live.status),
@@ -179,6 +179,15 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
     lines.push(...rest.map((line) => `      ${line}`));
   }
   return lines;
+}
+
+/** "disabled", or where an override disabled it: the file to edit to turn it back on is that one, not the definition's. */
+function disabledState(server: ServerDefinition): string {
+  return server.disabledIn ? `disabled in ${fileLabel(server.disabledIn)}` : "disabled";
+}
+
+function fileLabel(source: ConfigSource): string {
+  return `${source.path} (${source.kind})`;
 }
 
 /** The panel's line for an enabled server: state, sign-in, tools. */

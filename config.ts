@@ -185,13 +185,16 @@ function resolveServers(layers: readonly ConfigLayer[], problems: ConfigProblem[
       }
       settled.add(name);
       if (parsed.kind === "invalid") continue;
-      const applied = (overrides.get(name) ?? []).reduceRight((entry, override) => ({ ...entry, ...override.entry }), parsed.entry);
+      const above = overrides.get(name) ?? [];
+      const applied = above.reduceRight((entry, override) => ({ ...entry, ...override.entry }), parsed.entry);
       // A disabled server never starts, so variables it cannot resolve do not matter (yet).
       if (applied.enabled && parsed.unresolved.length > 0) {
         problems.push(...parsed.unresolved);
         continue;
       }
-      servers.push({ ...applied, name, source: layer.source });
+      // The highest override that sets `enabled` decides it: that file, not the definition's, is the one to edit.
+      const disabledIn = applied.enabled ? undefined : above.find((override) => override.entry.enabled !== undefined)?.source;
+      servers.push({ ...applied, name, source: layer.source, ...(disabledIn ? { disabledIn } : {}) });
     }
   }
   for (const [name, pending] of overrides) {

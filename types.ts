@@ -140,7 +140,10 @@ export interface ConfigSource {
 /** A server ready to use: interpolated, validated, with its name and origin. */
 export interface ServerDefinition extends ServerEntry {
   name: string;
+  /** The file that defines its command or url (an override above it does not change this). */
   source: ConfigSource;
+  /** Set when an override in a higher file disabled it: that file. */
+  disabledIn?: ConfigSource;
 }
 
 export interface ConfigProblem {

@@ -52,9 +52,10 @@ describe("/mcp status", () => {
     const up = fixtureDef("up", {}, { lifecycle: "eager", source: { kind: "user", path: "/u/mcp.json" } });
     const down = fixtureDef("down", { FIXTURE_MODE: "exit-at-start" }, { source: { kind: "project", path: "/p/.pi/mcp.json" } });
     const off = serverDef("off", { command: "off-server", enabled: false });
+    const muted = serverDef("muted", { command: "m", enabled: false, disabledIn: { kind: "project-shared", path: "/p/.mcp.json" } });
     const remote = serverDef("remote", { url: "https://example.com/mcp", bearerTokenEnv: "REMOTE_TOKEN" });
     const config: LoadedConfig = {
-      servers: [up, down, off, remote],
+      servers: [up, down, off, muted, remote],
       settings: {},
       problems: [
         problem("warning", 'field "autoApprove" is not supported', "up"),
@@ -79,7 +80,7 @@ describe("/mcp status", () => {
     const command = `command: ${process.execPath} ${STDIO_FIXTURE}`;
     expect(report).toBe(
       [
-        "MCP servers: 3 enabled, 1 disabled, 1 skipped",
+        "MCP servers: 3 enabled, 2 disabled, 1 skipped",
         "✓ up: connected · eager · stdio · 2 tools · pid <pid>",
         `    ${command}`,
         "    source: /u/mcp.json (user)",
@@ -97,6 +98,8 @@ describe("/mcp status", () => {
         "        Error: API_KEY is not set",
         "            at main (server.js:10)",
         "- off: disabled · source: test (user)",
+        // Disabled by an override: the file to edit is that one, not the definition's.
+        "- muted: disabled in /p/.mcp.json (project-shared) · defined in test (user)",
         "○ remote: not started · lazy · 1 tool (from the cache, listed 2 h ago)",
         "    url: https://example.com/mcp · token from $REMOTE_TOKEN",
         "    source: test (user)",

@@ -149,6 +149,22 @@ describe("loadConfig: our own files", () => {
     ]);
   });
 
+  it("records the override that disabled a server, apart from the file that defines it", () => {
+    const user = writeUser({ mcpServers: { a: { command: "a" }, b: { command: "b" }, c: { command: "c", enabled: false }, d: { command: "d" } } });
+    const shared = sandbox.write("project/.mcp.json", { mcpServers: { a: { enabled: false }, b: { enabled: false }, c: { lifecycle: "eager" }, d: { disabled: true } } });
+    // The highest file that says something about `enabled` decides: .pi/mcp.json turns b back on, and disables a too.
+    writeProject({ mcpServers: { a: { enabled: false }, b: { enabled: true } } });
+    const project = path.join(sandbox.project, ".pi", "mcp.json");
+    const config = sandbox.load();
+    expect(config.problems).toEqual([]);
+    expect(config.servers.map(({ name, enabled, source, disabledIn }) => [name, enabled, source.path, disabledIn])).toEqual([
+      ["a", false, user, { kind: "project", path: project }],
+      ["b", true, user, undefined],
+      ["c", false, user, undefined],
+      ["d", false, user, { kind: "project-shared", path: shared }],
+    ]);
+  });
+
   it("maps every type spelling to a transport and leaves it unset when the file does not say", () => {
     writeUser({
       mcpServers: {
@@ -218,7 +234,12 @@ describe("loadConfig: imports", () => {
     const config = sandbox.load({ env: { GITHUB_TOKEN: "t", CONTEXT7_API_KEY: "k" } });
     expect(config.problems).toEqual([]);
     const servers = serversByName(config);
-    expect(servers.linear).toEqual({ enabled: false, url: "https://mcp.linear.app/sse", transport: "sse" });
+    expect(servers.linear).toEqual({
+      enabled: false,
+      url: "https://mcp.linear.app/sse",
+      transport: "sse",
+      disabledIn: { kind: "project", path: path.join(sandbox.project, ".pi", "mcp.json") },
+    });
     expect(servers.context7).toEqual({ enabled: true, url: "https://mcp.context7.com/mcp", headers: { CONTEXT7_API_KEY: "k" }, lifecycle: "eager" });
   });
 
