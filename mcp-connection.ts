@@ -386,10 +386,18 @@ function failureReason(def: ServerDefinition, error: unknown): string {
     return `${safeUrl(def.url)} answered HTTP ${error.code ?? "?"}: ${briefHttpError(error.message)}`;
   }
   if (error instanceof TypeError && error.message === "fetch failed") {
-    const cause = (error.cause as NodeJS.ErrnoException | undefined)?.code;
+    const cause = unreachableCause(def, error.cause as NodeJS.ErrnoException | undefined);
     return `cannot reach ${safeUrl(def.url)}${cause ? ` (${cause})` : ""}`;
   }
   return errorMessage(error);
+}
+
+/** Why fetch got no answer: the system's code (ECONNREFUSED, ENOTFOUND, ...), else fetch's own reason. */
+function unreachableCause(def: ServerDefinition, cause: NodeJS.ErrnoException | undefined): string | undefined {
+  if (cause?.code) return cause.code;
+  // fetch never connects to the Fetch standard's blocked ports (1, 25, 6000, ...) and says only "bad port".
+  if (cause?.message === "bad port") return `fetch never connects to port ${new URL(def.url!).port}`;
+  return cause?.message || undefined;
 }
 
 function isUnauthorized(error: unknown): boolean {

@@ -401,6 +401,17 @@ describe("HTTP", () => {
     }
   });
 
+  it("says why an address cannot be reached: the system's code, or the port fetch refuses", async () => {
+    const gone = await startHttpFixture();
+    const url = gone.url("/mcp");
+    await gone.stop();
+    const refused = await failure(manager.connect(serverDef("refused", { url })));
+    expect(refused.message).toBe(`MCP server "refused" failed to connect: cannot reach ${url} (ECONNREFUSED)`);
+    // Port 1 is one of the Fetch standard's blocked ports: fetch says only "bad port", with no code.
+    const blocked = await failure(manager.connect(serverDef("blocked", { url: "http://127.0.0.1:1/mcp" })));
+    expect(blocked.message).toBe(`MCP server "blocked" failed to connect: cannot reach http://127.0.0.1:1/mcp (fetch never connects to port 1)`);
+  });
+
   it("sends headers from the config", async () => {
     const connection = await manager.connect(serverDef("header", { url: http.url("/auth/mcp"), headers: { Authorization: "Bearer s3cret-token" } }));
     expect(connection.transport).toBe("http");
