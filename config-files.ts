@@ -1,6 +1,6 @@
 /**
  * Reading config files. A file that does not exist is simply absent; anything else that goes wrong (permissions,
- * a directory in its place, a syntax error) is a problem naming the file, with line and column when known.
+ * a directory in its place, a syntax error) is a problem naming the file, with line and column when known (or end of file).
  */
 import { readFileSync } from "node:fs";
 import type { ParseError } from "jsonc-parser";
@@ -61,8 +61,7 @@ function parseJson(text: string): { value: unknown } | { error: string } {
   const value: unknown = jsonc.parse(text, errors, { allowTrailingComma: true });
   const first = errors[0];
   if (!first) return { value };
-  const { line, column } = lineAndColumn(text, first.offset);
-  return { error: `invalid JSON at line ${line}, column ${column}: ${describeJsonError(jsonc.printParseErrorCode(first.error))}` };
+  return { error: `invalid JSON at ${syntaxErrorPlace(text, first.offset)}: ${describeJsonError(jsonc.printParseErrorCode(first.error))}` };
 }
 
 /** `CommaExpected` → `comma expected`. */
@@ -70,10 +69,12 @@ function describeJsonError(code: string): string {
   return code.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
 }
 
-function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+/** `line 4, column 5`; `end of file` for what the text ended without (a close brace), where no line or column helps. */
+export function syntaxErrorPlace(text: string, offset: number): string {
+  if (offset >= text.length) return "end of file";
   const before = text.slice(0, offset);
   const lineStart = before.lastIndexOf("\n") + 1;
-  return { line: before.split("\n").length, column: offset - lineStart + 1 };
+  return `line ${before.split("\n").length}, column ${offset - lineStart + 1}`;
 }
 
 function parseTomlText(text: string): { value: unknown } | { error: string } {

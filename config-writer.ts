@@ -10,6 +10,7 @@ import { access, mkdir, readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { FormattingOptions, JSONPath, ParseError } from "jsonc-parser";
 import { writeFileAtomic } from "./atomic-file.ts";
+import { syntaxErrorPlace } from "./config-files.ts";
 import { isPlainObject } from "./config-problems.ts";
 import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "./file-lock.ts";
 import { errorCode, errorMessage } from "./guards.ts";
@@ -112,8 +113,7 @@ async function readForEdit(file: string): Promise<ConfigText> {
   const errors: ParseError[] = [];
   const data = parser().parse(text, errors, { allowTrailingComma: true }) as unknown;
   if (errors.length > 0) {
-    const { line, column } = lineAndColumn(text, errors[0]!.offset);
-    throw new Error(`${file} has a syntax error at line ${line}, column ${column}; fix it before changing it from Pi`);
+    throw new Error(`${file} has a syntax error at ${syntaxErrorPlace(text, errors[0]!.offset)}; fix it before changing it from Pi`);
   }
   if (!isPlainObject(data)) throw new Error(`${file}: the top level must be a JSON object; fix it before changing it from Pi`);
   return { text, data, mode };
@@ -149,11 +149,6 @@ function formattingOf(text: string): FormattingOptions {
 
 function detectEol(text: string): string {
   return text.includes("\r\n") ? "\r\n" : "\n";
-}
-
-function lineAndColumn(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset).split("\n");
-  return { line: before.length, column: before.at(-1)!.length + 1 };
 }
 
 function reason(error: unknown): string {

@@ -368,7 +368,7 @@ describe("imports: bad host files", () => {
     const config = sandbox.load({ env: { AIRTABLE_TOKEN: "t" } });
     expect(config.servers.map((server) => server.name)).toEqual(["mine", "sentry", "memory", "airtable"]);
     expect(messages(config)).toEqual([
-      `error ${cursor}: invalid JSON at line 1, column 43: close brace expected`,
+      `error ${cursor}: invalid JSON at end of file: close brace expected`,
       `error ${windsurf}: "mcpServers": must be an object mapping server names to servers (got an array)`,
     ]);
   });

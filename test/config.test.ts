@@ -116,7 +116,7 @@ describe("loadConfig: our own files", () => {
   it("a --mcp-config file that cannot be read is reported once, for what is wrong with it (not as missing)", () => {
     const broken = sandbox.write("project/broken.json", '{"mcpServers": {');
     const list = sandbox.write("project/list.json", "[]");
-    expect(messages(sandbox.load({ configPath: broken }))).toEqual([`${broken}: invalid JSON at line 1, column 17: close brace expected`]);
+    expect(messages(sandbox.load({ configPath: broken }))).toEqual([`${broken}: invalid JSON at end of file: close brace expected`]);
     expect(messages(sandbox.load({ configPath: list }))).toEqual([`${list}: the top level must be a JSON object`]);
   });
 
@@ -349,6 +349,11 @@ describe("loadConfig: bad input", () => {
     const config = sandbox.load();
     expect(Object.keys(serversByName(config))).toEqual(["good"]);
     expect(config.problems).toEqual([{ level: "error", file: project, message: `${project}: invalid JSON at line 4, column 5: comma expected` }]);
+  });
+
+  it("says end of file for what a file ended without, not the line after its last", () => {
+    const user = writeUser('{\n  "mcpServers": {}\n');
+    expect(messages(sandbox.load())).toEqual([`${user}: invalid JSON at end of file: close brace expected`]);
   });
 
   it("reports a file that cannot be read, naming it", () => {

@@ -57,7 +57,7 @@ describe(`bad input on Pi ${host.version}`, () => {
 
     expect(pi.toolResults.at(-1)).toMatchObject({ isError: false, text: "configured" });
     const problems = [
-      `${projectFile}: invalid JSON at line 1, column 50: close brace expected`,
+      `${projectFile}: invalid JSON at end of file: close brace expected`,
       `${userFile}: server "wrongTypes": "command": must be a non-empty string (got the number 42)`,
       `${userFile}: server "wrongTypes": "args": must be an array of strings (got a string)`,
       `${userFile}: server "noTarget": "command": has "args" but needs "command" (a process) or "url" (an HTTP endpoint)`,

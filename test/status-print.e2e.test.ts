@@ -77,7 +77,7 @@ describe(`/mcp in print mode on Pi ${host.version}`, () => {
     const broken = join(dirs.cwd, "broken.json");
     await writeFile(broken, '{ "mcpServers": { "a": { "command": "x" } ');
     const result = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], agentDir: dirs.agentDir, cwd: dirs.cwd, args: ["--mcp-config", broken] });
-    const syntaxError = `${broken}: invalid JSON at line 1, column 43: close brace expected`;
+    const syntaxError = `${broken}: invalid JSON at end of file: close brace expected`;
     expect(result.stderr).not.toContain("does not exist");
     expect(result.stderr).toContain(`[mcp] MCP config: ${syntaxError}\n`);
     expect(result.stderr).toContain(`MCP: no servers loaded (see the errors below). Your config file: ${broken}\nConfig errors:\n  ${syntaxError}\n`);
