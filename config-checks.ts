@@ -158,7 +158,14 @@ export function checkUrl(url: string): string | undefined {
   try {
     parsed = new URL(url);
   } catch {
-    return "is not a valid URL";
+    return `${quoteUnparsedUrl(url)} is not a valid URL`;
   }
   return parsed.protocol === "http:" || parsed.protocol === "https:" ? undefined : `must be an http:// or https:// URL (got ${parsed.protocol})`;
+}
+
+/** A URL that does not parse, quoted for a message without what may carry a credential: user info, query, fragment. */
+function quoteUnparsedUrl(url: string): string {
+  const withoutUserInfo = url.replace(/^([a-z][a-z0-9+.-]*:\/*)[^/@]*@/i, "$1");
+  const cut = withoutUserInfo.search(/[?#]/);
+  return JSON.stringify(cut < 0 ? withoutUserInfo : `${withoutUserInfo.slice(0, cut + 1)}…`);
 }

@@ -104,7 +104,7 @@ const EMBEDDINGS_CHECKS: Readonly<Record<string, Check<unknown>>> = {
   url: (value) => {
     const checked = nonEmptyString(value);
     const problem = checked.ok ? checkUrl(checked.value) : undefined;
-    return problem ? { ok: false, expected: `${problem} (got ${JSON.stringify(value)})` } : checked;
+    return problem ? { ok: false, expected: problem } : checked;
   },
   model: nonEmptyString,
   apiKeyEnv: nonEmptyString,

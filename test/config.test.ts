@@ -386,6 +386,8 @@ describe("loadConfig: bad input", () => {
         notObject: "npx server",
         emptyCommand: { command: "" },
         badUrl: { url: "not a url" },
+        // Quoted without what may carry a credential (user info, query).
+        secretUrl: { url: "https://me:pw@ho st/mcp?key=s3cret" },
         ftp: { url: "ftp://example.com/" },
         stdioUrl: { type: "stdio", url: "http://127.0.0.1:1/" },
         httpCommand: { type: "http", command: "x" },
@@ -407,7 +409,8 @@ describe("loadConfig: bad input", () => {
       `${f}: server "badInclude": "includeTools": must be an array of strings (got a string)`,
       `${f}: server "notObject": must be an object (got a string)`,
       `${f}: server "emptyCommand": "command": must be a non-empty string (got an empty string)`,
-      `${f}: server "badUrl": "url": is not a valid URL`,
+      `${f}: server "badUrl": "url": "not a url" is not a valid URL`,
+      `${f}: server "secretUrl": "url": "https://ho st/mcp?…" is not a valid URL`,
       `${f}: server "ftp": "url": must be an http:// or https:// URL (got ftp:)`,
       `${f}: server "stdioUrl": "type": is "stdio" but the server has a "url" and no "command"`,
       `${f}: server "httpCommand": "type": is an HTTP transport but the server has a "command" and no "url"`,
