@@ -131,7 +131,7 @@ function statusHeadline(state: StatusContext, servers: readonly ServerDefinition
   if (servers.length === 0 && skipped === 0) {
     return problems.some((problem) => problem.level === "error")
       ? `MCP: no servers loaded (see the errors below). Your config file: ${userFile}`
-      : `MCP: no servers configured. Add them to ${userFile} (see the README).`;
+      : `MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to ${userFile} (see the README).`;
   }
   const enabled = servers.filter((server) => server.enabled !== false).length;
   const counts = [`${enabled} enabled`];

@@ -115,7 +115,7 @@ describe("/mcp status", () => {
 
   it("with no servers, names the config file to add them to (or says the errors stopped them)", () => {
     const empty: LoadedConfig = { servers: [], settings: {}, problems: [], userFile: "/u/mcp.json" };
-    expect(statusReport(context(empty, []))).toBe("MCP: no servers configured. Add them to /u/mcp.json (see the README).");
+    expect(statusReport(context(empty, []))).toBe("MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to /u/mcp.json (see the README).");
     const broken = { ...empty, problems: [problem("error", "/u/mcp.json: not valid JSON")] };
     expect(statusReport(context(broken, []))).toBe(
       ["MCP: no servers loaded (see the errors below). Your config file: /u/mcp.json", "Config errors:", "  /u/mcp.json: not valid JSON"].join("\n"),

@@ -85,7 +85,7 @@ describe(`/mcp in print mode on Pi ${host.version}`, () => {
 
   test("with no servers, status names the config file of Pi's agent dir ($PI_CODING_AGENT_DIR), not ~/.pi/agent", async () => {
     const output = await print({}, ["/mcp status"]);
-    expect(output).toContain(`MCP: no servers configured. Add them to ${join(dirs!.agentDir, "mcp.json")} (see the README).`);
+    expect(output).toContain(`MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to ${join(dirs!.agentDir, "mcp.json")} (see the README).`);
   });
 
   test("a VS Code server that needs an ${input:…} is listed as skipped, with the reason", async () => {
