@@ -4,7 +4,7 @@
  * weighted terms search-query.ts reads out of the request, with a boost for names the request spells out.
  */
 import { foldAccents } from "./search-text.ts";
-import { analyzeQuery } from "./search-query.ts";
+import { analyzeQuery, unknownWordShare } from "./search-query.ts";
 import { contentWords, intentTermsOf, isIntentTerm } from "./search-intents.ts";
 import { shareSlots } from "./search-slots.ts";
 import { IntList, TermReader } from "./term-reader.ts";
@@ -23,6 +23,8 @@ export interface ToolSearchIndex {
    * way. Never throws.
    */
   search(query: string, limit?: number): SearchHit[];
+  /** The share (0 to 1) of the request's content words no tool uses (search-query.ts `unknownWordShare`). */
+  unknownWordShare(query: string): number;
   readonly size: number;
 }
 
@@ -68,6 +70,7 @@ export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchInde
 
   return {
     size: tools.length,
+    unknownWordShare: (query) => (typeof query === "string" ? unknownWordShare(query.slice(0, MAX_QUERY_CHARS), vocabulary) : 0),
     search(query, limit = DEFAULT_LIMIT) {
       const count = Math.min(Math.floor(limit), MAX_LIMIT);
       if (typeof query !== "string" || !(count > 0) || tools.length === 0) return [];

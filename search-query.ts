@@ -151,9 +151,22 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
  * words alone find little, and the intent is most of what is known of the request.
  */
 function addIntents(words: readonly string[], vocabulary: Vocabulary, add: (term: string, weight: number) => void): void {
-  const unknown = words.filter((word) => vocabulary.idOf(termOf(word)!) === undefined).length;
-  const weight = INTENT_WEIGHT + (UNKNOWN_WORDS_INTENT_WEIGHT * unknown) / Math.max(words.length, 1);
+  const weight = INTENT_WEIGHT + UNKNOWN_WORDS_INTENT_WEIGHT * unknownShare(words, vocabulary);
   for (const [intent, count] of intentTermsOf(words)) add(intent, weight * Math.min(count, MAX_INTENT_CUES));
+}
+
+/**
+ * The share (0 to 1) of a request's content words no tool of the catalog uses: how little its words alone can find,
+ * so how much other evidence (intents, an embedding) should count.
+ */
+export function unknownWordShare(text: string, vocabulary: Vocabulary): number {
+  return unknownShare(splitWords(text).slice(0, MAX_QUERY_WORDS).filter((word) => !isStopWord(word)), vocabulary);
+}
+
+/** Of `words` (content words), the share the catalog does not contain. */
+function unknownShare(words: readonly string[], vocabulary: Vocabulary): number {
+  const unknown = words.filter((word) => vocabulary.idOf(termOf(word)!) === undefined).length;
+  return unknown / Math.max(words.length, 1);
 }
 
 /** For a word the catalog does not contain: the two catalog words it is made of, else the closest spelling. */

@@ -10,8 +10,10 @@
  * - Combining (kept simple on purpose): the candidates are the lexical top RERANK_DEPTH and the semantic top
  *   RERANK_DEPTH. Each gets a lexical share (its score ÷ the best lexical score; 0 outside the lexical list) and a
  *   semantic share (its cosine placed between the RERANK_DEPTH-th best and the best cosine, clamped to 0..1; a tool
- *   without a vector yet takes its lexical share), and is ranked by their average. A tool both rankings like comes
- *   first; one only the embedding finds can enter the answer; an exact name keeps its lexical lead.
+ *   without a vector yet takes its lexical share), and is ranked by a weighted mean of the two. The lexical share
+ *   weighs most when the catalog knows the request's words (an exact word is surer than a similar meaning) and less
+ *   as the share of words no tool uses grows (there the words find little, and meaning is most of what is known).
+ *   A tool both rankings like comes first; one only the embedding finds can enter the answer.
  */
 import { DEFAULT_EMBEDDINGS_TIMEOUT_MS, requestEmbeddings } from "./embeddings-client.ts";
 import { embeddingKey, loadEmbeddings, saveEmbeddings } from "./embeddings-cache.ts";
@@ -22,7 +24,13 @@ import type { EmbeddingsSettings, ToolMetadata } from "./types.ts";
 
 /** How many of each ranking are combined. */
 export const RERANK_DEPTH = 20;
-const LEXICAL_WEIGHT = 0.5;
+/**
+ * The lexical share's weight is LEXICAL_WEIGHT when every content word of the request is in the catalog, and
+ * LEXICAL_WEIGHT - UNKNOWN_WORDS_LEXICAL_DISCOUNT when none is. Fitted on the dev parts with a real sentence encoder
+ * (bench/search-quality-semantic.ts).
+ */
+const LEXICAL_WEIGHT = 0.8;
+const UNKNOWN_WORDS_LEXICAL_DISCOUNT = 0.6;
 /** Texts per background request: a local model embeds a batch in about a second, and Pi's loop is never held long. */
 const BATCH_SIZE = 32;
 /** A background batch is bigger work than one request's few words: a slow local model may need a minute. */
@@ -78,8 +86,11 @@ export class SemanticRanker {
     await this.filling;
   }
 
-  /** `lexical` (the index's top RERANK_DEPTH, best first) re-ordered; unchanged whenever the endpoint does not help in time. */
-  async rerank(query: string, lexical: readonly SearchHit[], signal?: AbortSignal): Promise<SearchHit[]> {
+  /**
+   * `lexical` (the index's top RERANK_DEPTH, best first) re-ordered; unchanged whenever the endpoint does not help in
+   * time. `unknownWordShare`: the share of the request's content words no tool uses (ToolSearchIndex).
+   */
+  async rerank(query: string, lexical: readonly SearchHit[], unknownWordShare: number, signal?: AbortSignal): Promise<SearchHit[]> {
     if (!this.usable()) return [...lexical];
     // Tools left without a vector by an earlier failure are tried again once the endpoint may be back.
     if (this.started && !this.filling && this.keys.some((key) => !this.vectors.has(key))) this.scheduleFill();
@@ -92,7 +103,7 @@ export class SemanticRanker {
       if (!signal?.aborted) this.failed(error);
       return [...lexical];
     }
-    return this.combine(unit(queryVector), lexical);
+    return this.combine(unit(queryVector), lexical, LEXICAL_WEIGHT - UNKNOWN_WORDS_LEXICAL_DISCOUNT * unknownWordShare);
   }
 
   /** One line for /mcp status. */
@@ -173,7 +184,7 @@ export class SemanticRanker {
     this.report(`MCP semantic re-ranking unavailable, ToolSearch uses its lexical ranking: ${this.lastError}`);
   }
 
-  private combine(query: Float32Array, lexical: readonly SearchHit[]): SearchHit[] {
+  private combine(query: Float32Array, lexical: readonly SearchHit[], lexicalWeight: number): SearchHit[] {
     const similarity = this.tools.map((_, index) => {
       const vector = this.vectors.get(this.keys[index]);
       return vector && vector.length === query.length ? dot(query, vector) : undefined;
@@ -197,7 +208,7 @@ export class SemanticRanker {
         const lexicalPart = lexicalShare.get(tool) ?? 0;
         const cosine = similarity[indexOf.get(tool) ?? -1];
         const semanticPart = cosine === undefined ? lexicalPart : semanticShare(cosine);
-        return { tool, score: LEXICAL_WEIGHT * lexicalPart + (1 - LEXICAL_WEIGHT) * semanticPart };
+        return { tool, score: lexicalWeight * lexicalPart + (1 - lexicalWeight) * semanticPart };
       })
       .sort((a, b) => b.score - a.score || (lexicalOrder.get(a.tool) ?? RERANK_DEPTH) - (lexicalOrder.get(b.tool) ?? RERANK_DEPTH) || compareStrings(a.tool.name, b.tool.name));
   }

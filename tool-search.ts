@@ -11,7 +11,7 @@ import { type AgentToolResult, defineTool, type ExtensionAPI } from "@mariozechn
 import { Type } from "typebox";
 import { waitAtMost } from "./abort.ts";
 import type { HostCapabilities } from "./host.ts";
-import { buildSearchIndex, type SearchHit, type ToolSearchIndex } from "./search-index.ts";
+import { buildSearchIndex, type ToolSearchIndex } from "./search-index.ts";
 import { RERANK_DEPTH, type SemanticRanker } from "./search-semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search-suggestions.ts";
 import { instructionsToShow } from "./server-instructions.ts";
@@ -166,8 +166,9 @@ async function searchWithCandidates(
   query: string,
   signal: AbortSignal | undefined,
 ): Promise<{ tools: ToolMetadata[]; notes: string[]; candidates: string[] }> {
-  const lexical = lexicalHits(state, query, state.semantic ? RERANK_DEPTH : TOOLS_PER_SEARCH + MAX_CANDIDATES);
-  const hits = state.semantic ? await state.semantic.rerank(query, lexical, signal) : lexical;
+  const index = searchIndex(state);
+  const lexical = index.search(query, state.semantic ? RERANK_DEPTH : TOOLS_PER_SEARCH + MAX_CANDIDATES);
+  const hits = state.semantic ? await state.semantic.rerank(query, lexical, index.unknownWordShare(query), signal) : lexical;
   const further = hits.slice(TOOLS_PER_SEARCH, TOOLS_PER_SEARCH + MAX_CANDIDATES);
   return {
     tools: hits.slice(0, TOOLS_PER_SEARCH).map((hit) => hit.tool),
@@ -176,9 +177,10 @@ async function searchWithCandidates(
   };
 }
 
-function lexicalHits(state: ToolSearchContext, query: string, limit: number): SearchHit[] {
+/** Built on first use after the tools change (init.ts drops it). */
+function searchIndex(state: ToolSearchContext): ToolSearchIndex {
   state.searchIndex ??= buildSearchIndex([...state.tools.byName.values()]);
-  return state.searchIndex.search(query, limit);
+  return state.searchIndex;
 }
 
 /**
@@ -195,7 +197,7 @@ function selectByName(state: ToolSearchContext, list: string): { tools: ToolMeta
     } else if (matches.length > 1) {
       notes.push(`"${name}" is ambiguous: ${matches.map((tool) => tool.name).join(", ")}.`);
     } else {
-      const closest = lexicalHits(state, name, 1)[0]?.tool;
+      const closest = searchIndex(state).search(name, 1)[0]?.tool;
       notes.push(`No MCP tool is named "${truncate(name, QUOTED_REQUEST_CHARS)}"${closest ? ` (closest: ${closest.name})` : ""}.`);
     }
   }

@@ -35,6 +35,7 @@ const SECTIONS: Section[] = [
   { id: "npx", title: "5. Memory of npx-configured servers", script: "npx-memory.ts" },
   { id: "quality", title: "6. Search quality", script: "search-quality.ts" },
   { id: "quality-pi", title: "6b. Search quality over the real Pi (MetaTool held-out)", script: "search-quality-pi.ts", perHost: true },
+  { id: "quality-semantic", title: "6c. Search quality with semantic re-ranking (a real sentence encoder)", script: "search-quality-semantic.ts" },
   { id: "connect", title: "Connect latency (server manager against the bare SDK)", script: "connect-latency.ts" },
   { id: "registration", title: "Registration stall (tools listed for the first time)", script: "registration-stall.ts", perHost: true },
 ];

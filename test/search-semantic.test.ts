@@ -73,12 +73,15 @@ describe("semantic re-ranking", () => {
 
     // The fixture's model knows `zorblax` as `sum`; the words alone prefer another get- tool.
     expect(names(lexical("get zorblax"))[0]).not.toBe("get-sum");
-    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax")))[0]).toBe("get-sum");
+    expect(index.unknownWordShare("get zorblax")).toBe(0.5);
+    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax")))[0]).toBe("get-sum");
+    // The words count for more as more of them are the catalog's own: known words keep the lexical order's first.
+    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax"), 0))[0]).toBe(names(lexical("get zorblax"))[0]);
     // A tool no word finds can enter the answer.
     expect(lexical("zorblax")).toEqual([]);
-    expect(names(await semantic.rerank("zorblax", []))[0]).toBe("get-sum");
+    expect(names(await semantic.rerank("zorblax", [], 1))[0]).toBe("get-sum");
     // An exact name keeps its lead.
-    expect(names(await semantic.rerank("echo", lexical("echo")))[0]).toBe("echo");
+    expect(names(await semantic.rerank("echo", lexical("echo"), index.unknownWordShare("echo")))[0]).toBe("echo");
     expect(reports).toEqual([]);
     // Tool texts went in batches, not one request per tool.
     expect(toolRequests(served).length).toBe(1);
@@ -120,10 +123,10 @@ describe("semantic re-ranking", () => {
     const { semantic, reports } = ranker({ url: `http://127.0.0.1:${port}/v1`, model: "fixture" }, agentDir());
     await expect.poll(() => reports.length, POLL).toBe(1);
     expect(reports[0]).toMatch(/semantic re-ranking unavailable.*127\.0\.0\.1/);
-    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax")))).toEqual(names(lexical("get zorblax")));
+    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax")))).toEqual(names(lexical("get zorblax")));
     expect(semantic.statusLine()).toMatch(/0 of 13 tool texts embedded · failing: embeddings endpoint http:\/\/127\.0\.0\.1:\d+: fetch failed/);
     semantic.update(everything); // more tools do not make it ask (and report) again within the retry delay
-    await semantic.rerank("get zorblax", lexical("get zorblax"));
+    await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax"));
     expect(reports).toHaveLength(1);
   });
 
@@ -132,7 +135,7 @@ describe("semantic re-ranking", () => {
     const { semantic, reports } = ranker({ url: served.url, model: "fixture", timeoutMs: 200 }, agentDir());
     await expect.poll(embeddedAll(semantic), POLL).toBe(true);
     const query = "get zorblax sleepy";
-    expect(names(await semantic.rerank(query, lexical(query)))).toEqual(names(lexical(query)));
+    expect(names(await semantic.rerank(query, lexical(query), index.unknownWordShare(query)))).toEqual(names(lexical(query)));
     expect(reports).toEqual([expect.stringContaining("did not answer within 200 ms")]);
   });
 
@@ -142,13 +145,16 @@ describe("semantic re-ranking", () => {
     const { semantic, reports } = ranker({ url: served.url, model: "fixture" }, agentDir());
     await expect.poll(() => reports.length, POLL).toBe(1);
     served.failing = false;
-    await semantic.rerank("get zorblax", lexical("get zorblax"));
+    await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax"));
     expect(served.requests).toHaveLength(1); // within the retry delay: not asked
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 61_000 });
     cleanups.push(() => vi.useRealTimers());
-    await semantic.rerank("get zorblax", lexical("get zorblax"));
+    await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax"));
     await expect.poll(embeddedAll(semantic), POLL).toBe(true);
-    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax")))[0]).toBe("get-sum");
+    expect(index.unknownWordShare("get zorblax")).toBe(0.5);
+    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax")))[0]).toBe("get-sum");
+    // The words count for more as more of them are the catalog's own: known words keep the lexical order's first.
+    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax"), 0))[0]).toBe(names(lexical("get zorblax"))[0]);
     expect(reports).toHaveLength(1);
   });
 
@@ -160,7 +166,7 @@ describe("semantic re-ranking", () => {
     const { semantic, reports } = ranker({ url: `${served.origin}/${path}/v1`, model: "fixture" }, agentDir());
     await expect.poll(() => reports.length, POLL).toBe(1);
     expect(reports[0]).toContain(reason);
-    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax")))).toEqual(names(lexical("get zorblax")));
+    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax")))).toEqual(names(lexical("get zorblax")));
     expect(served.requests).toHaveLength(1); // the failing endpoint is left alone for a while
   });
 });
