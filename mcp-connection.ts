@@ -366,6 +366,9 @@ function needsAuthMessage(def: ServerDefinition): string {
   return `MCP server "${def.name}" needs authentication: ${where}. Set "bearerToken" or "bearerTokenEnv" (or an "Authorization" header) in its config.`;
 }
 
+/** A system error code in an error's text (`connect ECONNREFUSED 127.0.0.1:8080`). */
+const SYSTEM_ERROR_CODE = /\bE[A-Z]{3,}\b/;
+
 function failureReason(def: ServerDefinition, error: unknown): string {
   const oauth = describeOAuthError(error);
   if (oauth) return oauth;
@@ -381,6 +384,11 @@ function failureReason(def: ServerDefinition, error: unknown): string {
   // The SDK's code -1: a success status with a body that is not MCP (a login page, a proxy's error page).
   if (error instanceof StreamableHTTPError && error.code === -1) {
     return `${safeUrl(def.url)} did not answer as an MCP server (${briefHttpError(error.message)}); check the URL`;
+  }
+  // An SSE stream that never opened has no status: nothing answered. The SDK keeps only the text of fetch's error.
+  if (error instanceof SseError && error.code === undefined) {
+    const cause = error.message.match(SYSTEM_ERROR_CODE)?.[0] ?? briefHttpError(error.message.replace(/^SSE error: /, ""));
+    return `cannot reach ${safeUrl(def.url)} (${cause})`;
   }
   if (error instanceof StreamableHTTPError || error instanceof SseError) {
     return `${safeUrl(def.url)} answered HTTP ${error.code ?? "?"}: ${briefHttpError(error.message)}`;

@@ -407,6 +407,9 @@ describe("HTTP", () => {
     await gone.stop();
     const refused = await failure(manager.connect(serverDef("refused", { url })));
     expect(refused.message).toBe(`MCP server "refused" failed to connect: cannot reach ${url} (ECONNREFUSED)`);
+    // Over SSE the SDK reports it as an SSE error with no HTTP status: nothing answered, so it is not "answered HTTP".
+    const sse = await failure(manager.connect(serverDef("refused-sse", { url, transport: "sse" })));
+    expect(sse.message).toBe(`MCP server "refused-sse" failed to connect: cannot reach ${url} (ECONNREFUSED)`);
     // Port 1 is one of the Fetch standard's blocked ports: fetch says only "bad port", with no code.
     const blocked = await failure(manager.connect(serverDef("blocked", { url: "http://127.0.0.1:1/mcp" })));
     expect(blocked.message).toBe(`MCP server "blocked" failed to connect: cannot reach http://127.0.0.1:1/mcp (fetch never connects to port 1)`);
