@@ -11,8 +11,8 @@
  */
 import { buildSearchIndex } from "../search-index.ts";
 import type { ToolMetadata } from "../types.ts";
-import { evalKey, evaluate, indexRanker, type EvalRequest, type Ranker, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";
-import { loadMetaToolCatalog, loadMetaToolSet, METATOOL_SERVER, metaToolTools, type MetaToolPart } from "../test/fixtures/search-eval/metatool.ts";
+import { evalKey, evaluate, indexRanker, type EvalPart, type EvalRequest, type Ranker, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";
+import { loadMetaToolCatalog, loadMetaToolSet, METATOOL_SERVER, metaToolTools } from "../test/fixtures/search-eval/metatool.ts";
 import { REPO_ROOT } from "../test/helpers/hosts.ts";
 import { startSession } from "../test/helpers/pi-session.ts";
 import { prepareCorpusAgent } from "./corpus.ts";
@@ -23,7 +23,7 @@ import { plainBm25 } from "./plain-bm25.ts";
 const TOOLS_PER_SEARCH = 5;
 const PROMPTS_PER_SESSION = 40;
 const host = process.env.PI_TEST_HOST ?? "0.73.1";
-const part: MetaToolPart = process.argv.includes("--dev") ? "dev" : "heldout";
+const part: EvalPart = process.argv.includes("--dev") ? "dev" : "heldout";
 const catalog = loadMetaToolCatalog();
 const byPiName = new Map(catalog.map((tool) => [tool.name, tool]));
 const sets: [string, EvalRequest[]][] = [
