@@ -5,7 +5,7 @@
  */
 import { foldAccents } from "./search-text.ts";
 import { analyzeQuery, unknownWordShare } from "./search-query.ts";
-import { contentWords, intentTermsOf, isIntentTerm } from "./search-intents.ts";
+import { intentTermsOf, isIntentTerm } from "./search-intents.ts";
 import { shareSlots } from "./search-slots.ts";
 import { IntList, TermReader } from "./term-reader.ts";
 import type { ToolMetadata } from "./types.ts";
@@ -39,6 +39,7 @@ const NAME_INTENT_REPEATS = 2;
 const FIELD_WEIGHTS = [3, 1.5, 1, 0.5, 0.3, INTENT_FIELD_WEIGHT] as const;
 const FIELD_LENGTH_NORMS = [0.3, 0, 0.75, 0.75, 0.75, 0] as const;
 const NAME_FIELD = 0;
+const DESCRIPTION_FIELD = 2;
 const INTENT_FIELD = 5;
 const FIELD_COUNT = FIELD_WEIGHTS.length;
 
@@ -106,26 +107,33 @@ function readCatalog(tools: readonly ToolMetadata[], reader: TermReader): Catalo
   const termIds = new IntList();
   const fieldStart = new Int32Array(tools.length * FIELD_COUNT + 1);
   tools.forEach((tool, doc) => {
+    // What the tool says it is for (its name and description, each the first text of its field) is kept as words
+    // to read its intents from; its parameters describe inputs, not purposes.
+    const nameWords: string[] = [];
+    const descriptionWords: string[] = [];
+    const intentWords: Partial<Record<number, string[]>> = {
+      [NAME_FIELD]: nameWords,
+      [DESCRIPTION_FIELD]: descriptionWords,
+    };
     fieldTexts(tool).forEach((texts, field) => {
-      for (const text of texts) reader.appendTermIds(text, termIds);
+      texts.forEach((text, i) => reader.appendTermIds(text, termIds, i === 0 ? intentWords[field] : undefined));
       fieldStart[doc * FIELD_COUNT + field + 1] = termIds.length;
     });
-    // What the tool says it is for; its parameters describe inputs, not purposes.
-    appendIntents(tool.originalName, NAME_INTENT_REPEATS, reader, termIds);
-    appendIntents(String(tool.description ?? "").slice(0, MAX_DESCRIPTION_CHARS), 1, reader, termIds);
+    appendIntents(nameWords, NAME_INTENT_REPEATS, reader, termIds);
+    appendIntents(descriptionWords, 1, reader, termIds);
     fieldStart[doc * FIELD_COUNT + INTENT_FIELD + 1] = termIds.length;
   });
   return { docCount: tools.length, termIds: termIds.toInt32Array(), fieldStart };
 }
 
-function appendIntents(text: string, repeats: number, reader: TermReader, termIds: IntList): void {
-  for (const [intent, count] of intentTermsOf(contentWords(text))) {
+function appendIntents(words: readonly string[], repeats: number, reader: TermReader, termIds: IntList): void {
+  for (const [intent, count] of intentTermsOf(words)) {
     const id = reader.termId(intent);
     for (let n = 0; n < count * repeats; n++) termIds.push(id);
   }
 }
 
-/** The texts of each field of a tool, in FIELD_WEIGHTS order. */
+/** The texts of each field of a tool, in FIELD_WEIGHTS order; the description comes first in its field. */
 function fieldTexts(tool: ToolMetadata): string[][] {
   const parameterNames: string[] = [];
   const parameterDescriptions: string[] = [];

@@ -1,7 +1,8 @@
 /**
  * Reads catalog text as term ids. A catalog of 50k tools has millions of words but only thousands of distinct
  * ones, so each word is looked up character by character in a trie instead of becoming a string: only a word seen
- * for the first time is sliced, stemmed and interned.
+ * for the first time is sliced, stemmed and interned. On request it also hands out the words themselves, unstemmed
+ * (what search-intents.ts reads intents from), so that no text is split twice.
  */
 import { familyKey, foldAccents, forEachWord, termOf } from "./search-text.ts";
 
@@ -33,7 +34,7 @@ export class IntList {
 }
 
 const NOT_A_TERM = -1;
-const UNSEEN = -2;
+const UNSEEN = -1;
 /** a–z (either case) and 0–9: the characters of nearly every catalog word. Other words take the slower path. */
 const ALPHABET = 36;
 /** Longer "words" are identifiers, hashes or encoded data: nobody searches for them, and they would bloat the trie. */
@@ -63,18 +64,32 @@ function familiesOf(terms: readonly string[]): Map<string, string[]> {
 export class TermReader {
   private readonly terms: string[] = [];
   private readonly termIds = new Map<string, number>();
-  private readonly otherWordIds = new Map<string, number>();
+  /** Each distinct word of the catalog, lower case, by its number, and its term's id (NOT_A_TERM for a stop word). */
+  private readonly wordTexts: string[] = [];
+  private readonly wordTermIds: number[] = [];
+  private readonly otherWordNumbers = new Map<string, number>();
   private children = new Int32Array(1024 * ALPHABET);
-  private wordIds = new Int32Array(1024).fill(UNSEEN);
+  /** The number of the word that ends at each trie node, once seen. */
+  private wordNumbers = new Int32Array(1024).fill(UNSEEN);
   private nodeCount = 1;
 
-  /** Appends the term ids of the words of `text` to `out`; stop words have none. */
-  appendTermIds(text: string, out: IntList): void {
+  /**
+   * Appends the term ids of the words of `text` to `out`; stop words have none. Given `words`, also appends there
+   * the words that are not stop words, lower case and unstemmed: search-intents.ts's `contentWords` of the text.
+   */
+  appendTermIds(text: string, out: IntList, words?: string[]): void {
     const source = foldAccents(text);
     forEachWord(source, (start, end) => {
-      if (end - start > MAX_WORD_LENGTH) return;
-      const id = this.wordId(source, start, end);
-      if (id !== NOT_A_TERM) out.push(id);
+      if (end - start > MAX_WORD_LENGTH) {
+        // No term, but a word all the same: a phrase does not run across it.
+        words?.push(source.slice(start, end).toLowerCase());
+        return;
+      }
+      const word = this.wordNumber(source, start, end);
+      const id = this.wordTermIds[word];
+      if (id === NOT_A_TERM) return;
+      out.push(id);
+      words?.push(this.wordTexts[word]);
     });
   }
 
@@ -106,13 +121,13 @@ export class TermReader {
     };
   }
 
-  private wordId(source: string, start: number, end: number): number {
+  private wordNumber(source: string, start: number, end: number): number {
     let node = 0;
     let children = this.children;
     for (let i = start; i < end; i++) {
       const code = source.charCodeAt(i);
       const slot = code < 128 ? SLOTS[code] : -1;
-      if (slot < 0) return this.otherWordId(source.slice(start, end).toLowerCase());
+      if (slot < 0) return this.otherWordNumber(source.slice(start, end).toLowerCase());
       let child = children[node * ALPHABET + slot];
       if (child === 0) {
         child = this.newNode();
@@ -121,36 +136,38 @@ export class TermReader {
       }
       node = child;
     }
-    let id = this.wordIds[node];
-    if (id === UNSEEN) {
-      id = this.termIdOfWord(source.slice(start, end).toLowerCase());
-      this.wordIds[node] = id;
+    let word = this.wordNumbers[node];
+    if (word === UNSEEN) {
+      word = this.newWord(source.slice(start, end).toLowerCase());
+      this.wordNumbers[node] = word;
     }
-    return id;
+    return word;
   }
 
-  private otherWordId(word: string): number {
-    let id = this.otherWordIds.get(word);
-    if (id === undefined) {
-      id = this.termIdOfWord(word);
-      this.otherWordIds.set(word, id);
+  private otherWordNumber(text: string): number {
+    let word = this.otherWordNumbers.get(text);
+    if (word === undefined) {
+      word = this.newWord(text);
+      this.otherWordNumbers.set(text, word);
     }
-    return id;
+    return word;
   }
 
-  private termIdOfWord(word: string): number {
-    const term = termOf(word);
-    return term === undefined ? NOT_A_TERM : this.termId(term);
+  private newWord(text: string): number {
+    const term = termOf(text);
+    this.wordTexts.push(text);
+    this.wordTermIds.push(term === undefined ? NOT_A_TERM : this.termId(term));
+    return this.wordTexts.length - 1;
   }
 
   private newNode(): number {
-    if (this.nodeCount === this.wordIds.length) {
+    if (this.nodeCount === this.wordNumbers.length) {
       const children = new Int32Array(this.children.length * 2);
       children.set(this.children);
       this.children = children;
-      const wordIds = new Int32Array(this.wordIds.length * 2).fill(UNSEEN);
-      wordIds.set(this.wordIds);
-      this.wordIds = wordIds;
+      const wordNumbers = new Int32Array(this.wordNumbers.length * 2).fill(UNSEEN);
+      wordNumbers.set(this.wordNumbers);
+      this.wordNumbers = wordNumbers;
     }
     return this.nodeCount++;
   }
