@@ -2,7 +2,9 @@
  * 6. Search quality: recall@1, recall@5 and MRR (first expected tool in the top 10) for our index, the ranking
  * before issue 10 (read out of git: bench/previous-ranking.ts), a plain BM25 reference and MiniSearch (the library
  * our hand-written index was measured against), on two catalogs:
- * - our request sets (`test/fixtures/search-eval/`: dev, dev2, held-out) over the real 1,052-tool corpus;
+ * - our request sets (`test/fixtures/search-eval/`: dev, dev2, held-out) over the real 1,052-tool corpus, and our
+ *   multi-step tasks (multi-step.json, dev and held-out parts; recall@k is the share of a task's steps with one of
+ *   their tools in the top k);
  * - MetaTool (metatool.ts: public, written by others), single-tool requests (sampled 1 in 20) and multi-tool
  *   requests, dev and held-out parts, over its 199 tools. A multi-tool request's recall@k is the share of its
  *   expected tools in the top k (all of them counted).
@@ -16,7 +18,7 @@ import MiniSearch from "minisearch";
 import { buildSearchIndex } from "../search-index.ts";
 import { splitWords, termOf } from "../search-text.ts";
 import type { ToolMetadata } from "../types.ts";
-import { evalKey, evaluate, indexRanker, loadCorpusTools, loadEvalSet, type EvalRequest, type Ranker, scoreRanking } from "../test/fixtures/search-eval/corpus-tools.ts";
+import { evalKey, evaluate, indexRanker, loadCorpusTools, loadEvalSet, loadMultiStepSet, type EvalRequest, type Ranker, scoreRanking } from "../test/fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet } from "../test/fixtures/search-eval/metatool.ts";
 import { fixed, reportGoal } from "./measure.ts";
 import { PREVIOUS_RANKING_COMMIT, previousBuildSearchIndex } from "./previous-ranking.ts";
@@ -61,7 +63,7 @@ function printMisses(rank: Ranker, requests: readonly EvalRequest[]): void {
   }
 }
 
-interface EvalPart {
+interface MeasuredPart {
   name: string;
   catalog: "corpus" | "metatool";
   requests: EvalRequest[];
@@ -69,10 +71,12 @@ interface EvalPart {
 }
 
 const devOnly = process.argv.includes("--dev-only");
-const allParts: EvalPart[] = [
+const allParts: MeasuredPart[] = [
   { name: "dev", catalog: "corpus", requests: loadEvalSet("dev"), heldout: false },
   { name: "dev2", catalog: "corpus", requests: loadEvalSet("dev2"), heldout: false },
   { name: "held-out", catalog: "corpus", requests: devOnly ? [] : loadEvalSet("heldout"), heldout: true },
+  { name: "multi-step dev", catalog: "corpus", requests: loadMultiStepSet("dev"), heldout: false },
+  { name: "multi-step held-out", catalog: "corpus", requests: devOnly ? [] : loadMultiStepSet("heldout"), heldout: true },
   { name: "MetaTool single dev", catalog: "metatool", requests: loadMetaToolSet("single", "dev"), heldout: false },
   { name: "MetaTool single held-out", catalog: "metatool", requests: devOnly ? [] : loadMetaToolSet("single", "heldout"), heldout: true },
   { name: "MetaTool multi dev", catalog: "metatool", requests: loadMetaToolSet("multi", "dev"), heldout: false },
