@@ -20,7 +20,7 @@ import { buildSearchIndex, type ToolSearchIndex } from "../search-index.ts";
 import { RERANK_DEPTH, SemanticRanker } from "../search-semantic.ts";
 import type { ToolMetadata } from "../types.ts";
 import { startEmbeddingsEndpoint } from "../test/fixtures/embeddings-endpoint.ts";
-import { evaluate, indexRanker, loadCorpusTools, loadEvalSet, type EvalRequest, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";
+import { evaluate, indexRanker, loadCorpusTools, loadEvalSet, loadMultiStepSet, type EvalRequest, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet } from "../test/fixtures/search-eval/metatool.ts";
 
 const MODEL = "universal-sentence-encoder-lite";
@@ -35,6 +35,8 @@ const parts: { name: string; catalog: keyof typeof catalogs; requests: () => Eva
   { name: "dev", catalog: "corpus", requests: () => loadEvalSet("dev"), heldout: false },
   { name: "dev2", catalog: "corpus", requests: () => loadEvalSet("dev2"), heldout: false },
   { name: "held-out", catalog: "corpus", requests: () => loadEvalSet("heldout"), heldout: true },
+  { name: "multi-step dev", catalog: "corpus", requests: () => loadMultiStepSet("dev"), heldout: false },
+  { name: "multi-step held-out", catalog: "corpus", requests: () => loadMultiStepSet("heldout"), heldout: true },
   { name: "MetaTool single dev", catalog: "metatool", requests: () => loadMetaToolSet("single", "dev"), heldout: false },
   { name: "MetaTool single held-out", catalog: "metatool", requests: () => loadMetaToolSet("single", "heldout"), heldout: true },
   { name: "MetaTool multi dev", catalog: "metatool", requests: () => loadMetaToolSet("multi", "dev"), heldout: false },
