@@ -1,9 +1,9 @@
 /**
  * `/mcp` with no argument in the interactive TUI: a panel of Pi's own components (SelectList between borders)
  * listing every server with its state, tools and source. Enter opens the server's actions (reconnect, enable or
- * disable, show tools, sign in) in Pi's select dialog; after one runs, the panel comes back with the new state;
- * Esc closes it. Modes without a TUI never render a custom component (RPC answers `undefined` without building it):
- * the caller then prints the status text instead.
+ * disable, show tools, sign in) in Pi's select dialog; after one runs, the panel comes back with the new state and
+ * the cursor on that server; Esc closes it. Modes without a TUI never render a custom component (RPC answers
+ * `undefined` without building it): the caller then prints the status text instead.
  */
 import { DynamicBorder, type ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { Container, type SelectItem, SelectList, Text } from "@mariozechner/pi-tui";
@@ -26,6 +26,8 @@ const MAX_VISIBLE = 12;
 
 /** Shows the panel until the user closes it; false when this mode cannot show it (nothing was rendered). */
 export async function openServersPanel(ctx: ExtensionCommandContext, state: McpExtensionState, actions: PanelActions): Promise<boolean> {
+  // The server last acted on: the panel is built anew after each action, and comes back on that row.
+  let actedOn: string | undefined;
   for (;;) {
     let rendered = false;
     const picked = await ctx.ui.custom<string | undefined>((tui, theme, _keybindings, done) => {
@@ -39,6 +41,7 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
         scrollInfo: (text) => theme.fg("dim", text),
         noMatch: (text) => theme.fg("warning", text),
       });
+      list.setSelectedIndex(Math.max(0, items.findIndex((item) => item.value === actedOn)));
       list.onSelect = (item) => done(item.value);
       list.onCancel = () => done(undefined);
       const panel = new Container();
@@ -59,6 +62,7 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
     if (!rendered) return false;
     const server = picked === undefined ? undefined : state.servers.get(picked);
     if (!server || state.shutDown) return true;
+    actedOn = server.name;
     await runAction(ctx, state, server, actions);
   }
 }

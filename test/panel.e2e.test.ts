@@ -1,7 +1,7 @@
 /**
  * The `/mcp` panel in the real `pi` TUI (tmux): the servers with their state, tools and source; Enter opens a
  * server's actions; "Disable" asks which file, writes it (comments kept) and the panel comes back showing the server
- * disabled; "Enable" brings it back. The screens are saved to $PANEL_CAPTURE when set (for the notes).
+ * disabled; "Enable" brings it back; after an action the cursor stays on its server. The screens are saved to $PANEL_CAPTURE when set (for the notes).
  */
 import { execFileSync } from "node:child_process";
 import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -56,6 +56,13 @@ async function startTui(dirs: McpDirs): Promise<void> {
   });
 }
 
+/** Types /mcp and submits it. */
+function openPanel(): void {
+  keys("/mcp");
+  keys("Escape"); // closes the command completion list, so Enter submits
+  keys("Enter");
+}
+
 const CONFIG = (items: Record<string, unknown>) => `{
   // servers for the panel test
   "mcpServers": {
@@ -74,9 +81,7 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   await startTui(dirs);
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP 0/1 up");
 
-  keys("/mcp");
-  keys("Escape"); // closes the command completion list, so Enter submits
-  keys("Enter");
+  openPanel();
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
   expect(screen()).toMatch(/→ items +not started · 10 tools \(from the cache, listed [^)]+\) · user: /);
   expect(screen()).toMatch(/spare +disabled · user: /);
@@ -111,3 +116,28 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   keys("/quit", "Enter");
   await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
 }, 300_000); // a dozen screens, each waited for: room for a loaded machine
+
+/** A server that fails at start, saying why on stderr. */
+const BROKEN = { command: process.execPath, args: ["-e", "console.error('boom: API_KEY is not set'); process.exit(3)"] };
+
+test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on the server it acted on`, async () => {
+  const dirs = await mcpDirs({ mcpServers: { spare: { command: "pi-mcp-no-such-command", enabled: false }, broken: BROKEN } });
+  cleanups.push(dirs.cleanup);
+  await startTui(dirs);
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP 0/1 up");
+
+  openPanel();
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
+  keys("Down");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain('MCP server "broken"');
+  keys("Enter"); // Reconnect
+  await expect.poll(screen, { timeout: 30_000 }).toContain("✗ broken: ");
+  // The panel again, on the second row (not back on the first).
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ broken +failed/);
+  await save("Reconnect on broken: the panel again, on broken");
+
+  keys("Escape");
+  await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (2)");
+  keys("/quit", "Enter");
+}, 300_000);
