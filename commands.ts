@@ -84,6 +84,7 @@ function panelActions(pi: ExtensionAPI, ctx: ExtensionCommandContext, state: Mcp
     summary: (server) => (server.enabled === false ? disabledState(server) : panelSummary(state, server)),
     reconnect: (name) => reconnect(ctx, state, name),
     toolsText: (name) => toolsReport(pi, state, name),
+    lastErrorText: (name) => lastErrorLines(state, name).join("\n") || undefined,
     signIn: async (name) => {
       const server = state.servers.get(name);
       if (server) await startSignIn(ctx, state, server);
@@ -171,14 +172,18 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   for (const problem of connection?.problems ?? []) lines.push(`    ${problem}`);
   const calls = state.stats ? callSummary([...state.stats.sessionStats(server.name).values()]) : undefined;
   if (calls) lines.push(`    ${calls}`);
-  const retryIn = state.lifecycle.backoffRemainingMs(server.name);
-  if (live.lastError && live.status !== "connected") {
-    const [first, ...rest] = live.lastError.split("\n");
-    lines.push(`    last error: ${first}${retryIn > 0 ? ` (next attempt in ${formatSecondsLeft(retryIn)})` : ""}`);
-    // The rest is what a stdio server wrote to stderr before it failed: the startup notice that showed it scrolls away.
-    lines.push(...rest.map((line) => `      ${line}`));
-  }
+  lines.push(...lastErrorLines(state, server.name).map((line) => `    ${line}`));
   return lines;
+}
+
+/** Why a server that is not connected last failed, and when it is tried again; none when it has not failed. */
+function lastErrorLines(state: StatusContext, name: string): string[] {
+  const live = state.manager.getState(name);
+  if (!live.lastError || live.status === "connected") return [];
+  const retryIn = state.lifecycle.backoffRemainingMs(name);
+  const [first, ...rest] = live.lastError.split("\n");
+  // The rest is what a stdio server wrote to stderr before it failed: the startup notice that showed it scrolls away.
+  return [`last error: ${first}${retryIn > 0 ? ` (next attempt in ${formatSecondsLeft(retryIn)})` : ""}`, ...rest.map((line) => `  ${line}`)];
 }
 
 /** "disabled", or where an override disabled it: the file to edit to turn it back on is that one, not the definition's. */

@@ -1,9 +1,9 @@
 /**
  * `/mcp` with no argument in the interactive TUI: a panel of Pi's own components (SelectList between borders)
- * listing every server with its state, tools and source. Enter opens the server's actions (reconnect, enable or
- * disable, show tools, sign in) in Pi's select dialog; after one runs, the panel comes back with the new state and
- * the cursor on that server; Esc closes it. Modes without a TUI never render a custom component (RPC answers
- * `undefined` without building it): the caller then prints the status text instead.
+ * listing every server with its state, tools and source. Enter opens the server's actions (reconnect, show the last
+ * error when it has one, enable or disable, show tools, sign in) in Pi's select dialog; after one runs, the panel
+ * comes back with the new state and the cursor on that server; Esc closes it. Modes without a TUI never render a
+ * custom component (RPC answers `undefined` without building it): the caller then prints the status text instead.
  */
 import { DynamicBorder, type ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { Container, type SelectItem, SelectList, Text } from "@mariozechner/pi-tui";
@@ -19,6 +19,8 @@ export interface PanelActions {
   summary(server: ServerDefinition): string;
   reconnect(name: string): Promise<void>;
   toolsText(name: string): string;
+  /** What /mcp status says under the server's "last error" (stderr lines included); undefined when it has none. */
+  lastErrorText(name: string): string | undefined;
   signIn(name: string): Promise<void>;
 }
 
@@ -78,8 +80,11 @@ function serverItems(state: McpExtensionState, actions: PanelActions): SelectIte
 /** The server's actions in Pi's select dialog; the chosen one runs (dismissing goes back to the panel). */
 async function runAction(ctx: ExtensionCommandContext, state: McpExtensionState, server: ServerDefinition, actions: PanelActions): Promise<void> {
   const enabled = server.enabled !== false;
+  // As in /mcp status: a disabled server's error is not shown (it is not being tried).
+  const lastError = enabled ? actions.lastErrorText(server.name) : undefined;
   const choices: Array<[string, () => Promise<unknown> | void]> = [
     ...(enabled ? [["Reconnect", () => actions.reconnect(server.name)] as [string, () => Promise<void>]] : []),
+    ...(lastError ? [["Show last error", () => showText(ctx, lastError)] as [string, () => void]] : []),
     [enabled ? "Disable" : "Enable", () => runManageCommand(ctx, state, enabled ? "disable" : "enable", [server.name])],
     ["Show tools", () => showText(ctx, actions.toolsText(server.name))],
     ...(enabled && canSignIn(server) ? [["Sign in", () => actions.signIn(server.name)] as [string, () => Promise<void>]] : []),

@@ -1,7 +1,9 @@
 /**
  * The `/mcp` panel in the real `pi` TUI (tmux): the servers with their state, tools and source; Enter opens a
  * server's actions; "Disable" asks which file, writes it (comments kept) and the panel comes back showing the server
- * disabled; "Enable" brings it back; after an action the cursor stays on its server. The screens are saved to $PANEL_CAPTURE when set (for the notes).
+ * disabled; "Enable" brings it back; after an action the cursor stays on its server; a server that failed offers
+ * "Show last error", the text /mcp status shows under it (its stderr lines too). The screens are saved to
+ * $PANEL_CAPTURE when set (for the notes).
  */
 import { execFileSync } from "node:child_process";
 import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -90,6 +92,7 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   keys("Enter");
   await expect.poll(screen, { timeout: 30_000 }).toContain('MCP server "items"');
   expect(screen()).toMatch(/Reconnect[\s\S]*Disable[\s\S]*Show tools/);
+  expect(screen()).not.toContain("Show last error"); // it has not failed
   await save("Enter on items: its actions");
   keys("Down");
   keys("Enter");
@@ -120,11 +123,12 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
 /** A server that fails at start, saying why on stderr. */
 const BROKEN = { command: process.execPath, args: ["-e", "console.error('boom: API_KEY is not set'); process.exit(3)"] };
 
-test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on the server it acted on`, async () => {
+test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on the server it acted on; a failed server shows its last error`, async () => {
   const dirs = await mcpDirs({ mcpServers: { spare: { command: "pi-mcp-no-such-command", enabled: false }, broken: BROKEN } });
   cleanups.push(dirs.cleanup);
   await startTui(dirs);
-  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP 0/1 up");
+  // It has no cached tools, so the startup tried to list them: wait for that to fail, not to race the Reconnect.
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP 0/1 up · 0 tools · 1 failing");
 
   openPanel();
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
@@ -136,6 +140,15 @@ test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on
   // The panel again, on the second row (not back on the first).
   await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ broken +failed/);
   await save("Reconnect on broken: the panel again, on broken");
+
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/Reconnect[\s\S]*Show last error[\s\S]*Disable[\s\S]*Show tools/);
+  keys("Down");
+  keys("Enter");
+  // The failure's own notice showed the stderr lines too, but it scrolls away; this is the status's text.
+  await expect.poll(screen, { timeout: 30_000 }).toContain("last error: ");
+  expect(screen()).toMatch(/last error: MCP server "broken" failed to connect: the server process exited before it was ready.*\n *Last stderr lines:\n *boom: API_KEY is not set/);
+  await save("Show last error on broken");
 
   keys("Escape");
   await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (2)");
