@@ -13,7 +13,8 @@
  *   without a vector yet takes its lexical share), and is ranked by a weighted mean of the two. The lexical share
  *   weighs most when the catalog knows the request's words (an exact word is surer than a similar meaning) and less
  *   as the share of words no tool uses grows (there the words find little, and meaning is most of what is known).
- *   A tool both rankings like comes first; one only the embedding finds can enter the answer.
+ *   A tool both rankings like comes first; one only the embedding finds can enter the answer; an exact name keeps
+ *   its lexical lead.
  */
 import { DEFAULT_EMBEDDINGS_TIMEOUT_MS, requestEmbeddings } from "./embeddings-client.ts";
 import { embeddingKey, loadEmbeddings, saveEmbeddings } from "./embeddings-cache.ts";
