@@ -368,6 +368,8 @@ function needsAuthMessage(def: ServerDefinition): string {
 
 /** A system error code in an error's text (`connect ECONNREFUSED 127.0.0.1:8080`). */
 const SYSTEM_ERROR_CODE = /\bE[A-Z]{3,}\b/;
+/** What the SSE transport's error text says before fetch's own reason (the eventsource library flattens the error). */
+const SSE_FETCH_FAILED = /^SSE error: (?:TypeError: )?(?:fetch failed: )?/;
 
 function failureReason(def: ServerDefinition, error: unknown): string {
   const oauth = describeOAuthError(error);
@@ -387,25 +389,26 @@ function failureReason(def: ServerDefinition, error: unknown): string {
   }
   // An SSE stream that never opened has no status: nothing answered. The SDK keeps only the text of fetch's error.
   if (error instanceof SseError && error.code === undefined) {
-    const cause = error.message.match(SYSTEM_ERROR_CODE)?.[0] ?? briefHttpError(error.message.replace(/^SSE error: /, ""));
-    return `cannot reach ${safeUrl(def.url)} (${cause})`;
+    const reason = briefHttpError(error.message.replace(SSE_FETCH_FAILED, ""));
+    return cannotReach(def, { code: reason.match(SYSTEM_ERROR_CODE)?.[0], message: reason });
   }
   if (error instanceof StreamableHTTPError || error instanceof SseError) {
     return `${safeUrl(def.url)} answered HTTP ${error.code ?? "?"}: ${briefHttpError(error.message)}`;
   }
   if (error instanceof TypeError && error.message === "fetch failed") {
-    const cause = unreachableCause(def, error.cause as NodeJS.ErrnoException | undefined);
-    return `cannot reach ${safeUrl(def.url)}${cause ? ` (${cause})` : ""}`;
+    return cannotReach(def, error.cause as NodeJS.ErrnoException | undefined);
   }
   return errorMessage(error);
 }
 
-/** Why fetch got no answer: the system's code (ECONNREFUSED, ENOTFOUND, ...), else fetch's own reason. */
-function unreachableCause(def: ServerDefinition, cause: NodeJS.ErrnoException | undefined): string | undefined {
-  if (cause?.code) return cause.code;
+/**
+ * `cannot reach <url> (why)`: the system's code (ECONNREFUSED, ENOTFOUND, ...), else fetch's own reason, from the
+ * error fetch gave (Streamable HTTP) or read out of its text (SSE).
+ */
+function cannotReach(def: ServerDefinition, cause: { code?: string; message?: string } | undefined): string {
   // fetch never connects to the Fetch standard's blocked ports (1, 25, 6000, ...) and says only "bad port".
-  if (cause?.message === "bad port") return `fetch never connects to port ${new URL(def.url!).port}`;
-  return cause?.message || undefined;
+  const why = cause?.code || (cause?.message === "bad port" ? `fetch never connects to port ${new URL(def.url!).port}` : cause?.message);
+  return `cannot reach ${safeUrl(def.url)}${why ? ` (${why})` : ""}`;
 }
 
 function isUnauthorized(error: unknown): boolean {

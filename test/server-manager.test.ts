@@ -413,6 +413,8 @@ describe("HTTP", () => {
     // Port 1 is one of the Fetch standard's blocked ports: fetch says only "bad port", with no code.
     const blocked = await failure(manager.connect(serverDef("blocked", { url: "http://127.0.0.1:1/mcp" })));
     expect(blocked.message).toBe(`MCP server "blocked" failed to connect: cannot reach http://127.0.0.1:1/mcp (fetch never connects to port 1)`);
+    const blockedSse = await failure(manager.connect(serverDef("blocked-sse", { url: "http://127.0.0.1:1/sse", transport: "sse" })));
+    expect(blockedSse.message).toBe(`MCP server "blocked-sse" failed to connect: cannot reach http://127.0.0.1:1/sse (fetch never connects to port 1)`);
   });
 
   it("sends headers from the config", async () => {
