@@ -11,6 +11,7 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { join } from "node:path";
+import { describeSource } from "./config-display.ts";
 import { parseServerEntry } from "./config-entry.ts";
 import { interpolationContext } from "./config.ts";
 import { removeServerEntry, writeServerEnabled, writeServerEntry } from "./config-writer.ts";
@@ -107,7 +108,7 @@ async function addServer(state: McpExtensionState, words: readonly string[]): Pr
 async function removeServer(state: McpExtensionState, name: string): Promise<string> {
   const server = requireServer(state, name);
   if (!OWN_KINDS.has(server.source.kind)) {
-    throw new Error(`"${name}" comes from ${server.source.path} (${server.source.kind}), which Pi does not edit; remove it there, or /mcp disable ${name}`);
+    throw new Error(`"${name}" comes from ${describeSource(server.source)}, which Pi does not edit; remove it there, or /mcp disable ${name}`);
   }
   await removeServerEntry(server.source.path, name);
   await state.reloadConfig();

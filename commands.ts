@@ -9,7 +9,7 @@ import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-cod
 import { needsApproval } from "./approvals.ts";
 import { openInBrowser } from "./browser.ts";
 import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands-manage.ts";
-import { describeTarget } from "./config-display.ts";
+import { describeSource, describeTarget } from "./config-display.ts";
 import { canSignIn, NeedsAuthError, safeUrl } from "./connection-common.ts";
 import { formatSecondsLeft } from "./format-time.ts";
 import { errorMessage } from "./guards.ts";
@@ -24,7 +24,7 @@ import type { McpServerManager, ServerState } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";
 import type { CallStats, ToolCallStats } from "./stats.ts";
 import type { ToolView } from "./tool-view.ts";
-import type { ConfigProblem, ConfigSource, ServerDefinition } from "./types.ts";
+import type { ConfigProblem, ServerDefinition } from "./types.ts";
 import { showText } from "./ui.ts";
 
 const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
@@ -152,8 +152,8 @@ function skippedServers(state: StatusContext): Map<string, ConfigProblem[]> {
 }
 
 function serverStatus(state: StatusContext, server: ServerDefinition): string[] {
-  const source = `source: ${fileLabel(server.source)}`;
-  if (server.enabled === false) return [`- ${server.name}: ${disabledState(server)} · ${server.disabledIn ? `defined in ${fileLabel(server.source)}` : source}`];
+  const source = `source: ${describeSource(server.source)}`;
+  if (server.enabled === false) return [`- ${server.name}: ${disabledState(server)} · ${server.disabledIn ? `defined in ${describeSource(server.source)}` : source}`];
   const live = state.manager.getState(server.name);
   const facts = [
     describeStatus(live.status),
@@ -188,11 +188,7 @@ function lastErrorLines(state: StatusContext, name: string): string[] {
 
 /** "disabled", or where an override disabled it: the file to edit to turn it back on is that one, not the definition's. */
 function disabledState(server: ServerDefinition): string {
-  return server.disabledIn ? `disabled in ${fileLabel(server.disabledIn)}` : "disabled";
-}
-
-function fileLabel(source: ConfigSource): string {
-  return `${source.path} (${source.kind})`;
+  return server.disabledIn ? `disabled in ${describeSource(server.disabledIn)}` : "disabled";
 }
 
 /** The panel's line for an enabled server: state, sign-in, tools. */

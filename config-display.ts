@@ -5,7 +5,7 @@
  * `Authorization: …`) are hidden.
  */
 import { safeUrl } from "./connection-common.ts";
-import type { ServerDefinition } from "./types.ts";
+import type { ConfigSource, ServerDefinition } from "./types.ts";
 
 const HIDDEN = "<hidden>";
 /** Names of options and headers whose value is a credential. */
@@ -66,4 +66,9 @@ function displayUrl(url: string): string {
 
 function quoted(word: string): string {
   return /^[\w@%+=:,./<>~-]+$/.test(word) ? word : JSON.stringify(word);
+}
+
+/** A config file as messages name it: `/home/me/.pi/agent/mcp.json (user)`. */
+export function describeSource(source: ConfigSource): string {
+  return `${source.path} (${source.kind})`;
 }
