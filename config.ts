@@ -6,13 +6,14 @@
  */
 import os from "node:os";
 import { join } from "node:path";
-import { readConfigFile } from "./config-files.ts";
-import { parseServerEntry, type ConfigLayer, type EntryOptions } from "./config-entry.ts";
-import { parseSettings } from "./config-settings.ts";
-import { importHostServers } from "./config-imports.ts";
-import { configProblem, isPlainObject } from "./config-problems.ts";
-import { describeValue, errorMessage } from "./guards.ts";
-import { expandHome, pathModule, type InterpolationContext } from "./interpolation.ts";
+import { readConfigFile } from "./config/files.ts";
+import { type ConfigLayer, type EntryOptions, parseServerEntry } from "./config/entry.ts";
+import { parseSettings } from "./config/settings.ts";
+import { importHostServers } from "./config/imports.ts";
+import { configProblem, isPlainObject } from "./config/problems.ts";
+import { describeValue, errorMessage } from "./util/guards.ts";
+import { type InterpolationContext } from "./config/interpolation.ts";
+import { expandHome, pathModule } from "./util/paths.ts";
 import {
   IMPORT_KINDS,
   type ConfigProblem,
@@ -24,6 +25,11 @@ import {
   type ServerDefinition,
   type ServerEntry,
 } from "./types.ts";
+
+/** The parts of the config area that `/mcp enable|disable|add|remove` uses to edit a config file. */
+export { describeSource } from "./config/display.ts";
+export { parseServerEntry } from "./config/entry.ts";
+export { removeServerEntry, writeServerEnabled, writeServerEntry } from "./config/writer.ts";
 
 export interface LoadConfigOptions {
   /** Pi's agent dir (`getAgentDir()`: `$PI_CODING_AGENT_DIR` or `~/.pi/agent`). */

@@ -11,10 +11,10 @@
  *   for a minute starts again from no delay.
  * - Every timer is cleared by `stop()`, and no callback fires after it (Pi's context is stale by then).
  */
-import { abortable } from "./abort.ts";
-import { formatSecondsLeft } from "./format-time.ts";
-import { toError } from "./guards.ts";
-import type { ServerConnection } from "./live-connection.ts";
+import { abortable } from "./util/abort.ts";
+import { formatSecondsLeft } from "./util/format-time.ts";
+import { toError } from "./util/guards.ts";
+import type { ServerConnection } from "./connection/live-connection.ts";
 import { ConnectCancelledError, type McpServerManager } from "./server-manager.ts";
 import type { LifecycleMode, McpSettings, ServerDefinition } from "./types.ts";
 

@@ -12,14 +12,14 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { updateFileLocked } from "./file-lock.ts";
-import { toProviderSafeSchema } from "./json-schema.ts";
+import { updateFileLocked } from "./util/file-lock.ts";
+import { toProviderSafeSchema } from "./tools/json-schema.ts";
 import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
-import { errorCode, errorMessage, isJsonObject } from "./guards.ts";
-import { compareStrings, truncate } from "./text.ts";
+import { errorCode, errorMessage, isJsonObject } from "./util/guards.ts";
+import { compareStrings, truncate } from "./util/text.ts";
 
 /**
- * 2: tool schemas are stored provider-safe (json-schema.ts), so a start has nothing to convert.
+ * 2: tool schemas are stored provider-safe (tools/json-schema.ts), so a start has nothing to convert.
  * 3: entries also hold resource templates, prompts and instructions. A version-2 file is still read (its tools
  * register at startup as before); its entries have `prompts` unset, which makes the startup list those servers
  * once in the background, and the next write stores them as version 3.

@@ -2,19 +2,22 @@
  * Starts `npx pkg …` servers without npx: the command becomes `node <bin> …` inside npm's own `_npx` install, picked
  * exactly as npx would pick it (same install directory, version rules, bin choice, `-p` commands). That removes the
  * ~90 MB npm parent process each npx server keeps alive and npx's registry round trip on every start.
- * Whenever the answer is not certain, the original command is kept, and the answer says why (npx-resolution.ts).
+ * Whenever the answer is not certain, the original command is kept, and the answer says why (npx/resolution.ts).
  */
 import { resolve } from "node:path";
-import { SharedByKey } from "./async-work.ts";
-import { errorMessage } from "./guards.ts";
-import { findNpmLocations, npmEnvConfig, npxInstallDir } from "./npm-locations.ts";
-import { type SpawnForm, isPresent } from "./npx-bins.ts";
-import { inspectInstall, readRequestedPackages } from "./npx-install-inspect.ts";
-import { type NpxInvocation, parseNpxInvocation } from "./npx-invocation.ts";
-import { installWithNpm } from "./npx-npm-install.ts";
-import { type NpxFallback, type NpxResolution, isNpxFallback, npxFallback } from "./npx-resolution.ts";
-import { npxCacheFile, readCachedResolution, storeResolution } from "./npx-resolver-cache.ts";
-import { findShadowingInstall } from "./npx-shadowing.ts";
+import { SharedByKey } from "./util/async-work.ts";
+import { errorMessage } from "./util/guards.ts";
+import { findNpmLocations, npmEnvConfig, npxInstallDir } from "./npx/npm-locations.ts";
+import { type SpawnForm, isPresent } from "./npx/bins.ts";
+import { inspectInstall, readRequestedPackages } from "./npx/install-inspect.ts";
+import { type NpxInvocation, parseNpxInvocation } from "./npx/invocation.ts";
+import { installWithNpm } from "./npx/npm-install.ts";
+import { type NpxFallback, type NpxResolution, isNpxFallback, npxFallback } from "./npx/resolution.ts";
+import { npxCacheFile, readCachedResolution, storeResolution } from "./npx/resolution-cache.ts";
+import { findShadowingInstall } from "./npx/shadowing.ts";
+
+/** What a resolution ends in, for the connection code that starts the resolved command. */
+export type { NpxResolution } from "./npx/resolution.ts";
 
 export interface NpxResolveOptions {
   agentDir: string;

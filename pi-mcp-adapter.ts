@@ -7,7 +7,7 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { registerCommands } from "./commands.ts";
-import { claimSession, secondCopyWarning } from "./extension-copies.ts";
+import { claimSession, secondCopyWarning } from "./host/extension-copies.ts";
 import { CONFIG_FLAG, McpAdapter } from "./init.ts";
 import { createUi } from "./ui.ts";
 

@@ -1,18 +1,18 @@
 /**
  * Connections to MCP servers: sharing one connection (and one process) per server, what each is doing for
  * `/mcp status`, the requests in flight (for idle shutdown), and ending them together with every process they started.
- * A connection that is up, with its lists kept current, is a LiveConnection (live-connection.ts). The OAuth sign-ins
- * are oauth-signins.ts's: the manager owns them and passes its sign-in methods on to them.
+ * A connection that is up, with its lists kept current, is a LiveConnection (connection/live-connection.ts). The OAuth sign-ins
+ * are connection/oauth-signins.ts's: the manager owns them and passes its sign-in methods on to them.
  *
  * Everything that needs the MCP SDK (opening a session, its requests and notifications, what its errors mean) is in
- * mcp-connection.ts, loaded on the first connect (connection-code.ts): the SDK is most of the extension's load time,
+ * connection/sdk-session.ts, loaded on the first connect (connection/sdk-loader.ts): the SDK is most of the extension's load time,
  * and with lazy servers nothing connects at startup. The session it opens is used through `McpSession`
- * (connection-common.ts), so neither half imports the other.
+ * (connection/session.ts), so neither half imports the other.
  */
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
-import { abortable, abortAfter, withOwnSignal } from "./abort.ts";
-import { forEachAtMost } from "./async-work.ts";
+import { abortable, abortAfter, withOwnSignal } from "./util/abort.ts";
+import { forEachAtMost } from "./util/async-work.ts";
 import {
   type ElicitationHandler,
   type McpSession,
@@ -20,14 +20,17 @@ import {
   type SessionSettings,
   transportFamily,
   type UrlElicitationHandler,
-} from "./connection-common.ts";
-import { type ConnectionCode, loadConnectionCode } from "./connection-code.ts";
-import { formatSeconds } from "./format-time.ts";
-import { errorMessage, toError } from "./guards.ts";
-import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection, type ServerConnection } from "./live-connection.ts";
-import { type SignInNeededListener, type SignInOptions, SignIns } from "./oauth-signins.ts";
-import { OutputTail } from "./output-tail.ts";
+} from "./connection/session.ts";
+import { type ConnectionCode, loadConnectionCode } from "./connection/sdk-loader.ts";
+import { formatSeconds } from "./util/format-time.ts";
+import { errorMessage, toError } from "./util/guards.ts";
+import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection, type ServerConnection } from "./connection/live-connection.ts";
+import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
+import { OutputTail } from "./connection/stderr-tail.ts";
 import type { ServerDefinition, TransportKind } from "./types.ts";
+
+/** Whether a server can be signed in to, for the commands that offer it. */
+export { canSignIn } from "./connection/session.ts";
 
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;

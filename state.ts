@@ -2,16 +2,16 @@
  * What one Pi session of the adapter knows: its configuration, its connections, every server's tools, and what the
  * model has been given. Built at `session_start` (init.ts), dropped at `session_shutdown`.
  */
-import type { SessionApprovals } from "./approvals.ts";
-import type { ConfigChange } from "./config-apply.ts";
-import type { UnansweredPages } from "./elicitation-url.ts";
+import type { SessionApprovals } from "./calls/approvals.ts";
+import type { ConfigChange } from "./config/apply.ts";
+import type { UnansweredPages } from "./connection/elicitation-url.ts";
 import type { HostCapabilities } from "./host.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
-import type { MetadataCacheWriter } from "./metadata-cache-writer.ts";
-import type { ToolSearchIndex } from "./search-index.ts";
-import type { SemanticRanker } from "./search-semantic.ts";
+import type { MetadataCacheWriter } from "./tools/cache-writer.ts";
+import type { ToolSearchIndex } from "./search/tool-index.ts";
+import type { SemanticRanker } from "./search/semantic.ts";
 import type { McpServerManager } from "./server-manager.ts";
-import type { CallStats } from "./stats.ts";
+import type { CallStats } from "./calls/stats.ts";
 import type { ToolView } from "./tool-view.ts";
 import type { McpUi } from "./ui.ts";
 
@@ -30,7 +30,7 @@ export interface McpExtensionState extends ToolView {
   searchIndex: ToolSearchIndex | undefined;
   /** Set when `settings.search.embeddings` is. */
   readonly semantic: SemanticRanker | undefined;
-  /** Servers whose instructions a ToolSearch answer has shown the model in this session (server-instructions.ts). */
+  /** Servers whose instructions a ToolSearch answer has shown the model in this session (search/server-instructions.ts). */
   readonly instructionsShown: Set<string>;
   /** The tools the model is offered in the current run (read at agent_start). */
   offeredThisRun: ReadonlySet<string>;

@@ -1,19 +1,19 @@
 /**
- * Runs an MCP tool for the model: finds it, asks the user first when `approveTools` says so (approvals.ts),
+ * Runs an MCP tool for the model: finds it, asks the user first when `approveTools` says so (calls/approvals.ts),
  * connects its server when needed (lazy servers, dropped ones, within the failure backoff), calls it (or reads the
- * resource it stands for) with cancellation, progress and the server's time limits (call-limits.ts), and turns the
- * answer into a Pi result; what is too large for the model is kept in a file it can read (result-spill.ts).
+ * resource it stands for) with cancellation, progress and the server's time limits (calls/limits.ts), and turns the
+ * answer into a Pi result; what is too large for the model is kept in a file it can read (calls/result-spill.ts).
  *
  * Every failure is thrown, because Pi marks a tool result as an error only when `execute` throws. Messages say
  * what went wrong and what the model can do about it: for argument errors, the parameters the tool expects.
  */
 import type { AgentToolResult, AgentToolUpdateCallback, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
-import { type ApprovalContext, askApproval, needsApproval } from "./approvals.ts";
-import { callLimits, timeoutMessage, type CallLimits } from "./call-limits.ts";
-import { callWithUrlElicitation, type UnansweredPages } from "./elicitation-url.ts";
-import { errorMessage, isJsonObject } from "./guards.ts";
-import { formatParameters } from "./json-schema.ts";
+import { type ApprovalContext, askApproval, needsApproval } from "./calls/approvals.ts";
+import { callLimits, timeoutMessage, type CallLimits } from "./calls/limits.ts";
+import { callWithUrlElicitation, type UnansweredPages } from "./connection/elicitation-url.ts";
+import { errorMessage, isJsonObject } from "./util/guards.ts";
+import { formatParameters } from "./tools/json-schema.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import {
   keepOverflow,
@@ -22,11 +22,11 @@ import {
   transformMcpResult,
   transformResourceResult,
   type TransformedResult,
-} from "./mcp-content.ts";
-import { keepInFile, resultDir } from "./result-spill.ts";
-import { expandTemplate } from "./resource-tools.ts";
+} from "./calls/content.ts";
+import { keepInFile, resultDir } from "./calls/result-spill.ts";
+import { expandTemplate } from "./tools/resource-tools.ts";
 import type { McpServerManager } from "./server-manager.ts";
-import type { CallStats } from "./stats.ts";
+import type { CallStats } from "./calls/stats.ts";
 import type { ToolView } from "./tool-view.ts";
 import { getServerPrefix, PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
@@ -40,7 +40,7 @@ const CONNECTION_CLOSED = -32000;
 
 /** What running a tool uses of the session (its state has it all). */
 export interface ToolCallContext extends ApprovalContext, Pick<ToolView, "tools" | "inventories"> {
-  /** Results too large for the model are kept in files under it (result-spill.ts). */
+  /** Results too large for the model are kept in files under it (calls/result-spill.ts). */
   readonly agentDir: string;
   readonly manager: Pick<McpServerManager, "getConnection" | "getState" | "callTool" | "readResource">;
   readonly lifecycle: Pick<McpLifecycleManager, "ensureConnected">;

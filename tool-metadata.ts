@@ -1,18 +1,18 @@
 /**
  * Builds the tools the model sees (`ToolMetadata`) from every server's tools and resources at once: names are
  * allocated globally because they collide across servers (toolPrefix `none`/`short`), schemas are made safe for
- * every provider, and `includeTools` / `excludeTools` are applied (tool-filters.ts). A server's own `toolPrefix`
+ * every provider, and `includeTools` / `excludeTools` are applied (tools/filters.ts). A server's own `toolPrefix`
  * wins over the setting.
  */
-import { toProviderSafeSchema } from "./json-schema.ts";
+import { toProviderSafeSchema } from "./tools/json-schema.ts";
 import {
   resourceToolDescription,
   resourceToolName,
   templateParameters,
   templateToolDescription,
   upstreamResourceToolName,
-} from "./resource-tools.ts";
-import { isToolFilteredOut, type ToolFilter } from "./tool-filters.ts";
+} from "./tools/resource-tools.ts";
+import { isToolFilteredOut, type ToolFilter } from "./tools/filters.ts";
 import type {
   McpPrompt,
   McpResource,
@@ -25,7 +25,10 @@ import type {
   ToolPrefixMode,
 } from "./types.ts";
 import { allocateToolNames, formatToolName, shortHash, toolKey } from "./types.ts";
-import { errorMessage, isJsonObject } from "./guards.ts";
+import { errorMessage, isJsonObject } from "./util/guards.ts";
+
+/** Name patterns, for the other areas that match tools by them (approvals). */
+export { matchesAnyPattern, patternNames } from "./tools/filters.ts";
 
 /** One server's tools and resources (and what else it offers), live or from the metadata cache. */
 export interface ServerInventory {

@@ -9,18 +9,21 @@
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { type AgentToolResult, defineTool, type ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { waitAtMost } from "./abort.ts";
+import { waitAtMost } from "./util/abort.ts";
 import type { HostCapabilities } from "./host.ts";
-import { buildSearchIndex, type ToolSearchIndex } from "./search-index.ts";
-import { RERANK_DEPTH, type SemanticRanker } from "./search-semantic.ts";
-import { candidateLines, MAX_CANDIDATES } from "./search-suggestions.ts";
-import { instructionsToShow } from "./server-instructions.ts";
+import { buildSearchIndex, type ToolSearchIndex } from "./search/tool-index.ts";
+import { RERANK_DEPTH, type SemanticRanker } from "./search/semantic.ts";
+import { candidateLines, MAX_CANDIDATES } from "./search/suggestions.ts";
+import { instructionsToShow } from "./search/server-instructions.ts";
 import type { McpServerManager } from "./server-manager.ts";
-import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./tool-catalog.ts";
+import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./search/catalog.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
-import { oneLine, truncate } from "./text.ts";
+import { oneLine, truncate } from "./util/text.ts";
 import type { ToolView } from "./tool-view.ts";
 import { MCP_CALL_NAME, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
+
+/** The ranking index, for the parts of the session that rebuild it when the config changes. */
+export type { ToolSearchIndex } from "./search/tool-index.ts";
 
 const SELECT_PREFIX = "select:";
 /** How long a search waits for servers whose tools are still being learned at startup. */
@@ -160,7 +163,7 @@ async function searchAndLoad(
   return result;
 }
 
-/** The tools to load, and the lines naming close matches that did not fit (search-suggestions.ts). */
+/** The tools to load, and the lines naming close matches that did not fit (search/suggestions.ts). */
 async function searchWithCandidates(
   state: ToolSearchContext,
   query: string,

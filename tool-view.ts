@@ -5,7 +5,7 @@
  */
 import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDirectTools } from "./direct-tools.ts";
 import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
-import { withDirectInstructions } from "./server-instructions.ts";
+import { withDirectInstructions } from "./search/server-instructions.ts";
 import { buildToolMetadata, type ServerInventory, type ToolMetadataIndex } from "./tool-metadata.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
 

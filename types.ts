@@ -2,7 +2,7 @@
  * Shared types of the adapter, and the rules that turn MCP tool names into names every LLM provider accepts.
  */
 import { createHash } from "node:crypto";
-import { compareStrings } from "./text.ts";
+import { compareStrings } from "./util/text.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
@@ -85,12 +85,12 @@ export interface ServerEntry {
 
 /**
  * How much of a result the model is shown (upstream's field): `true` Pi's own limits, `false` everything, or other
- * limits. Past them the model gets the head and the whole result is kept in a file (result-spill.ts).
+ * limits. Past them the model gets the head and the whole result is kept in a file (calls/result-spill.ts).
  */
 export type OutputGuard = boolean | { maxBytes?: number; maxLines?: number };
 
 export interface CaptureStatsSettings {
-  /** A `~` the user wrote is already expanded (config-settings.ts), like every path of the config. */
+  /** A `~` the user wrote is already expanded (config/settings.ts), like every path of the config. */
   path?: string;
   flushDelayMs?: number;
 }

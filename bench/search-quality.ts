@@ -15,8 +15,8 @@
  *   npx jiti bench/search-quality.ts --dev-only # while tuning: the held-out parts are not even read
  */
 import MiniSearch from "minisearch";
-import { buildSearchIndex } from "../search-index.ts";
-import { splitWords, termOf } from "../search-text.ts";
+import { buildSearchIndex } from "../search/tool-index.ts";
+import { splitWords, termOf } from "../search/words.ts";
 import type { ToolMetadata } from "../types.ts";
 import { evalKey, evaluate, indexRanker, loadCorpusTools, loadEvalSet, loadMultiStepSet, type EvalRequest, type Ranker, scoreRanking } from "../test/fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet } from "../test/fixtures/search-eval/metatool.ts";
@@ -86,7 +86,7 @@ const parts = allParts.filter((part) => !(devOnly && part.heldout));
 const catalogs = { corpus: loadCorpusTools(), metatool: loadMetaToolCatalog() };
 const previous = await previousBuildSearchIndex();
 const rankerKinds: [string, (tools: readonly ToolMetadata[]) => Ranker][] = [
-  ["ours (search-index.ts)", (tools) => indexRanker(buildSearchIndex(tools))],
+  ["ours (search/tool-index.ts)", (tools) => indexRanker(buildSearchIndex(tools))],
   [`previous ranking (${PREVIOUS_RANKING_COMMIT})`, (tools) => indexRanker(previous(tools))],
   ["plain BM25 (name + description)", plainBm25],
   ["MiniSearch 7 (same analysis, fuzzy + prefix)", miniSearch],

@@ -1,5 +1,5 @@
 /**
- * What naming close matches (search-suggestions.ts) costs and buys, over the real 1,052-tool catalog and the request
+ * What naming close matches (search/suggestions.ts) costs and buys, over the real 1,052-tool catalog and the request
  * sets of `test/fixtures/search-eval/`: how often a ToolSearch answer gets the extra lines, their o200k tokens (mean
  * over all answers, mean and max where they appear) against the answer's loaded-tools lines, and how many requests
  * whose tool missed the five loaded ones find it among the names.
@@ -9,8 +9,8 @@
  * The loaded-tools lines are counted as the host that calls tools directly writes them (`- name: description`, cut
  * at 200 characters); on Pi 0.73.1 each also carries its JSON schema, so there the extra lines weigh less still.
  */
-import { buildSearchIndex } from "../search-index.ts";
-import { candidateLines, MAX_CANDIDATES } from "../search-suggestions.ts";
+import { buildSearchIndex } from "../search/tool-index.ts";
+import { candidateLines, MAX_CANDIDATES } from "../search/suggestions.ts";
 import { evalKey, loadCorpusTools, loadEvalSet } from "../test/fixtures/search-eval/corpus-tools.ts";
 import { fixed, table, tokens } from "./measure.ts";
 

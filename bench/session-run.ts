@@ -13,7 +13,7 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { listProcessTree } from "../process-tree.ts";
+import { listProcessTree } from "../util/process-tree.ts";
 import type { ScriptStep } from "../test/helpers/faux-script.ts";
 import { HOSTS, type HostVersion, type PiHost, REPO_ROOT } from "../test/helpers/hosts.ts";
 import { startSession } from "../test/helpers/pi-session.ts";

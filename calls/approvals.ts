@@ -12,11 +12,11 @@
  * - Server annotations (`destructiveHint`, `readOnlyHint`) are not used: only the config decides what asks.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { isJsonObject } from "./guards.ts";
-import { truncate } from "./text.ts";
-import { matchesAnyPattern, patternNames } from "./tool-filters.ts";
-import type { LoadedConfig, ServerDefinition, ToolMetadata } from "./types.ts";
-import { DIALOG_TIMEOUT_MS } from "./ui.ts";
+import { isJsonObject } from "../util/guards.ts";
+import { truncate } from "../util/text.ts";
+import { matchesAnyPattern, patternNames } from "../tool-metadata.ts";
+import type { LoadedConfig, ServerDefinition, ToolMetadata } from "../types.ts";
+import { DIALOG_TIMEOUT_MS } from "../ui.ts";
 
 /** The custom session entries grants are kept in. */
 export const APPROVAL_ENTRY_TYPE = "mcp-approval";
@@ -79,7 +79,7 @@ export function grantsInSession(entries: Iterable<unknown>): ApprovalGrant[] {
   return grants;
 }
 
-/** Does a call of this tool ask first? The server's `approveTools`, else the setting's; patterns as in tool-filters.ts. */
+/** Does a call of this tool ask first? The server's `approveTools`, else the setting's; patterns as in tools/filters.ts. */
 export function needsApproval(context: ApprovalContext, tool: ToolMetadata): boolean {
   const rule = context.servers.get(tool.serverName)?.approveTools ?? context.config.settings.approveTools ?? false;
   const matches = typeof rule === "boolean" ? rule : matchesAnyPattern(rule, patternNames(tool.serverName, [tool.originalName, tool.name]));

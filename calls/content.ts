@@ -3,7 +3,7 @@
  * size (Pi's own limits and head truncation), optionally TOON-encoded. Never throws on what a server sends.
  *
  * What the model is not shown — the whole text past the limits, audio, blobs, images too large — is kept aside
- * (`TransformedResult.overflow`); `keepOverflow` hands it to a keeper (result-spill.ts writes files) and names the
+ * (`TransformedResult.overflow`); `keepOverflow` hands it to a keeper (calls/result-spill.ts writes files) and names the
  * files in the notes, so the model can read the rest instead of losing it.
  *
  * Errors: an MCP result with `isError: true` comes back with `isError: true`; the caller must then throw
@@ -11,9 +11,9 @@
  */
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "@mariozechner/pi-coding-agent";
-import { lazyLoad } from "./lazy-load.ts";
-import type { McpSettings } from "./types.ts";
-import { isJsonObject } from "./guards.ts";
+import { lazyLoad } from "../util/lazy-load.ts";
+import type { McpSettings } from "../types.ts";
+import { isJsonObject } from "../util/guards.ts";
 
 /** The limits of Pi's own read and bash tools (50 KB, 2,000 lines): whichever is hit first wins. */
 export const MAX_TEXT_BYTES = DEFAULT_MAX_BYTES;

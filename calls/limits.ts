@@ -5,10 +5,10 @@
  * shown (`outputGuard`). Also what the model is told when a time limit ends a call: which limit, and how the user can
  * raise it.
  */
-import { MAX_TEXT_BYTES, MAX_TEXT_LINES } from "./mcp-content.ts";
-import { formatDuration } from "./format-time.ts";
-import { DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./server-manager.ts";
-import type { McpSettings, ServerEntry } from "./types.ts";
+import { MAX_TEXT_BYTES, MAX_TEXT_LINES } from "./content.ts";
+import { formatDuration } from "../util/format-time.ts";
+import { DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "../server-manager.ts";
+import type { McpSettings, ServerEntry } from "../types.ts";
 
 export interface CallLimits {
   requestTimeoutMs: number;

@@ -12,13 +12,13 @@
  * missing one reported) and the user is told to run the prompt in interactive or RPC mode.
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { errorMessage } from "./guards.ts";
-import { transformPromptMessages } from "./mcp-content.ts";
-import type { McpExtensionState } from "./state.ts";
-import type { ToolView } from "./tool-view.ts";
-import { allocateToolNames, type McpPrompt, type McpPromptArgument, toolKey } from "./types.ts";
-import { collapseWhitespace } from "./text.ts";
-import { showText } from "./ui.ts";
+import { errorMessage } from "../util/guards.ts";
+import { transformPromptMessages } from "./content.ts";
+import type { McpExtensionState } from "../state.ts";
+import type { ToolView } from "../tool-view.ts";
+import { allocateToolNames, type McpPrompt, type McpPromptArgument, toolKey } from "../types.ts";
+import { collapseWhitespace } from "../util/text.ts";
+import { showText } from "../ui.ts";
 
 /** A prompt command's target. */
 export interface PromptCommand {

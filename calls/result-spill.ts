@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, readdir, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { lazyLoad } from "./lazy-load.ts";
+import { lazyLoad } from "../util/lazy-load.ts";
 
 export const RESULT_DIR_NAME = "mcp-results";
 /** Files older than this are removed at the next write. */

@@ -5,9 +5,9 @@
  * results.
  */
 import { join } from "node:path";
-import { updateFileLocked } from "./file-lock.ts";
-import { isJsonObject } from "./guards.ts";
-import type { McpSettings } from "./types.ts";
+import { updateFileLocked } from "../util/file-lock.ts";
+import { isJsonObject } from "../util/guards.ts";
+import type { McpSettings } from "../types.ts";
 
 export const STATS_FILE_NAME = "mcp-stats.json";
 const DEFAULT_FLUSH_DELAY_MS = 5_000;

@@ -1,6 +1,6 @@
 /**
  * `/mcp enable | disable <server>`, `/mcp add <name> <command …> | <url>` and `/mcp remove <name>`: changing which
- * servers Pi uses from inside the session. Each writes one of our config files (config-writer.ts keeps everything
+ * servers Pi uses from inside the session. Each writes one of our config files (config/writer.ts keeps everything
  * else in it as it was) and then the session follows the new config at once (no /reload): a server's tools come or
  * go, its process is started or stopped.
  *
@@ -11,14 +11,14 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { join } from "node:path";
-import { describeSource } from "./config-display.ts";
-import { parseServerEntry } from "./config-entry.ts";
-import { interpolationContext } from "./config.ts";
-import { removeServerEntry, writeServerEnabled, writeServerEntry } from "./config-writer.ts";
-import { errorMessage } from "./guards.ts";
-import type { McpExtensionState } from "./state.ts";
-import type { ConfigProblem, ConfigSourceKind, ServerDefinition } from "./types.ts";
-import { DIALOG_TIMEOUT_MS, showText } from "./ui.ts";
+import { describeSource } from "../config.ts";
+import { parseServerEntry } from "../config.ts";
+import { interpolationContext } from "../config.ts";
+import { removeServerEntry, writeServerEnabled, writeServerEntry } from "../config.ts";
+import { errorMessage } from "../util/guards.ts";
+import type { McpExtensionState } from "../state.ts";
+import type { ConfigProblem, ConfigSourceKind, ServerDefinition } from "../types.ts";
+import { DIALOG_TIMEOUT_MS, showText } from "../ui.ts";
 
 export const MANAGE_SUBCOMMANDS = ["enable", "disable", "add", "remove"] as const;
 export type ManageSubcommand = (typeof MANAGE_SUBCOMMANDS)[number];

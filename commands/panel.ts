@@ -7,11 +7,11 @@
  */
 import { DynamicBorder, type ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { Container, type SelectItem, SelectList, Text } from "@mariozechner/pi-tui";
-import { canSignIn } from "./connection-common.ts";
-import { runManageCommand } from "./commands-manage.ts";
-import type { McpExtensionState } from "./state.ts";
-import type { ServerDefinition } from "./types.ts";
-import { DIALOG_TIMEOUT_MS, showText } from "./ui.ts";
+import { canSignIn } from "../server-manager.ts";
+import { runManageCommand } from "./manage.ts";
+import type { McpExtensionState } from "../state.ts";
+import type { ServerDefinition } from "../types.ts";
+import { DIALOG_TIMEOUT_MS, showText } from "../ui.ts";
 
 /** What the panel's actions do, implemented where the commands are (commands.ts). */
 export interface PanelActions {

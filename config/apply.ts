@@ -4,12 +4,12 @@
  * newly enabled bring their tools from the cache, or from a first connection made by the caller (init.ts).
  * What was listed live in this session is kept for the servers the change did not touch.
  */
-import type { McpLifecycleManager } from "./lifecycle.ts";
-import type { MetadataCacheSnapshot } from "./metadata-cache.ts";
-import type { ToolSearchIndex } from "./search-index.ts";
-import type { McpServerManager } from "./server-manager.ts";
-import { buildToolView, type ToolView } from "./tool-view.ts";
-import type { LoadedConfig, ServerDefinition } from "./types.ts";
+import type { McpLifecycleManager } from "../lifecycle.ts";
+import type { MetadataCacheSnapshot } from "../metadata-cache.ts";
+import type { ToolSearchIndex } from "../tool-search.ts";
+import type { McpServerManager } from "../server-manager.ts";
+import { buildToolView, type ToolView } from "../tool-view.ts";
+import type { LoadedConfig, ServerDefinition } from "../types.ts";
 
 /** What of the session a config change touches: its view of the tools, the search over them, and its servers. */
 export interface ConfigApplyContext extends ToolView {

@@ -1,11 +1,11 @@
 /**
  * The checks of a config value, each saying what it expected (and what it got) when the value does not fit: the
- * vocabulary of config-entry.ts (server fields) and config-settings.ts (`settings`), so the same kind of field is
+ * vocabulary of config/entry.ts (server fields) and config/settings.ts (`settings`), so the same kind of field is
  * checked, and worded, the same way in both.
  */
-import { isPlainObject } from "./config-problems.ts";
-import { describeValue } from "./guards.ts";
-import type { ApprovalRule, AuthKind, OutputGuard, ToolPrefixMode, TransportKind } from "./types.ts";
+import { isPlainObject } from "./problems.ts";
+import { describeValue } from "../util/guards.ts";
+import type { ApprovalRule, AuthKind, OutputGuard, ToolPrefixMode, TransportKind } from "../types.ts";
 
 /** A value that fits, or what was expected; `at` names the part of the value that did not fit (`[2]`, `.key`). */
 type Checked<T> = { ok: true; value: T } | { ok: false; expected: string; at?: string };

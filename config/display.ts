@@ -4,8 +4,8 @@
  * URLs lose their user info and query, and arguments that carry a credential (`--token x`, `--api-key=x`,
  * `Authorization: …`) are hidden.
  */
-import { safeUrl } from "./connection-common.ts";
-import type { ConfigSource, ServerDefinition } from "./types.ts";
+import { safeUrl } from "../util/http-text.ts";
+import type { ConfigSource, ServerDefinition } from "../types.ts";
 
 const HIDDEN = "<hidden>";
 /** Names of options and headers whose value is a credential. */

@@ -1,7 +1,7 @@
 /**
- * Validating one server entry written in our format (host files are first mapped to it by config-imports.ts) and
- * substituting variables in it (the `settings` object: config-settings.ts; the checks of single values:
- * config-checks.ts). Every problem names the file, the server and the field;
+ * Validating one server entry written in our format (host files are first mapped to it by config/imports.ts) and
+ * substituting variables in it (the `settings` object: config/settings.ts; the checks of single values:
+ * config/checks.ts). Every problem names the file, the server and the field;
  * nothing here throws.
  *
  * Configs written for pi-mcp-adapter 2.x (upstream, which reads the same files) must not lose a server: its fields
@@ -31,11 +31,12 @@ import {
   timeLimit,
   toolPrefixMode,
   transportName,
-} from "./config-checks.ts";
-import { configProblem, isPlainObject, type ProblemLocation } from "./config-problems.ts";
-import { describeValue } from "./guards.ts";
-import { expandHome, interpolate, pathModule, type InterpolationContext, type InterpolationIssue } from "./interpolation.ts";
-import type { ConfigProblem, ConfigSource, LifecycleMode, OAuthGrantType, OAuthSettings, ServerEntry, TransportKind } from "./types.ts";
+} from "./checks.ts";
+import { configProblem, isPlainObject, type ProblemLocation } from "./problems.ts";
+import { describeValue } from "../util/guards.ts";
+import { interpolate, type InterpolationContext, type InterpolationIssue } from "./interpolation.ts";
+import { expandHome, pathModule } from "../util/paths.ts";
+import type { ConfigProblem, ConfigSource, LifecycleMode, OAuthGrantType, OAuthSettings, ServerEntry, TransportKind } from "../types.ts";
 
 export interface EntryOptions {
   file: string;

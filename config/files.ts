@@ -4,10 +4,10 @@
  */
 import { readFileSync } from "node:fs";
 import type { ParseError } from "jsonc-parser";
-import { configProblem, isPlainObject } from "./config-problems.ts";
-import { errorCode, errorMessage } from "./guards.ts";
-import { lazyRequire } from "./lazy-load.ts";
-import type { ConfigProblem } from "./types.ts";
+import { configProblem, isPlainObject } from "./problems.ts";
+import { errorCode, errorMessage } from "../util/guards.ts";
+import { lazyRequire } from "../util/lazy-load.ts";
+import type { ConfigProblem } from "../types.ts";
 
 export type FileRead =
   | { status: "absent" }

@@ -3,12 +3,14 @@
  * VS Code): where each keeps them on Linux, macOS and Windows, and how its fields map to ours.
  */
 import { existsSync } from "node:fs";
-import { readConfigFile, type ConfigFormat } from "./config-files.ts";
-import { parseServerEntry, type ConfigLayer, type EntryOptions } from "./config-entry.ts";
-import { configProblem, isPlainObject, type ProblemLocation } from "./config-problems.ts";
-import { describeValue } from "./guards.ts";
-import { expandHome, lookupEnv, pathModule, type InterpolationContext } from "./interpolation.ts";
-import type { ConfigProblem, ImportKind } from "./types.ts";
+import { readConfigFile, type ConfigFormat } from "./files.ts";
+import { type ConfigLayer, type EntryOptions } from "./entry.ts";
+import { parseServerEntry } from "./entry.ts";
+import { configProblem, isPlainObject, type ProblemLocation } from "./problems.ts";
+import { describeValue } from "../util/guards.ts";
+import { lookupEnv, type InterpolationContext } from "./interpolation.ts";
+import { expandHome, pathModule } from "../util/paths.ts";
+import type { ConfigProblem, ImportKind } from "../types.ts";
 
 /**
  * Where a host keeps its servers, highest precedence first (a project file before the user file).

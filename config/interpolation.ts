@@ -4,7 +4,7 @@
  * It only reads the environment and two known paths; it never runs anything (no `!cmd`, no backticks, no shell).
  * Anything it cannot resolve is reported, never replaced by an empty string.
  */
-import path from "node:path";
+import { pathModule } from "../util/paths.ts";
 
 export interface InterpolationContext {
   env: NodeJS.ProcessEnv;
@@ -93,14 +93,3 @@ export function lookupEnv(env: NodeJS.ProcessEnv, name: string, platform: NodeJS
   return key === undefined ? undefined : env[key];
 }
 
-/** `~` and `~/…` (also `~\…` on Windows) at the start of a path; `~user` is left alone. */
-export function expandHome(text: string, homeDir: string, platform: NodeJS.Platform): string {
-  if (text === "~") return homeDir;
-  const separators = platform === "win32" ? ["/", "\\"] : ["/"];
-  if (text.startsWith("~") && separators.includes(text.charAt(1))) return pathModule(platform).join(homeDir, text.slice(2));
-  return text;
-}
-
-export function pathModule(platform: NodeJS.Platform): path.PlatformPath {
-  return platform === "win32" ? path.win32 : path.posix;
-}

@@ -2,7 +2,7 @@
  * Building `ConfigProblem`s whose message stands on its own: it names the file, the server and the field, because
  * the message is what people read (in a notification or `/mcp status`).
  */
-import type { ConfigProblem } from "./types.ts";
+import type { ConfigProblem } from "../types.ts";
 
 export interface ProblemLocation {
   file: string;

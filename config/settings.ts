@@ -14,11 +14,12 @@ import {
   outputGuard,
   timeLimit,
   toolPrefixMode,
-} from "./config-checks.ts";
-import { configProblem, isPlainObject } from "./config-problems.ts";
-import { describeValue } from "./guards.ts";
-import { expandHome, type InterpolationContext } from "./interpolation.ts";
-import type { CaptureStatsSettings, ConfigProblem, EmbeddingsSettings, McpSettings, SearchSettings } from "./types.ts";
+} from "./checks.ts";
+import { configProblem, isPlainObject } from "./problems.ts";
+import { describeValue } from "../util/guards.ts";
+import { type InterpolationContext } from "./interpolation.ts";
+import { expandHome } from "../util/paths.ts";
+import type { CaptureStatsSettings, ConfigProblem, EmbeddingsSettings, McpSettings, SearchSettings } from "../types.ts";
 
 const SETTINGS_CHECKS = {
   toolPrefix: toolPrefixMode,

@@ -3,18 +3,18 @@
  * edit of the server's entry, so comments, key order and formatting everywhere else stay byte for byte as the user
  * wrote them (an inserted entry is formatted in the file's own indentation, and only it). A file that does not parse
  * is refused, never rewritten; an unwritable one is refused before anything is written; the new content replaces
- * the file atomically (atomic-file.ts), keeping its permissions.
+ * the file atomically (util/atomic-file.ts), keeping its permissions.
  */
 import { constants } from "node:fs";
 import { access, mkdir, readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { FormattingOptions, JSONPath, ParseError } from "jsonc-parser";
-import { writeFileAtomic } from "./atomic-file.ts";
-import { syntaxErrorPlace } from "./config-files.ts";
-import { isPlainObject } from "./config-problems.ts";
-import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "./file-lock.ts";
-import { errorCode, errorMessage } from "./guards.ts";
-import { lazyRequire } from "./lazy-load.ts";
+import { writeFileAtomic } from "../util/atomic-file.ts";
+import { syntaxErrorPlace } from "./files.ts";
+import { isPlainObject } from "./problems.ts";
+import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "../util/file-lock.ts";
+import { errorCode, errorMessage } from "../util/guards.ts";
+import { lazyRequire } from "../util/lazy-load.ts";
 
 /** One change: the value at `path` set (an object or a field), or removed when `value` is undefined. */
 interface ConfigEdit {

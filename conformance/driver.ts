@@ -13,9 +13,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openInBrowser } from "../browser.ts";
-import { acceptElicitationDefaults, NeedsAuthError } from "../connection-common.ts";
-import { errorMessage } from "../guards.ts";
+import { openInBrowser } from "../util/browser.ts";
+import { acceptElicitationDefaults, NeedsAuthError } from "../connection/session.ts";
+import { errorMessage } from "../util/guards.ts";
 import { McpServerManager } from "../server-manager.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
 

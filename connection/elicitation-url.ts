@@ -13,9 +13,9 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import { openInBrowser } from "./browser.ts";
-import type { UrlElicitationHandler } from "./connection-common.ts";
-import { DIALOG_TIMEOUT_MS } from "./ui.ts";
+import { openInBrowser } from "../util/browser.ts";
+import type { UrlElicitationHandler } from "./session.ts";
+import { DIALOG_TIMEOUT_MS } from "../ui.ts";
 
 /** The SDK's `ErrorCode.UrlElicitationRequired` (not imported: the SDK loads only once a server connects). */
 const URL_ELICITATION_REQUIRED = -32042;

@@ -6,9 +6,9 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import type { ElicitationHandler } from "./connection-common.ts";
-import { isJsonObject } from "./guards.ts";
-import { DIALOG_TIMEOUT_MS } from "./ui.ts";
+import type { ElicitationHandler } from "./session.ts";
+import { isJsonObject } from "../util/guards.ts";
+import { DIALOG_TIMEOUT_MS } from "../ui.ts";
 
 type Field = Record<string, unknown>;
 type Value = string | number | boolean | string[];

@@ -4,13 +4,13 @@
  * Why not `client.listTools()`: the SDK validates the whole answer and rejects it when a single tool's
  * `inputSchema` lacks `"type": "object"` (real servers send that), which would hide every tool of the server.
  * Here the answer is only required to be an object; each entry is checked on its own, an entry without a usable
- * name is dropped with a note, and schemas are passed on as sent (json-schema.ts makes them provider-safe).
+ * name is dropped with a note, and schemas are passed on as sent (tools/json-schema.ts makes them provider-safe).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { PaginatedResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool } from "./types.ts";
-import { isJsonObject } from "./guards.ts";
+import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool } from "../types.ts";
+import { isJsonObject } from "../util/guards.ts";
 
 /** A server that keeps handing out cursors must not keep us listing forever. */
 export const MAX_LIST_PAGES = 100;

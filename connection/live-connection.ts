@@ -12,11 +12,11 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { McpList, McpSession } from "./connection-common.ts";
-import { errorMessage } from "./guards.ts";
-import type { NpxResolution } from "./npx-resolution.ts";
-import { ProcessProbe } from "./process-tree.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+import type { McpList, McpSession } from "./session.ts";
+import { errorMessage } from "../util/guards.ts";
+import type { NpxResolution } from "../npx-resolver.ts";
+import { ProcessProbe } from "../util/process-tree.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** How long a stdio server found alive is taken to be alive without another probe (see `LiveConnection.isAlive`). */

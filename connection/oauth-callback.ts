@@ -8,9 +8,9 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { abortable } from "./abort.ts";
-import { authorizationServerAnswer } from "./connection-common.ts";
-import { oneLine } from "./text.ts";
+import { abortable } from "../util/abort.ts";
+import { authorizationServerAnswer } from "./session.ts";
+import { oneLine } from "../util/text.ts";
 
 export const CALLBACK_PATH = "/callback";
 const MAX_ERROR_TEXT = 300;

@@ -1,7 +1,7 @@
 /**
  * OAuth for remote MCP servers. The SDK does the protocol (RFC 9728 / RFC 8414 discovery, dynamic client registration,
  * PKCE S256, the RFC 8707 `resource`, token requests and refreshes, the checks on all of them); this module gives it
- * an OAuthClientProvider that keeps what it produces in the private store (oauth-store.ts), and runs the user's side
+ * an OAuthClientProvider that keeps what it produces in the private store (connection/oauth-store.ts), and runs the user's side
  * of a sign-in (the loopback callback, the browser).
  *
  * One provider, two uses:
@@ -11,7 +11,7 @@
  * - in a sign-in (`signIn`, what /mcp-auth runs): a fresh authorization with the scope the server last asked for,
  *   redirected to our callback, then the code exchanged for tokens.
  *
- * Loaded with the SDK half of the connection code (mcp-connection.ts), never with the extension.
+ * Loaded with the SDK half of the connection code (connection/sdk-session.ts), never with the extension.
  */
 import {
   auth,
@@ -25,18 +25,12 @@ import { ClientCredentialsProvider, PrivateKeyJwtProvider } from "@modelcontextp
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { OAuthError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { createFetchWithInit, type FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { abortable } from "./abort.ts";
-import {
-  type AuthChallenge,
-  authorizationServerAnswer,
-  canSignIn,
-  parseServerUrl,
-  type ServerAuthState,
-  signInNeeded,
-} from "./connection-common.ts";
+import { abortable } from "../util/abort.ts";
+import { type AuthChallenge, authorizationServerAnswer, parseServerUrl, type ServerAuthState, signInNeeded } from "./session.ts";
+import { canSignIn } from "./session.ts";
 import { CALLBACK_PATH, CallbackListener } from "./oauth-callback.ts";
 import type { OAuthStore } from "./oauth-store.ts";
-import type { OAuthSettings, ServerDefinition } from "./types.ts";
+import type { OAuthSettings, ServerDefinition } from "../types.ts";
 
 const CLIENT_NAME = "Pi (pi-mcp-adapter)";
 /** Outside a sign-in the SDK still reads a redirect address; no authorization URL built with it is ever opened. */

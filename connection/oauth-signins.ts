@@ -6,16 +6,17 @@
  * repeat it on each one.
  *
  * The manager (server-manager.ts) owns one and delegates to it; the sign-in itself (the browser, the callback, the
- * tokens) is oauth.ts's, loaded with the SDK half of the connection code.
+ * tokens) is connection/oauth-provider.ts's, loaded with the SDK half of the connection code.
  */
-import { abortAfter } from "./abort.ts";
-import { loadConnectionCode } from "./connection-code.ts";
-import { canSignIn, type NeedsAuthError, type OpenOptions, type ServerAuthState } from "./connection-common.ts";
-import { formatDuration } from "./format-time.ts";
-import { errorMessage } from "./guards.ts";
+import { abortAfter } from "../util/abort.ts";
+import { loadConnectionCode } from "./sdk-loader.ts";
+import { type NeedsAuthError, type OpenOptions, type ServerAuthState } from "./session.ts";
+import { canSignIn } from "./session.ts";
+import { formatDuration } from "../util/format-time.ts";
+import { errorMessage } from "../util/guards.ts";
 import type { CallbackListener } from "./oauth-callback.ts";
 import { OAuthStore } from "./oauth-store.ts";
-import type { ServerDefinition } from "./types.ts";
+import type { ServerDefinition } from "../types.ts";
 
 /** How long a sign-in waits for the browser to come back. */
 export const DEFAULT_SIGN_IN_TIMEOUT_MS = 5 * 60_000;
@@ -55,7 +56,7 @@ export class SignIns {
 
   /**
    * Signs in to an HTTP server with OAuth: the authorization URL goes to `openAuthorizationUrl`, the browser comes
-   * back to a callback on 127.0.0.1, the tokens are stored (see oauth-store.ts). Resolves once signed in;
+   * back to a callback on 127.0.0.1, the tokens are stored (see connection/oauth-store.ts). Resolves once signed in;
    * reconnecting is up to the caller. A new sign-in to the same server replaces one still waiting.
    */
   async signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {

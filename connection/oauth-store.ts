@@ -5,7 +5,7 @@
  *
  * Keyed by the server's URL, not its name: names come from config files (a project's among them), and a server whose
  * URL changed must not send another server's tokens. The file name is a hash of the URL, so no config text becomes a
- * path. One file per server means no lock: each write replaces one whole file (atomic-file.ts), and concurrent Pi
+ * path. One file per server means no lock: each write replaces one whole file (util/atomic-file.ts), and concurrent Pi
  * processes at worst redo a refresh. Everything read back is checked; a file that is not what we wrote is ignored
  * (and replaced by the next sign-in).
  */
@@ -14,9 +14,9 @@ import { readFileSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { KeyedQueue } from "./async-work.ts";
-import { writeFileAtomic } from "./atomic-file.ts";
-import { isJsonObject } from "./guards.ts";
+import { KeyedQueue } from "../util/async-work.ts";
+import { writeFileAtomic } from "../util/atomic-file.ts";
+import { isJsonObject } from "../util/guards.ts";
 
 export const OAUTH_DIR_NAME = "mcp-oauth";
 const FORMAT_VERSION = 1;

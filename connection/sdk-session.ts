@@ -1,9 +1,9 @@
 /**
  * The MCP SDK half of the connection code: opening a session with a server (stdio, Streamable HTTP, legacy SSE with
- * the fallback between them, OAuth on both HTTP transports through oauth.ts), its requests, its notifications, and
- * what its failures mean. What it opens is an `McpSession` (connection-common.ts), the contract the manager uses.
+ * the fallback between them, OAuth on both HTTP transports through connection/oauth-provider.ts), its requests, its notifications, and
+ * what its failures mean. What it opens is an `McpSession` (connection/session.ts), the contract the manager uses.
  *
- * connection-code.ts loads this module on the first connect (a dynamic import): the SDK, its zod schemas and the npx
+ * connection/sdk-loader.ts loads this module on the first connect (a dynamic import): the SDK, its zod schemas and the npx
  * resolver are most of the extension's load time, and with lazy servers nothing connects at startup.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -31,36 +31,24 @@ import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
-import { abortable } from "./abort.ts";
-import {
-  briefHttpError,
-  canSignIn,
-  hasAuthorizationHeader,
-  type McpSession,
-  mergeEnv,
-  NeedsAuthError,
-  type OpenOptions,
-  parseServerUrl,
-  safeUrl,
-  type ServerAuthState,
-  type SessionEvents,
-  signInNeeded,
-  transportFamily,
-} from "./connection-common.ts";
-import { lazyLoad } from "./lazy-load.ts";
-import { errorMessage } from "./guards.ts";
-import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth.ts";
-import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./server-listing.ts";
+import { abortable } from "../util/abort.ts";
+import { hasAuthorizationHeader, type McpSession, mergeEnv, NeedsAuthError, type OpenOptions, parseServerUrl, type ServerAuthState, type SessionEvents, signInNeeded, transportFamily } from "./session.ts";
+import { canSignIn } from "./session.ts";
+import { briefHttpError, safeUrl } from "../util/http-text.ts";
+import { lazyLoad } from "../util/lazy-load.ts";
+import { errorMessage } from "../util/guards.ts";
+import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth-provider.ts";
+import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
-import type { NpxResolution } from "./npx-resolution.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+import type { NpxResolution } from "../npx-resolver.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
 
-export { signIn } from "./oauth.ts";
+export { signIn } from "./oauth-provider.ts";
 
 /**
  * The largest message read from a stdio server (the SDK's default, 10 MiB, dropped the connection on a bigger
  * result): room for a 20 MB query result (then cut to Pi's output limit), and a bound on what a runaway server
- * makes us hold. A bigger one closes the connection with a message that names this limit (stdio-read-buffer.ts).
+ * makes us hold. A bigger one closes the connection with a message that names this limit (connection/stdio-read-buffer.ts).
  */
 const MAX_STDIO_MESSAGE_BYTES = 32 * 1024 * 1024;
 /** Answers to a Streamable HTTP POST that mean "this endpoint does not speak it" (try legacy SSE). */
@@ -227,7 +215,7 @@ function fileRoot(directory: string): Root {
 }
 
 /** Loaded on first use: only stdio servers need it (npm-package-arg and semver come with it). */
-const npxResolver = lazyLoad(() => import("./npx-resolver.ts"));
+const npxResolver = lazyLoad(() => import("../npx-resolver.ts"));
 
 /** The resolver's answer for an `npx` command, or nothing: a failure only costs the optimisation. */
 async function resolveNpx(command: string, args: string[], env: Record<string, string>, def: ServerDefinition, agentDir: string) {
@@ -255,7 +243,7 @@ async function openStdio(def: ServerDefinition, createClient: () => Client, opti
     if (def.debug) process.stderr.write(chunk);
   });
   const client = createClient();
-  // The transport's close ends the server's whole process group (see stdio-transport.ts).
+  // The transport's close ends the server's whole process group (see connection/stdio-transport.ts).
   const shutdown = () => client.close().catch(() => {});
   await connectClient(client, transport, shutdown, options).catch((error: unknown) => {
     throw transport.overflow ?? error;

@@ -1,6 +1,6 @@
 /**
  * What both halves of the connection code share, free of the MCP SDK at run time (only its types): server-manager.ts
- * is loaded with the extension, mcp-connection.ts (the SDK half) only when the first server connects, and neither may
+ * is loaded with the extension, connection/sdk-session.ts (the SDK half) only when the first server connects, and neither may
  * pull the other in. So the contracts between them are declared here: how a session is opened (`OpenOptions`), the
  * session the SDK half opens (`McpSession`), the lists it follows, and the elicitation handlers the manager hands it.
  */
@@ -14,12 +14,11 @@ import type {
   GetPromptResult,
   ReadResourceResult,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { NpxResolution } from "./npx-resolution.ts";
+import type { NpxResolution } from "../npx-resolver.ts";
 import type { OAuthStore } from "./oauth-store.ts";
-import type { OutputTail } from "./output-tail.ts";
-import type { Listing } from "./server-listing.ts";
-import { oneLine, truncate } from "./text.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "./types.ts";
+import type { OutputTail } from "./stderr-tail.ts";
+import type { Listing } from "./listing.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
 
 /**
  * Answers a server's form elicitation (`elicitation/create`): asks the user, or decides without one. An `accept`
@@ -27,7 +26,7 @@ import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefini
  */
 export type ElicitationHandler = (serverName: string, request: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult>;
 
-/** Answers a server's URL-mode elicitation: a page the user is asked to open (elicitation-url.ts). */
+/** Answers a server's URL-mode elicitation: a page the user is asked to open (connection/elicitation-url.ts). */
 export type UrlElicitationHandler = (serverName: string, request: ElicitRequestURLParams, signal: AbortSignal) => Promise<ElicitResult>;
 
 /** The answer when nobody can be asked: accept the form as its defaults fill it. */
@@ -47,7 +46,7 @@ export interface SessionSettings {
   roots: () => readonly string[];
 }
 
-/** How the SDK half opens one session (mcp-connection.ts `openSession`). */
+/** How the SDK half opens one session (connection/sdk-session.ts `openSession`). */
 export interface OpenOptions extends SessionSettings {
   /** Collects a stdio server's stderr. */
   stderr: OutputTail;
@@ -175,36 +174,6 @@ export function parseServerUrl(def: ServerDefinition): URL {
     throw new Error(`"url" contains a user name or password (user:password@host), which HTTP clients refuse; send credentials with "headers" or "bearerToken"`);
   }
   return url;
-}
-
-/** Scheme, host and path: no user info, no query (either may carry a secret). */
-export function safeUrl(url: string | undefined): string {
-  try {
-    const parsed = new URL(url ?? "");
-    return `${parsed.origin}${parsed.pathname}`;
-  } catch {
-    return "the server URL";
-  }
-}
-
-const HTML_START = /<(?:!doctype|html|head|body)\b/i;
-const BRIEF_BODY_CHARS = 80;
-const BRIEF_MESSAGE_CHARS = 300;
-
-/**
- * An HTTP error as one short line: the SDK puts the whole response body in its message, and a proxy's or web
- * server's error page is dozens of lines of HTML. A page is given by its title (else its first words).
- */
-export function briefHttpError(message: string): string {
-  const htmlAt = message.search(HTML_START);
-  const text = htmlAt < 0 ? message : `${message.slice(0, htmlAt)}${describeHtmlPage(message.slice(htmlAt))}`;
-  return oneLine(text, BRIEF_MESSAGE_CHARS, "excerpt");
-}
-
-function describeHtmlPage(html: string): string {
-  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(html)?.[1]?.trim();
-  const words = html.replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ").replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
-  return `${truncate(title || words, BRIEF_BODY_CHARS)} (an HTML page)`;
 }
 
 /**

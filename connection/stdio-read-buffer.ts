@@ -1,5 +1,5 @@
 /**
- * How a stdio server's output is cut into JSON-RPC messages (by our stdio transport, stdio-transport.ts), in place of
+ * How a stdio server's output is cut into JSON-RPC messages (by our stdio transport, connection/stdio-transport.ts), in place of
  * the MCP SDK's own reader.
  *
  * Why not the SDK's: it copies everything buffered on every chunk, so a long line costs CPU with the square of its
@@ -10,7 +10,7 @@
  * answer that is not valid JSON-RPC becomes an error answer to its request, so the call fails at once.
  */
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { describeValue, isJsonObject } from "./guards.ts";
+import { describeValue, isJsonObject } from "../util/guards.ts";
 
 const NEWLINE = 0x0a;
 

@@ -17,7 +17,7 @@ import { onExit } from "signal-exit";
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { killProcessGroupNow, stopProcessTree } from "./process-tree.ts";
+import { killProcessGroupNow, stopProcessTree } from "../util/process-tree.ts";
 import { type MessageTooLargeError, StdioReadBuffer } from "./stdio-read-buffer.ts";
 
 const IS_WINDOWS = process.platform === "win32";
@@ -29,7 +29,7 @@ export interface StdioServerParameters {
   args: string[];
   env: Record<string, string>;
   cwd?: string;
-  /** The largest message read; a bigger one ends the session (see mcp-connection.ts). */
+  /** The largest message read; a bigger one ends the session (see connection/sdk-session.ts). */
   maxBufferSize: number;
 }
 

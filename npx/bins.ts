@@ -4,7 +4,7 @@
  */
 import { open, readFile, realpath, stat } from "node:fs/promises";
 import { basename, extname, join, posix } from "node:path";
-import { isJsonObject } from "./guards.ts";
+import { isJsonObject } from "../util/guards.ts";
 
 /** A package as installed under `<installDir>/node_modules/<name>`. */
 export interface InstalledPackage {

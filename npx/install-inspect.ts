@@ -14,10 +14,10 @@ import {
   readInstalledPackage,
   selectBinName,
   spawnFormFor,
-} from "./npx-bins.ts";
-import { errorMessage } from "./guards.ts";
-import type { NpxInvocation } from "./npx-invocation.ts";
-import { type NpxFallback, npxFallback } from "./npx-resolution.ts";
+} from "./bins.ts";
+import { errorMessage } from "../util/guards.ts";
+import type { NpxInvocation } from "./invocation.ts";
+import { type NpxFallback, npxFallback } from "./resolution.ts";
 
 /** How long an install of a tag, bare name or range is run without npm re-checking it with the registry. */
 export const NPX_REVALIDATION_TTL_MS = 24 * 60 * 60 * 1000;

@@ -6,7 +6,7 @@
  * the rest of the line differently from us: the caller then runs the original command.
  */
 import { win32 } from "node:path";
-import { type NpxFallback, isNpxFallback, npxFallback } from "./npx-resolution.ts";
+import { type NpxFallback, isNpxFallback, npxFallback } from "./resolution.ts";
 
 export interface NpxInvocation {
   /** The npm to ask for its config and to install with: the one beside an npx given by path, else `npm` on PATH. */

@@ -3,11 +3,11 @@
  * directory, exactly as npx would, without running the program: `npm exec --package … -- node --version`.
  */
 import spawn from "cross-spawn";
-import { SharedByKey } from "./async-work.ts";
-import { formatSeconds } from "./format-time.ts";
-import type { NpxInvocation } from "./npx-invocation.ts";
-import { type NpxFallback, npxFallback } from "./npx-resolution.ts";
-import { killProcessGroupNow } from "./process-tree.ts";
+import { SharedByKey } from "../util/async-work.ts";
+import { formatSeconds } from "../util/format-time.ts";
+import type { NpxInvocation } from "./invocation.ts";
+import { type NpxFallback, npxFallback } from "./resolution.ts";
+import { killProcessGroupNow } from "../util/process-tree.ts";
 
 const NPM_INSTALL_TIMEOUT_MS = 120_000;
 const STDERR_TAIL_CHARS = 2_000;

@@ -7,8 +7,8 @@ import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import npa from "npm-package-arg";
-import { expandHome } from "./interpolation.ts";
-import { compareStrings } from "./text.ts";
+import { expandHome } from "../util/paths.ts";
+import { compareStrings } from "../util/text.ts";
 
 export interface NpmLocations {
   cache: string;

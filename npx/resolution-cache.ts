@@ -5,9 +5,9 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { KeyedQueue } from "./async-work.ts";
-import { writeFileAtomic } from "./atomic-file.ts";
-import { isJsonObject } from "./guards.ts";
+import { KeyedQueue } from "../util/async-work.ts";
+import { writeFileAtomic } from "../util/atomic-file.ts";
+import { isJsonObject } from "../util/guards.ts";
 
 export const NPX_CACHE_FILE_NAME = "mcp-npx-cache.json";
 const FORMAT_VERSION = 1;

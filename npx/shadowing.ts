@@ -6,8 +6,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { isPresent, normalizeBins } from "./npx-bins.ts";
-import { type NpxFallback, npxFallback } from "./npx-resolution.ts";
+import { isPresent, normalizeBins } from "./bins.ts";
+import { type NpxFallback, npxFallback } from "./resolution.ts";
 
 export interface ShadowQuery {
   cwd: string;

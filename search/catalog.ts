@@ -11,9 +11,9 @@
  * "… and N more servers". The output depends only on the catalog's content, never on the order it arrives in:
  * prompt caches rely on it.
  */
-import { splitWords, stem, termOf } from "./search-text.ts";
-import { compareStrings, oneLine } from "./text.ts";
-import { PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
+import { splitWords, stem, termOf } from "./words.ts";
+import { compareStrings, oneLine } from "../util/text.ts";
+import { PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "../types.ts";
 
 /** How many tools one ToolSearch call loads at most (the description promises it; tool-search.ts applies it). */
 export const TOOLS_PER_SEARCH = 5;

@@ -8,8 +8,8 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { updateFileLocked } from "./file-lock.ts";
-import { errorCode, errorMessage, isJsonObject } from "./guards.ts";
+import { updateFileLocked } from "../util/file-lock.ts";
+import { errorCode, errorMessage, isJsonObject } from "../util/guards.ts";
 
 export const EMBEDDINGS_CACHE_FILE_NAME = "mcp-embeddings.json";
 const CACHE_VERSION = 1;

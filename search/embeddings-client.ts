@@ -4,9 +4,9 @@
  * every way it can fail (refused, slow, an HTTP error, an answer that is not the expected JSON) is an
  * EmbeddingsError whose message names the endpoint and what went wrong, so a caller can fall back and say why once.
  */
-import { errorMessage, isJsonObject } from "./guards.ts";
-import { oneLine } from "./text.ts";
-import type { EmbeddingsSettings } from "./types.ts";
+import { errorMessage, isJsonObject } from "../util/guards.ts";
+import { oneLine } from "../util/text.ts";
+import type { EmbeddingsSettings } from "../types.ts";
 
 export const DEFAULT_EMBEDDINGS_TIMEOUT_MS = 2_000;
 /** How much of an answer that is not the expected one its error quotes. */

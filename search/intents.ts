@@ -3,7 +3,7 @@
  * and which tools serve it. A request and a tool often share no word and still the same intent: "is bitcoin going
  * up" and "real-time insights on stocks and cryptocurrencies". Each intent is a set of general English cue words;
  * a tool belongs to the intents its name and description name, a request to the intents its words name, and the
- * index matches them through one pseudo-term per intent (see search-index.ts).
+ * index matches them through one pseudo-term per intent (see search/tool-index.ts).
  *
  * The cue words are general vocabulary of each kind of task, written for the task, not for any one catalog or
  * request set; a word that means different things in different catalogs ("property", "home", "match") is left out.
@@ -11,7 +11,7 @@
  * `browser_click`, `browser_type`…): there the intent only repeats the words, and lifts that server's every tool
  * over another server's tool for the asked action.
  */
-import { isStopWord, splitWords } from "./search-text.ts";
+import { isStopWord, splitWords } from "./words.ts";
 
 /**
  * Cue words and phrases of each intent, in the singular (a word's plural is a cue too); a phrase is matched on

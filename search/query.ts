@@ -2,11 +2,11 @@
  * Reads a ToolSearch request as weighted catalog terms: its own words (stemmed, stop words out), words it runs
  * together or splits differently from the catalog, other words of their families (`creation` / `create`), the
  * nearest catalog word for a typo, synonyms, what the shape of a request asks for (`which tickets…` → a list), and
- * the intents its words name (search-intents.ts).
+ * the intents its words name (search/intents.ts).
  */
-import { isStopWord, splitWords, stem, termOf, termsOf } from "./search-text.ts";
-import { phraseSynonymsAt, synonymsOf } from "./search-synonyms.ts";
-import { intentTermsOf, isIntentTerm } from "./search-intents.ts";
+import { isStopWord, splitWords, stem, termOf, termsOf } from "./words.ts";
+import { phraseSynonymsAt, synonymsOf } from "./synonyms.ts";
+import { intentTermsOf, isIntentTerm } from "./intents.ts";
 import type { Vocabulary } from "./term-reader.ts";
 
 const MAX_QUERY_WORDS = 48;
@@ -16,12 +16,12 @@ const TYPO_WEIGHT = 0.6;
 const RELATIVE_WEIGHT = 0.5;
 /** Each correction scans the vocabulary: a request of made-up words must not cost more than a few. */
 const MAX_CORRECTIONS = 6;
-/** No catalog word is longer (see term-reader.ts); longer query words are not looked into. */
+/** No catalog word is longer (see search/term-reader.ts); longer query words are not looked into. */
 const MAX_WORD_LENGTH = 40;
 /** Weight of what a token's shape tells (a file name is about files) next to what its words say. */
 const CUE_WEIGHT = 0.5;
 /**
- * Weight of an intent one word of the request names (search-intents.ts), next to the words themselves, when the
+ * Weight of an intent one word of the request names (search/intents.ts), next to the words themselves, when the
  * catalog knows all the request's words; up to UNKNOWN_WORDS_INTENT_WEIGHT more as the share it does not know grows.
  */
 const INTENT_WEIGHT = 0.25;

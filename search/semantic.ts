@@ -3,7 +3,7 @@
  * from an embeddings endpoint the user runs, so a request in words no tool uses can still reach the right tool.
  *
  * - Tool vectors are computed in the background once startup is over, in batches (one request at a time), and kept
- *   in `mcp-embeddings.json` (embeddings-cache.ts): a later session asks only for new or changed tools.
+ *   in `mcp-embeddings.json` (search/embeddings-cache.ts): a later session asks only for new or changed tools.
  * - A request waits for its own vector at most `timeoutMs`; late, failing or before any tool has a vector, it gets
  *   the lexical order unchanged. A failing endpoint is reported once (and shown by /mcp status), then left alone
  *   for RETRY_AFTER_MS instead of being asked on every search.
@@ -18,10 +18,10 @@
  */
 import { DEFAULT_EMBEDDINGS_TIMEOUT_MS, requestEmbeddings } from "./embeddings-client.ts";
 import { embeddingKey, loadEmbeddings, saveEmbeddings } from "./embeddings-cache.ts";
-import { errorMessage } from "./guards.ts";
-import type { SearchHit } from "./search-index.ts";
-import { compareStrings } from "./text.ts";
-import type { EmbeddingsSettings, ToolMetadata } from "./types.ts";
+import { errorMessage } from "../util/guards.ts";
+import type { SearchHit } from "./tool-index.ts";
+import { compareStrings } from "../util/text.ts";
+import type { EmbeddingsSettings, ToolMetadata } from "../types.ts";
 
 /** How many of each ranking are combined. */
 export const RERANK_DEPTH = 20;

@@ -4,9 +4,9 @@
  * tools (once per session), and, for a server with direct tools (which the model has without a search), cut to a
  * few hundred characters at the end of the description of its first direct tool.
  */
-import { truncate } from "./text.ts";
-import type { ServerInventory } from "./tool-metadata.ts";
-import type { ToolMetadata } from "./types.ts";
+import { truncate } from "../util/text.ts";
+import type { ServerInventory } from "../tool-metadata.ts";
+import type { ToolMetadata } from "../types.ts";
 
 /** The always-on form: what a direct tool's description carries of its server's instructions. */
 export const DIRECT_INSTRUCTIONS_CHARS = 300;

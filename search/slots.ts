@@ -1,5 +1,5 @@
 /**
- * Shares the first slots of an answer among the intents of a request that names several (search-intents.ts).
+ * Shares the first slots of an answer among the intents of a request that names several (search/intents.ts).
  * "Will it rain in Lisbon, and a hotel near the old town?" needs a weather tool and a travel tool, but on score
  * alone travel tools may take all five slots. The best-scoring tool keeps the first slot; each next one goes to the
  * candidate with the best mix of its own score and how much it serves the intents the tools already chosen serve

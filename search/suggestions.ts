@@ -10,8 +10,8 @@
  *
  * The lines fit a fixed budget (SUGGESTION_CHARS, about 120 tokens at worst: measured by bench/search-suggestions.ts).
  */
-import type { SearchHit } from "./search-index.ts";
-import { collapseWhitespace } from "./text.ts";
+import type { SearchHit } from "./tool-index.ts";
+import { collapseWhitespace } from "../util/text.ts";
 
 /** A tool below the loaded ones is a candidate when it scores at least this share of the best (tuned on dev sets). */
 export const CANDIDATE_SHARE = 0.5;

@@ -2,7 +2,7 @@
  * What people say for what tool descriptions call something else: synonym groups of general software vocabulary,
  * looked up by a query's (stemmed) words and two- or three-word phrases.
  */
-import { splitWords, stem, termsOf } from "./search-text.ts";
+import { splitWords, stem, termsOf } from "./words.ts";
 
 /**
  * General software vocabulary only, not tuned to any one server. A query word or phrase from a group also searches

@@ -2,15 +2,15 @@
  * Reads catalog text as term ids. A catalog of 50k tools has millions of words but only thousands of distinct
  * ones, so each word is looked up character by character in a trie instead of becoming a string: only a word seen
  * for the first time is sliced, stemmed and interned. On request it also hands out the words themselves, unstemmed
- * (what search-intents.ts reads intents from), so that no text is split twice.
+ * (what search/intents.ts reads intents from), so that no text is split twice.
  */
-import { familyKey, foldAccents, forEachWord, termOf } from "./search-text.ts";
+import { familyKey, foldAccents, forEachWord, termOf } from "./words.ts";
 
 export interface Vocabulary {
   /** Term by id. */
   readonly terms: readonly string[];
   idOf(term: string): number | undefined;
-  /** The other catalog terms of a term's word family (search-text.ts's `familyKey`): `creat` for `creation`. */
+  /** The other catalog terms of a term's word family (search/words.ts's `familyKey`): `creat` for `creation`. */
   relativesOf(term: string): readonly string[];
 }
 
@@ -48,7 +48,7 @@ for (let code = 0; code < 128; code++) {
   else if (code >= 48 && code <= 57) SLOTS[code] = code - 48 + 26;
 }
 
-/** The catalog's terms by their family key (search-text.ts's `familyKey`). */
+/** The catalog's terms by their family key (search/words.ts's `familyKey`). */
 function familiesOf(terms: readonly string[]): Map<string, string[]> {
   const families = new Map<string, string[]>();
   for (const term of terms) {
@@ -75,7 +75,7 @@ export class TermReader {
 
   /**
    * Appends the term ids of the words of `text` to `out`; stop words have none. Given `words`, also appends there
-   * the words that are not stop words, lower case and unstemmed: search-intents.ts's `contentWords` of the text.
+   * the words that are not stop words, lower case and unstemmed: search/intents.ts's `contentWords` of the text.
    */
   appendTermIds(text: string, out: IntList, words?: string[]): void {
     const source = foldAccents(text);
@@ -93,7 +93,7 @@ export class TermReader {
     });
   }
 
-  /** The id of a term that is not read out of text (search-intents.ts's pseudo-terms), added on first use. */
+  /** The id of a term that is not read out of text (search/intents.ts's pseudo-terms), added on first use. */
   termId(term: string): number {
     let id = this.termIds.get(term);
     if (id === undefined) {

@@ -1,15 +1,15 @@
 /**
  * Ranks tools for a ToolSearch request: BM25F over each tool's name parts, server name, description, parameter
- * names and parameter descriptions, and the intents its name and description name (search-intents.ts), for the
- * weighted terms search-query.ts reads out of the request, with a boost for names the request spells out.
+ * names and parameter descriptions, and the intents its name and description name (search/intents.ts), for the
+ * weighted terms search/query.ts reads out of the request, with a boost for names the request spells out.
  */
-import { foldAccents } from "./search-text.ts";
-import { analyzeQuery, unknownWordShare } from "./search-query.ts";
-import { intentTermsOf, isIntentTerm } from "./search-intents.ts";
-import { shareSlots } from "./search-slots.ts";
+import { foldAccents } from "./words.ts";
+import { analyzeQuery, unknownWordShare } from "./query.ts";
+import { intentTermsOf, isIntentTerm } from "./intents.ts";
+import { shareSlots } from "./slots.ts";
 import { IntList, TermReader } from "./term-reader.ts";
-import type { ToolMetadata } from "./types.ts";
-import { isJsonObject } from "./guards.ts";
+import type { ToolMetadata } from "../types.ts";
+import { isJsonObject } from "../util/guards.ts";
 
 export interface SearchHit {
   tool: ToolMetadata;
@@ -19,11 +19,11 @@ export interface SearchHit {
 export interface ToolSearchIndex {
   /**
    * At most `limit` (default 5, at most 100) tools, best first (a request naming several intents shares the first
-   * five among them: search-slots.ts); ties broken by tool name so that the same catalog always answers the same
+   * five among them: search/slots.ts); ties broken by tool name so that the same catalog always answers the same
    * way. Never throws.
    */
   search(query: string, limit?: number): SearchHit[];
-  /** The share (0 to 1) of the request's content words no tool uses (search-query.ts `unknownWordShare`). */
+  /** The share (0 to 1) of the request's content words no tool uses (search/query.ts `unknownWordShare`). */
   unknownWordShare(query: string): number;
   readonly size: number;
 }
@@ -33,7 +33,7 @@ const INTENT_FIELD_WEIGHT = 1;
 /** An intent a tool's name names counts as if its description named it twice: a name says surely what it is for. */
 const NAME_INTENT_REPEATS = 2;
 
-// Fields, in the order `fieldTexts` returns them, then the intents its name and description name (search-intents.ts).
+// Fields, in the order `fieldTexts` returns them, then the intents its name and description name (search/intents.ts).
 // Weight: how much a word there says about the tool. Length normalisation (BM25's b): 0 ignores the field's length,
 // 1 fully divides by it.
 const FIELD_WEIGHTS = [3, 1.5, 1, 0.5, 0.3, INTENT_FIELD_WEIGHT] as const;
@@ -316,7 +316,7 @@ function maxOf(scores: Float64Array): number {
   return max;
 }
 
-/** A request naming several intents shares the first slots among them (search-slots.ts). */
+/** A request naming several intents shares the first slots among them (search/slots.ts). */
 function shareSlotsAmongIntents(docs: number[], scores: Float64Array, postings: Postings, intents: [number, number][]): number[] {
   const candidates = docs.map((doc) => ({
     score: scores[doc],

@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { abortable, abortAfter, waitAtMost, whenAborted, withOwnSignal } from "../abort.ts";
+import { abortable, abortAfter, waitAtMost, whenAborted, withOwnSignal } from "../util/abort.ts";
 import { deferred } from "./helpers/deferred.ts";
 
 function listeners(signal: AbortSignal): number {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type ApprovalContext, type ApprovalGrant, grantsInSession, needsApproval, SessionApprovals } from "../approvals.ts";
+import { type ApprovalContext, type ApprovalGrant, grantsInSession, needsApproval, SessionApprovals } from "../calls/approvals.ts";
 import type { ApprovalRule, McpSettings, ServerDefinition, ToolMetadata } from "../types.ts";
 
 const tool = (serverName: string, originalName: string, name = `${serverName}__${originalName}`): ToolMetadata => ({

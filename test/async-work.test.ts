@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { forEachAtMost, KeyedQueue, SharedByKey } from "../async-work.ts";
+import { forEachAtMost, KeyedQueue, SharedByKey } from "../util/async-work.ts";
 import { deferred } from "./helpers/deferred.ts";
 
 describe("SharedByKey", () => {

@@ -10,7 +10,7 @@ import { updateStatus } from "../init.ts";
 import { McpLifecycleManager } from "../lifecycle.ts";
 import { createCacheEntry } from "../metadata-cache.ts";
 import { McpServerManager } from "../server-manager.ts";
-import { CallStats } from "../stats.ts";
+import { CallStats } from "../calls/stats.ts";
 import { buildToolView, type ServerInventoryEntry } from "../tool-view.ts";
 import type { ConfigProblem, LoadedConfig, ServerDefinition } from "../types.ts";
 import { fixtureDef, killLeftovers, serverDef, STDIO_FIXTURE, tempDir } from "./server-manager-helpers.ts";

@@ -1,6 +1,6 @@
 /** What /mcp status shows of a server's command or URL: enough to check it, no secret. */
 import { describe, expect, it } from "vitest";
-import { describeTarget, hideSecretArguments } from "../config-display.ts";
+import { describeTarget, hideSecretArguments } from "../config/display.ts";
 import type { ServerDefinition } from "../types.ts";
 
 const source = { kind: "user", path: "/home/ada/.pi/agent/mcp.json" } as const;

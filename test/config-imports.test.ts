@@ -1,7 +1,7 @@
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hostConfigFiles } from "../config-imports.ts";
-import type { InterpolationContext } from "../interpolation.ts";
+import { hostConfigFiles } from "../config/imports.ts";
+import type { InterpolationContext } from "../config/interpolation.ts";
 import type { ImportKind, LoadedConfig } from "../types.ts";
 import { createConfigSandbox, serversByName, sourcesByName, type ConfigSandbox } from "./config-sandbox.ts";
 

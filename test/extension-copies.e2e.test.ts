@@ -3,9 +3,9 @@
  * the first copy Pi loads works, the second registers nothing and says so once, naming both; Pi starts (it used to
  * exit 1 on "Tool "ToolSearch" conflicts with …"). In the real CLI and through /reload and /new, on both hosts.
  */
-import { copyFile, mkdtemp, readdir, rm, symlink } from "node:fs/promises";
+import { cp, mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
 import { mcpDirs, type McpDirs } from "./helpers/mcp-setup.ts";
@@ -17,11 +17,13 @@ const FIXTURE = join(REPO_ROOT, "test/fixtures/servers/stdio-server.mjs");
 const NEW_SESSION_COMMAND = join(REPO_ROOT, "test/fixtures/extensions/new-session.ts");
 const CONFIG = { mcpServers: { fixture: { command: process.execPath, args: [FIXTURE] } } };
 
+/** What a copy of the extension leaves out: what Pi never loads, and the dependencies (shared by a link). */
+const NOT_COPIED = new Set(["node_modules", ".git", "test", "bench", "conformance", "demo", "examples"]);
+
 /** A second copy of the extension, as a drop-in or a second clone would be (its dependencies shared). */
 async function copyOfExtension(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "pi-mcp-adapter-copy-"));
-  const files = (await readdir(REPO_ROOT)).filter((name) => name.endsWith(".ts") || name === "package.json");
-  await Promise.all(files.map((name) => copyFile(join(REPO_ROOT, name), join(dir, name))));
+  await cp(REPO_ROOT, dir, { recursive: true, filter: (source) => !NOT_COPIED.has(relative(REPO_ROOT, source).split(sep)[0]!) });
   await symlink(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
   return dir;
 }

@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describe, expect, test, vi } from "vitest";
-import { MAX_TEXT_BYTES } from "../mcp-content.ts";
+import { MAX_TEXT_BYTES } from "../calls/content.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import {
   cachedToolNames,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeValue, errorCode, errorMessage, toError } from "../guards.ts";
+import { describeValue, errorCode, errorMessage, toError } from "../util/guards.ts";
 
 describe("describeValue", () => {
   it("names the kind of value, with the value itself only for numbers and booleans (a string may be a secret)", () => {

@@ -1,11 +1,15 @@
 /**
- * No import circle among the product modules (the top-level *.ts files), type imports included: a circle makes the
- * two modules one in all but name (neither can be read, changed or loaded without the other), and with value imports
- * the load order decides which of them sees the other half-initialised. Every relative import counts: `import`,
+ * The shape of the product's imports, type imports included. Every relative import counts: `import`,
  * `import type`, `export … from`, and `import("…")` (a lazy load, or a type taken from one).
+ * - No circle: a circle makes the modules one in all but name (neither can be read, changed or loaded without the
+ *   other), and with value imports the load order decides which of them sees the other half-initialised.
+ * - Areas keep their insides: the top-level modules are the front doors, each area folder (`config/`, `search/`, …)
+ *   holds what stands behind them. A module in an area imports its own area, `util/` and front doors, never another
+ *   area's modules: what one area needs of another goes through that area's front door, so an area can be
+ *   rearranged without reading the rest.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { join, normalize } from "node:path";
+import { dirname, join, normalize } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
@@ -15,15 +19,54 @@ const ROOT = join(import.meta.dirname, "..");
 /** Top-level files that are not part of the extension. */
 const NOT_PRODUCT = new Set(["vitest.config.ts"]);
 
-/** The relative modules a source file imports, by file name (comments and strings are not imports). */
-function relativeImports(source: string): string[] {
+/** Folders of shared helpers any module may import: they belong to no area. */
+const SHARED_FOLDERS = new Set(["util"]);
+/** Folders beside the product that hold no product code. */
+const NOT_PRODUCT_FOLDERS = new Set(["node_modules", "test", "bench", "conformance", "demo", "examples"]);
+
+/**
+ * The relative modules a source file imports, as paths from the repository root (comments and strings are not
+ * imports). `importer` is the importing file's own path from the root.
+ */
+function relativeImports(source: string, importer = "x.ts"): string[] {
   const { importedFiles } = ts.preProcessFile(source, true, true);
-  return importedFiles.map((file) => file.fileName).filter((name) => name.startsWith("./")).map((name) => normalize(name));
+  return importedFiles
+    .map((file) => file.fileName)
+    .filter((name) => name.startsWith("./") || name.startsWith("../"))
+    .map((name) => normalize(join(dirname(importer), name)));
+}
+
+/** The product's modules: the top-level files and those of the area folders, by path from the root. */
+function productModules(): string[] {
+  const top = readdirSync(ROOT, { withFileTypes: true });
+  const files = top.filter((entry) => entry.isFile()).map((entry) => entry.name);
+  const folders = top.filter((entry) => entry.isDirectory() && !entry.name.startsWith(".") && !NOT_PRODUCT_FOLDERS.has(entry.name));
+  const inFolders = folders.flatMap((folder) => readdirSync(join(ROOT, folder.name)).map((name) => `${folder.name}/${name}`));
+  return [...files, ...inFolders].filter((name) => name.endsWith(".ts") && !name.endsWith(".d.ts") && !NOT_PRODUCT.has(name));
 }
 
 function productGraph(): ImportGraph {
-  const modules = readdirSync(ROOT).filter((name) => name.endsWith(".ts") && !name.endsWith(".d.ts") && !NOT_PRODUCT.has(name));
-  return new Map(modules.map((name) => [name, relativeImports(readFileSync(join(ROOT, name), "utf8"))]));
+  return new Map(productModules().map((name) => [name, relativeImports(readFileSync(join(ROOT, name), "utf8"), name)]));
+}
+
+/** The area folder a module is in; undefined for a front door (a top-level module). */
+function areaOf(module: string): string | undefined {
+  const slash = module.indexOf("/");
+  return slash < 0 ? undefined : module.slice(0, slash);
+}
+
+/** Every import from inside one area into another area's modules, as `importer → imported`. */
+function findAreaBreaches(graph: ImportGraph): string[] {
+  const breaches: string[] = [];
+  for (const [module, imports] of graph) {
+    const area = areaOf(module);
+    if (area === undefined || SHARED_FOLDERS.has(area)) continue;
+    for (const imported of imports) {
+      const other = areaOf(imported);
+      if (other !== undefined && other !== area && !SHARED_FOLDERS.has(other)) breaches.push(`${module} → ${imported}`);
+    }
+  }
+  return breaches.sort();
 }
 
 /** Every circle a depth-first walk closes, as `a.ts → b.ts → a.ts`, each named once. */
@@ -58,8 +101,29 @@ describe("import graph", () => {
   it("has no circle among the product modules", () => {
     const graph = productGraph();
     expect(graph.size).toBeGreaterThan(50);
-    expect(graph.get("server-manager.ts")).toContain("connection-common.ts");
+    expect(graph.get("server-manager.ts")).toContain("connection/session.ts");
     expect(findCycles(graph)).toEqual([]);
+  });
+
+  it("has no import from one area into another's modules, past its front door", () => {
+    const graph = productGraph();
+    expect(graph.get("config/entry.ts")).toContain("util/guards.ts");
+    expect(findAreaBreaches(graph)).toEqual([]);
+  });
+
+  it("holds the front doors only at the top level", () => {
+    expect(productModules().filter((module) => areaOf(module) === undefined).length).toBeLessThanOrEqual(20);
+  });
+
+  it("finds a module reaching into another area, and lets front doors, util/ and its own area through", () => {
+    const graph = new Map([
+      ["config.ts", ["config/entry.ts", "search/words.ts"]],
+      ["config/entry.ts", ["config/problems.ts", "util/guards.ts", "types.ts"]],
+      ["config/apply.ts", ["search/tool-index.ts", "tool-search.ts"]],
+      ["util/guards.ts", ["config/problems.ts"]],
+      ["search/words.ts", ["search/synonyms.ts"]],
+    ]);
+    expect(findAreaBreaches(graph)).toEqual(["config/apply.ts → search/tool-index.ts"]);
   });
 
   it("counts type imports, re-exports and lazy loads, not imports named in comments or strings", () => {
@@ -75,6 +139,7 @@ describe("import graph", () => {
       `const i = 'import("./i.ts")';`,
     ].join("\n");
     expect(relativeImports(source)).toEqual(["a.ts", "b.ts", "c.ts", "d.ts", "e.ts", "f.ts"]);
+    expect(relativeImports(`import { a } from "../a.ts";\nimport { b } from "./b.ts";`, "config/entry.ts")).toEqual(["a.ts", "config/b.ts"]);
   });
 
   it("names each circle once, whichever module the walk met it from", () => {

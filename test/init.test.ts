@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { McpAdapter } from "../init.ts";
 import { createCacheEntry } from "../metadata-cache.ts";
-import { MetadataCacheWriter } from "../metadata-cache-writer.ts";
+import { MetadataCacheWriter } from "../tools/cache-writer.ts";
 import { MCP_CALL_NAME, TOOL_SEARCH_NAME } from "../types.ts";
 import { isRunning, killLeftovers, STDIO_FIXTURE, tempDir } from "./server-manager-helpers.ts";
 

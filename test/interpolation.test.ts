@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { expandHome, interpolate, lookupEnv, type InterpolationContext } from "../interpolation.ts";
+import { interpolate, lookupEnv, type InterpolationContext } from "../config/interpolation.ts";
+import { expandHome } from "../util/paths.ts";
 
 const linux: InterpolationContext = {
   env: { FOO: "bar", EMPTY: "", TOKEN: "s3cret", PATHY: "~/not-home" },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatParameters, MAX_REF_EXPANSIONS, toProviderSafeSchema } from "../json-schema.ts";
+import { formatParameters, MAX_REF_EXPANSIONS, toProviderSafeSchema } from "../tools/json-schema.ts";
 
 const EMPTY = { type: "object", properties: {} };
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { lazyLoad, lazyRequire } from "../lazy-load.ts";
+import { lazyLoad, lazyRequire } from "../util/lazy-load.ts";
 
 describe("lazyLoad", () => {
   it("loads on the first call only, and gives every caller the same result", async () => {
@@ -32,7 +32,7 @@ describe("lazyLoad", () => {
     let specifier = "./no-such-module-anywhere.ts";
     const load = lazyLoad(() => import(/* @vite-ignore */ specifier));
     await expect(load()).rejects.toThrow();
-    specifier = "../lazy-load.ts";
+    specifier = "../util/lazy-load.ts";
     await expect(load()).resolves.toHaveProperty("lazyLoad", lazyLoad);
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { join } from "node:path";
 import { ConnectBackoffError, FAILURE_BACKOFF_MS, McpLifecycleManager } from "../lifecycle.ts";
-import { NeedsAuthError } from "../connection-common.ts";
+import { NeedsAuthError } from "../connection/session.ts";
 import { McpServerManager } from "../server-manager.ts";
 import type { ServerDefinition } from "../types.ts";
 import { failure, fixtureDef, isRunning, killLeftovers, pidsOf, serverDef, tempDir, waitFor } from "./server-manager-helpers.ts";

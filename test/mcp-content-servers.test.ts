@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_TEXT_BYTES, McpToolError, transformMcpResult, transformResourceResult, type PiContent } from "../mcp-content.ts";
+import { MAX_TEXT_BYTES, McpToolError, transformMcpResult, transformResourceResult, type PiContent } from "../calls/content.ts";
 
 const EVERYTHING = fileURLToPath(new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
 const CONTENT_SERVER = fileURLToPath(new URL("./fixtures/content-server.mjs", import.meta.url));

@@ -8,7 +8,7 @@ import {
   transformMcpResult,
   transformResourceResult,
   type PiContent,
-} from "../mcp-content.ts";
+} from "../calls/content.ts";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 

@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { acquireFileLock } from "../file-lock.ts";
+import { acquireFileLock } from "../util/file-lock.ts";
 import { getCachePath, loadMetadataCache, type WriteResult } from "../metadata-cache.ts";
-import { MetadataCacheWriter } from "../metadata-cache-writer.ts";
+import { MetadataCacheWriter } from "../tools/cache-writer.ts";
 
 let agentDir: string | undefined;
 

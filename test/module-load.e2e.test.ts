@@ -21,7 +21,7 @@ describe(`module loading on Pi ${currentHost().version}`, () => {
   });
 
   it("the SDK half of the connection code does load the SDK (the trace sees it)", () => {
-    expect(connectionOnlyFiles("mcp-connection.ts")).toEqual(
+    expect(connectionOnlyFiles("connection/sdk-session.ts")).toEqual(
       expect.arrayContaining([expect.stringContaining("/@modelcontextprotocol/sdk/dist/esm/client/index.js")]),
     );
   });

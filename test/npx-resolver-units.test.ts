@@ -6,14 +6,14 @@
 import { chmod, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { npmEnvConfig, npxInstallDir } from "../npm-locations.ts";
-import { normalizeBins, parseShebang, selectBinName, spawnFormFor } from "../npx-bins.ts";
-import { inspectInstall, readRequestedPackages, type RequestedPackage } from "../npx-install-inspect.ts";
-import { type NpxInvocation, parseNpxInvocation } from "../npx-invocation.ts";
-import { installWithNpm } from "../npx-npm-install.ts";
-import { describeNpxResolution, isNpxFallback, npxFallback } from "../npx-resolution.ts";
-import { npxCacheFile, readCachedResolution, storeResolution } from "../npx-resolver-cache.ts";
-import { findShadowingInstall } from "../npx-shadowing.ts";
+import { npmEnvConfig, npxInstallDir } from "../npx/npm-locations.ts";
+import { normalizeBins, parseShebang, selectBinName, spawnFormFor } from "../npx/bins.ts";
+import { inspectInstall, readRequestedPackages, type RequestedPackage } from "../npx/install-inspect.ts";
+import { type NpxInvocation, parseNpxInvocation } from "../npx/invocation.ts";
+import { installWithNpm } from "../npx/npm-install.ts";
+import { describeNpxResolution, isNpxFallback, npxFallback } from "../npx/resolution.ts";
+import { npxCacheFile, readCachedResolution, storeResolution } from "../npx/resolution-cache.ts";
+import { findShadowingInstall } from "../npx/shadowing.ts";
 import { withTempDir } from "./helpers/temp-dir.ts";
 
 function invocation(command: string, ...args: string[]): NpxInvocation {

@@ -12,10 +12,11 @@ import { tmpdir } from "node:os";
 import { delimiter, join, sep } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandLine, descendantPids } from "../bench/proc-tree.ts";
-import { npxInstallDir } from "../npm-locations.ts";
-import type { NpxResolution, NpxResolved } from "../npx-resolution.ts";
+import { npxInstallDir } from "../npx/npm-locations.ts";
+import type { NpxResolved } from "../npx/resolution.ts";
+import type { NpxResolution } from "../npx/resolution.ts";
 import { resolveNpxCommand } from "../npx-resolver.ts";
-import { npxCacheFile } from "../npx-resolver-cache.ts";
+import { npxCacheFile } from "../npx/resolution-cache.ts";
 import { McpServerManager } from "../server-manager.ts";
 import { STDIO_FIXTURE, serverDef } from "./server-manager-helpers.ts";
 

@@ -5,9 +5,9 @@
 import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { browserCommand } from "../browser.ts";
-import { CallbackListener } from "../oauth-callback.ts";
-import { OAUTH_DIR_NAME, OAuthStore } from "../oauth-store.ts";
+import { browserCommand } from "../util/browser.ts";
+import { CallbackListener } from "../connection/oauth-callback.ts";
+import { OAUTH_DIR_NAME, OAuthStore } from "../connection/oauth-store.ts";
 import { tempDir } from "./server-manager-helpers.ts";
 
 describe("browserCommand", () => {

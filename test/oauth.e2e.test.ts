@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createCacheEntry, writeServerEntries } from "../metadata-cache.ts";
-import { OAUTH_DIR_NAME } from "../oauth-store.ts";
+import { OAUTH_DIR_NAME } from "../connection/oauth-store.ts";
 import { callLoaded, ENTRY, faultHarness, notifications, search, waitForStatus } from "./helpers/fault-setup.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { HEADLESS_BROWSER, type OAuthFixture, startOAuthFixture } from "./helpers/oauth-fixture.ts";

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { ProcessProbe, processExists } from "../process-tree.ts";
+import { ProcessProbe, processExists } from "../util/process-tree.ts";
 
 const cleanups: (() => void)[] = [];
 

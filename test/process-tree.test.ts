@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
-import { isProcessAlive, listProcessTree, stopProcessTree } from "../process-tree.ts";
+import { isProcessAlive, listProcessTree, stopProcessTree } from "../util/process-tree.ts";
 import { isRunning } from "./server-manager-helpers.ts";
 
 const started: number[] = [];

@@ -3,9 +3,9 @@
  * messages become the user's message. End to end: prompts.e2e.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { transformPromptMessages } from "../mcp-content.ts";
-import { promptCommands, readArguments } from "../prompt-commands.ts";
-import { expandTemplate, templateParameters } from "../resource-tools.ts";
+import { transformPromptMessages } from "../calls/content.ts";
+import { promptCommands, readArguments } from "../calls/prompt-commands.ts";
+import { expandTemplate, templateParameters } from "../tools/resource-tools.ts";
 import type { ServerInventoryEntry } from "../tool-view.ts";
 import type { McpPrompt } from "../types.ts";
 

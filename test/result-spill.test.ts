@@ -1,16 +1,16 @@
 /**
- * result-spill.ts on a real file system: private files with the media type's extension, a directory made private,
+ * calls/result-spill.ts on a real file system: private files with the media type's extension, a directory made private,
  * pruning by age and total size; and mcp-content's overflow kept through it (the whole text, binary parts), or
- * nothing cut under `outputGuard: false` (call-limits.ts).
+ * nothing cut under `outputGuard: false` (calls/limits.ts).
  */
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { callLimits } from "../call-limits.ts";
-import { keepOverflow, MAX_TEXT_BYTES, transformMcpResult, transformResourceResult, type PiContent } from "../mcp-content.ts";
+import { callLimits } from "../calls/limits.ts";
+import { keepOverflow, MAX_TEXT_BYTES, transformMcpResult, transformResourceResult, type PiContent } from "../calls/content.ts";
 import { DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "../server-manager.ts";
-import { keepInFile, resultDir } from "../result-spill.ts";
+import { keepInFile, resultDir } from "../calls/result-spill.ts";
 
 let root: string;
 let dir: string;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { familyKey, splitWords, termOf } from "../search-text.ts";
-import { synonymsOf } from "../search-synonyms.ts";
-import { analyzeQuery } from "../search-query.ts";
+import { familyKey, splitWords, termOf } from "../search/words.ts";
+import { synonymsOf } from "../search/synonyms.ts";
+import { analyzeQuery } from "../search/query.ts";
 
 describe("splitWords", () => {
   it("splits identifiers in every naming style", () => {

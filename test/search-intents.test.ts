@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { contentWords, intentTermsOf, isIntentTerm } from "../search-intents.ts";
-import { buildSearchIndex } from "../search-index.ts";
-import { analyzeQuery } from "../search-query.ts";
+import { contentWords, intentTermsOf, isIntentTerm } from "../search/intents.ts";
+import { buildSearchIndex } from "../search/tool-index.ts";
+import { analyzeQuery } from "../search/query.ts";
 import type { ToolMetadata } from "../types.ts";
 
 const intentsOf = (text: string) => Object.fromEntries(intentTermsOf(contentWords(text)));

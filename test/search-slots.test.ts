@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { shareSlots } from "../search-slots.ts";
-import { buildSearchIndex } from "../search-index.ts";
+import { shareSlots } from "../search/slots.ts";
+import { buildSearchIndex } from "../search/tool-index.ts";
 import type { ToolMetadata } from "../types.ts";
 
 describe("shareSlots", () => {

@@ -5,8 +5,8 @@
  */
 import { describe, expect, test } from "vitest";
 import { tokens } from "../bench/measure.ts";
-import { buildSearchIndex, type SearchHit } from "../search-index.ts";
-import { CANDIDATE_SHARE, candidateLines, MAX_CANDIDATES } from "../search-suggestions.ts";
+import { buildSearchIndex, type SearchHit } from "../search/tool-index.ts";
+import { CANDIDATE_SHARE, candidateLines, MAX_CANDIDATES } from "../search/suggestions.ts";
 import type { ToolMetadata } from "../types.ts";
 import { loadCorpusTools, loadEvalSet } from "./fixtures/search-eval/corpus-tools.ts";
 

@@ -1,6 +1,6 @@
 /** Where a server's instructions reach the model: once in ToolSearch's answer, and cut short on its first direct tool. */
 import { describe, expect, it } from "vitest";
-import { DIRECT_INSTRUCTIONS_CHARS, instructionsToShow, withDirectInstructions } from "../server-instructions.ts";
+import { DIRECT_INSTRUCTIONS_CHARS, instructionsToShow, withDirectInstructions } from "../search/server-instructions.ts";
 import type { ToolMetadata } from "../types.ts";
 
 const tool = (serverName: string, name: string): ToolMetadata => ({ name, serverName, originalName: name, description: `does ${name}`, inputSchema: {} });

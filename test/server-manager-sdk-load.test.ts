@@ -1,5 +1,5 @@
 /**
- * The server manager loads the SDK half of the connection code (mcp-connection.ts) on the first connect. If that
+ * The server manager loads the SDK half of the connection code (connection/sdk-session.ts) on the first connect. If that
  * load fails (the SDK missing or broken), connects fail naming the server, and a later connect tries the load again.
  * The failure is simulated: the real module cannot be made to fail to load here.
  */
@@ -8,13 +8,13 @@ import { searchablePath } from "./helpers/searchable-path.ts";
 import { serverDef, tempDir } from "./server-manager-helpers.ts";
 
 afterEach(() => {
-  vi.doUnmock("../mcp-connection.ts");
+  vi.doUnmock("../connection/sdk-session.ts");
   vi.resetModules();
 });
 
 it("a failed load of the SDK half fails the connect by server name, and the next connect loads it", async () => {
   let loads = 0;
-  vi.doMock("../mcp-connection.ts", async (importOriginal) => {
+  vi.doMock("../connection/sdk-session.ts", async (importOriginal) => {
     loads++;
     if (loads === 1) throw new Error("Cannot find package '@modelcontextprotocol/sdk'");
     return importOriginal();

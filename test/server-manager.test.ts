@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { NeedsAuthError } from "../connection-common.ts";
+import { NeedsAuthError } from "../connection/session.ts";
 import { McpServerManager, ShuttingDownError } from "../server-manager.ts";
 import {
   everythingStdioDef,
@@ -135,7 +135,7 @@ describe("tools and resources", () => {
     );
     const names = connection.tools.map((tool) => tool.name);
     expect(names).toEqual(["echo", "no_type_schema", "wait", "crash", "add_tool", "filler_1", "filler_2", "filler_3", "filler_4", "filler_5"]);
-    // Passed on as sent: making schemas provider-safe is json-schema.ts's job.
+    // Passed on as sent: making schemas provider-safe is tools/json-schema.ts's job.
     expect(connection.tools[1]!.inputSchema).toEqual({ properties: { q: { type: "string" } } });
     expect(connection.problems).toEqual(["tools/list entry #3 has no name; dropped"]);
   });

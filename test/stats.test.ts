@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { createCallStats, STATS_FILE_NAME } from "../stats.ts";
+import { createCallStats, STATS_FILE_NAME } from "../calls/stats.ts";
 
 let dir: string;
 beforeEach(async () => {

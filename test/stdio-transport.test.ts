@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it, vi } from "vitest";
-import { groupExists } from "../process-tree.ts";
+import { groupExists } from "../util/process-tree.ts";
 
 const JITI_CLI = fileURLToPath(new URL("../node_modules/jiti/lib/jiti-cli.mjs", import.meta.url));
 const GROUP_HOLDER = fileURLToPath(new URL("./fixtures/group-holder.ts", import.meta.url));
@@ -16,7 +16,7 @@ afterEach(() => {
 /** A fresh copy of the module (as Pi's /reload loads one) starts a server and ends it. */
 async function runServerWithFreshCopy(): Promise<void> {
   vi.resetModules();
-  const { GroupedStdioTransport } = await import("../stdio-transport.ts");
+  const { GroupedStdioTransport } = await import("../connection/stdio-transport.ts");
   const transport = new GroupedStdioTransport({
     command: process.execPath,
     args: ["-e", "process.stdin.resume()"],

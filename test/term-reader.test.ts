@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { contentWords } from "../search-intents.ts";
-import { termsOf } from "../search-text.ts";
-import { IntList, TermReader } from "../term-reader.ts";
+import { contentWords } from "../search/intents.ts";
+import { termsOf } from "../search/words.ts";
+import { IntList, TermReader } from "../search/term-reader.ts";
 
 const TEXTS = [
   "Take a screenshot of the page",

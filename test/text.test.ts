@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { collapseWhitespace, compareStrings, oneLine, truncate } from "../text.ts";
+import { collapseWhitespace, compareStrings, oneLine, truncate } from "../util/text.ts";
 
 describe("oneLine", () => {
   it("summary: the first line only, cut at a word boundary without trailing punctuation", () => {

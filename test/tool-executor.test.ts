@@ -8,8 +8,8 @@
 import type { AgentToolResult, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SessionApprovals } from "../approvals.ts";
-import { UnansweredPages } from "../elicitation-url.ts";
+import { SessionApprovals } from "../calls/approvals.ts";
+import { UnansweredPages } from "../connection/elicitation-url.ts";
 import { McpLifecycleManager } from "../lifecycle.ts";
 import { createCacheEntry } from "../metadata-cache.ts";
 import { McpServerManager } from "../server-manager.ts";

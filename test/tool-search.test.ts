@@ -6,7 +6,7 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it, vi } from "vitest";
-import type { SearchHit } from "../search-index.ts";
+import type { SearchHit } from "../search/tool-index.ts";
 import { mcpCallDefinition, type ToolSearchContext, toolSearchDefinition } from "../tool-search.ts";
 import { buildToolView, type ServerInventoryEntry } from "../tool-view.ts";
 import type { McpTool, ServerDefinition } from "../types.ts";

@@ -7,8 +7,8 @@
  * until a write succeeds again: a broken cache file should not warn again at every listing of the session.
  */
 
-import type { CachedServerEntry, WriteResult } from "./metadata-cache.ts";
-import { writeServerEntries } from "./metadata-cache.ts";
+import type { CachedServerEntry, WriteResult } from "../metadata-cache.ts";
+import { writeServerEntries } from "../metadata-cache.ts";
 
 /** A skipped write (lock held by another process for long, disk error) is tried again this many times. */
 const MAX_ATTEMPTS = 3;

@@ -25,8 +25,8 @@
  *    Nothing else at the root carries meaning, since Anthropic would drop it.
  */
 
-import { isJsonObject } from "./guards.ts";
-import { oneLine } from "./text.ts";
+import { isJsonObject } from "../util/guards.ts";
+import { oneLine } from "../util/text.ts";
 
 type JsonObject = Record<string, unknown>;
 

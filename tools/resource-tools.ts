@@ -4,8 +4,8 @@
  * the URI they make. Templates are RFC 6570: their variables are read here (tools are registered at startup, and the
  * MCP SDK is not loaded then); the SDK's `UriTemplate` expands them at the first call, levels 1 to 3.
  */
-import type { McpResource, McpResourceTemplate } from "./types.ts";
-import { shortHash } from "./types.ts";
+import type { McpResource, McpResourceTemplate } from "../types.ts";
+import { shortHash } from "../types.ts";
 
 /** Every expression of a template (`{id}`, `{+path}`, `{?q,page}`): its operator, then its variable list. */
 const EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;

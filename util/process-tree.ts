@@ -3,7 +3,7 @@
  *
  * A server launched through `npx`, `sh -c` or `uvx` is a small tree (npm → sh → node); killing only the direct
  * child leaves the real server running. On POSIX each stdio server is started in a process group of its own
- * (stdio-transport.ts): its children stay in the group after the server exits or crashes, and what it starts while
+ * (connection/stdio-transport.ts): its children stay in the group after the server exits or crashes, and what it starts while
  * it is being stopped joins it, so the group is signalled too. The descendants are also read from the OS process
  * table while the root is still alive, for a child that left the group (a daemon, a browser with a session of its
  * own): once the root exits they are re-parented and can no longer be told apart from anyone else's processes.

@@ -3,7 +3,7 @@
  * what is left running, independent of the adapter's own bookkeeping.
  */
 import { readdir, readFile } from "node:fs/promises";
-import { isProcessAlive, listProcessTree } from "../../process-tree.ts";
+import { isProcessAlive, listProcessTree } from "../../util/process-tree.ts";
 
 export interface ProcessInfo {
   pid: number;
