@@ -7,6 +7,7 @@
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { needsApproval } from "./calls/approvals.ts";
+import { requestLimitLine } from "./calls/limits.ts";
 import { openInBrowser } from "./util/browser.ts";
 import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands/manage.ts";
 import { describeTarget } from "./config/display.ts";
@@ -168,7 +169,9 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   ].filter(Boolean);
   const connection = state.manager.getConnection(server.name);
   const npx = connection?.npx ? [`    ${describeNpxResolution(connection.npx)}`] : [];
+  const limit = requestLimitLine(server, state.config.settings);
   const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, ...npx, `    ${source}`];
+  if (limit) lines.push(`    ${limit}`);
   // Its config problems (fields not supported, values replaced by a default): it loaded, but not quite as written.
   for (const problem of state.config.problems) if (problem.server === server.name) lines.push(`    ${problem.level}: ${problem.message}`);
   // What its tools/list or resources/list answer had that could not be used (dropped entries, endless pages).

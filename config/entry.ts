@@ -17,8 +17,10 @@ import {
   checkUrl,
   clientMetadataUrl,
   directToolsField,
+  exposure,
   type Fallback,
   httpUrl,
+  loopbackCallbackUrl,
   nonEmptyString,
   number,
   oneOf,
@@ -29,6 +31,7 @@ import {
   stringList,
   stringMap,
   timeLimit,
+  toolExposureMap,
   toolPrefixMode,
   transportName,
 } from "./checks.ts";
@@ -36,7 +39,16 @@ import { configProblem, isPlainObject, type ProblemLocation } from "./problems.t
 import { describeValue } from "../util/guards.ts";
 import { interpolate, type InterpolationContext, type InterpolationIssue } from "./interpolation.ts";
 import { expandHome, pathModule } from "../util/paths.ts";
-import type { ConfigProblem, ConfigSource, LifecycleMode, OAuthGrantType, OAuthSettings, ServerEntry, TransportKind } from "../types.ts";
+import type {
+  ConfigProblem,
+  ConfigSource,
+  LifecycleMode,
+  OAuthClientRegistration,
+  OAuthGrantType,
+  OAuthSettings,
+  ServerEntry,
+  TransportKind,
+} from "../types.ts";
 
 export interface EntryOptions {
   file: string;
@@ -52,7 +64,15 @@ export interface EntryOptions {
   hostFieldNames?: Readonly<Record<string, string>>;
   /** The host that owns the file reads `${VAR:-default}` too (ours, Claude Code): an unset variable's hint may suggest it. */
   defaultsSyntax?: boolean;
+  /**
+   * What an `env` or `headers` value written as `!command` is: `run` (the user's own files, a trusted project's: run
+   * when the server starts), `refused` (an untrusted project's: the server cannot start), `literal` (other tools'
+   * files, which never meant a command: passed as written).
+   */
+  commands: CommandValues;
 }
+
+export type CommandValues = "run" | "refused" | "literal";
 
 export type ParsedEntry =
   | {
@@ -72,6 +92,7 @@ export interface ConfigLayer {
 
 const LIFECYCLES: readonly LifecycleMode[] = ["lazy", "eager", "keep-alive", "lazy-keep-alive"];
 const OAUTH_GRANT_TYPES: readonly OAuthGrantType[] = ["authorization_code", "client_credentials"];
+const CLIENT_REGISTRATIONS: readonly OAuthClientRegistration[] = ["auto", "dcr", "cimd"];
 /** JWS algorithms for private_key_jwt (RFC 7518, RFC 8037). */
 const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
 /** Fields of the `oauth` object that only the client_credentials grant uses. */
@@ -94,6 +115,12 @@ const BEHAVIOUR_CHECKS = {
   approveTools: approvalRule,
   toolPrefix: toolPrefixMode,
   debug: boolean,
+  // Pi 1.x's built-in MCP fields. A bad `exposure` costs the server (as it does there): falling back could show a
+  // tool meant to be hidden.
+  timeout: number(0, false),
+  description: string,
+  exposure,
+  toolExposure: toolExposureMap,
 } satisfies Record<string, Check<unknown>>;
 
 /** What a bad value of a behaviour field falls back to (with a warning) instead of costing the server. */
@@ -108,6 +135,8 @@ const BEHAVIOUR_FALLBACKS: Readonly<Record<string, Fallback>> = {
   directTools: { means: "ignored (tools are found through ToolSearch)" },
   toolPrefix: { means: "ignored (settings.toolPrefix applies)" },
   debug: { means: "ignored" },
+  timeout: { means: "requestTimeoutMs or the default applies" },
+  description: { means: "ignored" },
   approveTools: { means: "every tool of this server asks before it runs", value: true },
 };
 
@@ -136,6 +165,12 @@ const OAUTH_CHECKS = {
   authorizationServer: httpUrl,
   privateKey: nonEmptyString,
   signingAlgorithm: oneOf(SIGNING_ALGORITHMS),
+  clientName: nonEmptyString,
+  clientRegistration: oneOf(CLIENT_REGISTRATIONS),
+  // Pi 1.x's spellings, read into ours by `builtinOAuthFields`.
+  callbackPort: port,
+  callbackUrl: loopbackCallbackUrl,
+  authServerMetadataUrl: httpUrl,
 } satisfies Record<string, Check<unknown>>;
 
 type BehaviourFields = { -readonly [K in keyof typeof BEHAVIOUR_CHECKS]?: CheckedType<(typeof BEHAVIOUR_CHECKS)[K]> };
@@ -189,7 +224,7 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
   const checkedOAuth = fields.oauth && checkOAuth(fields.oauth, options, at, problems);
   if (checkedOAuth === null) return { kind: "invalid" };
   const oauth = settleAuth(fields, checkedOAuth, at, problems);
-  warnOfCommandValues(fields, oauth, at, problems);
+  warnOfCommandValues(fields, oauth, options, at, problems);
 
   const unresolved: ConfigProblem[] = [];
   const connection = connectionEntry(fields, oauth, options, at, unresolved);
@@ -208,14 +243,15 @@ type Locator = (field?: string) => ProblemLocation;
 
 /**
  * pi-mcp-adapter 2.x (upstream, which reads the same files) runs a secret that begins with "!" as a command and uses
- * its output ("!!" escapes a literal "!"). This adapter never runs a config value: the value is passed as written, so
- * the server would get the command's text as its secret. Said per field, naming it, so a migrated config is not a
- * silent auth failure.
+ * its output ("!!" escapes a literal "!"); so does Pi 1.x's built-in MCP for `env` and `headers` values. Where this
+ * adapter does not run it (other tools' files; `bearerToken` and `oauth.clientSecret` anywhere) the value is passed
+ * as written, so the server would get the command's text as its secret. Said per field, naming it, so a migrated
+ * config is not a silent auth failure.
  */
-function warnOfCommandValues(fields: RawFields, oauth: OAuthSettings | undefined, at: Locator, problems: ConfigProblem[]): void {
+function warnOfCommandValues(fields: RawFields, oauth: OAuthSettings | undefined, options: EntryOptions, at: Locator, problems: ConfigProblem[]): void {
+  const maps = options.commands === "literal" ? ([["env", fields.env], ["headers", fields.headers]] as const) : [];
   const secrets: Array<[string, string | undefined]> = [
-    ...Object.entries(fields.env ?? {}).map(([key, value]): [string, string] => [`env.${key}`, value]),
-    ...Object.entries(fields.headers ?? {}).map(([key, value]): [string, string] => [`headers.${key}`, value]),
+    ...maps.flatMap(([field, map]) => Object.entries(map ?? {}).map(([key, value]): [string, string] => [`${field}.${key}`, value])),
     ["bearerToken", fields.bearerToken],
     ["oauth.clientSecret", oauth?.clientSecret],
   ];
@@ -274,7 +310,8 @@ function checkFields(
 
 /** The `oauth` object, checked field by field and as a whole; null when it has an error. */
 function checkOAuth(raw: Record<string, unknown>, options: EntryOptions, at: Locator, problems: ConfigProblem[]): OAuthSettings | null {
-  const oauth = checkFields(raw, OAUTH_CHECKS, "oauth.", options, at, problems) as OAuthSettings | undefined;
+  const checked = checkFields(raw, OAUTH_CHECKS, "oauth.", options, at, problems) as (OAuthSettings & BuiltinOAuthFields) | undefined;
+  const oauth = checked && builtinOAuthFields(checked, at, problems);
   if (!oauth) return null;
   if (oauth.clientSecret !== undefined && oauth.clientId === undefined) {
     problems.push(configProblem("error", at("oauth.clientSecret"), `needs "oauth.clientId" (a secret belongs to a pre-registered client)`));
@@ -293,6 +330,46 @@ function checkOAuth(raw: Record<string, unknown>, options: EntryOptions, at: Loc
     const needs = `needs "oauth.clientId", one of "oauth.clientSecret" and "oauth.privateKey", and "oauth.authorizationServer" (the issuer the client belongs to: its credentials are sent nowhere else)`;
     problems.push(configProblem("error", at("oauth.grantType"), `"client_credentials" ${needs}`));
     return null;
+  }
+  return oauth;
+}
+
+/** The `oauth` fields of Pi 1.x's built-in MCP that we read into ours, or say we cannot honour. */
+interface BuiltinOAuthFields {
+  callbackPort?: number;
+  callbackUrl?: URL;
+  authServerMetadataUrl?: string;
+}
+
+/**
+ * Pi's `callbackPort` and the port of its `callbackUrl` are our `redirectPort`; our callback is always
+ * `http://127.0.0.1:<port>/callback`, so another host or path in `callbackUrl` is said, not silently changed. Its
+ * `clientRegistration: "cimd"` uses a document Pi publishes for itself: we can only use one the user names. Null on
+ * an error.
+ */
+function builtinOAuthFields(fields: OAuthSettings & BuiltinOAuthFields, at: Locator, problems: ConfigProblem[]): OAuthSettings | null {
+  const { callbackPort, callbackUrl, authServerMetadataUrl, ...oauth } = fields;
+  const ports = [oauth.redirectPort, callbackPort, callbackUrl?.port ? Number(callbackUrl.port) : undefined].filter((p) => p !== undefined);
+  if (new Set(ports).size > 1) {
+    problems.push(configProblem("error", at("oauth.callbackPort"), `"redirectPort", "callbackPort" and "callbackUrl" name different ports`));
+    return null;
+  }
+  if (ports.length > 0) oauth.redirectPort = ports[0];
+  if (callbackUrl && (callbackUrl.hostname !== "127.0.0.1" || callbackUrl.pathname !== "/callback")) {
+    const message = `only its port is used: the adapter's sign-in callback is always http://127.0.0.1:<port>/callback (register that redirect URI)`;
+    problems.push(configProblem("warning", at("oauth.callbackUrl"), message));
+  }
+  if (authServerMetadataUrl !== undefined) {
+    const message = `not supported by this adapter, ignored: the authorization server is found through the server's own metadata (RFC 9728)`;
+    problems.push(configProblem("warning", at("oauth.authServerMetadataUrl"), message));
+  }
+  if (oauth.clientRegistration === "cimd" && oauth.clientMetadataUrl === undefined) {
+    const message = `needs "oauth.clientMetadataUrl" here (the adapter publishes no Client ID Metadata Document of its own); the client is registered dynamically instead`;
+    problems.push(configProblem("warning", at("oauth.clientRegistration"), message));
+  }
+  if (oauth.clientRegistration === "dcr" && oauth.clientMetadataUrl !== undefined) {
+    problems.push(configProblem("warning", at("oauth.clientMetadataUrl"), `ignored: "clientRegistration" is "dcr" (always register)`));
+    delete oauth.clientMetadataUrl;
   }
   return oauth;
 }
@@ -337,6 +414,10 @@ function behaviourEntry(fields: RawFields, enabled: boolean | undefined): Server
   if (fields.approveTools !== undefined) entry.approveTools = fields.approveTools;
   if (fields.toolPrefix !== undefined) entry.toolPrefix = fields.toolPrefix;
   if (fields.debug !== undefined) entry.debug = fields.debug;
+  if (fields.timeout !== undefined) entry.timeout = fields.timeout;
+  if (fields.description !== undefined) entry.description = fields.description;
+  if (fields.exposure !== undefined) entry.exposure = fields.exposure;
+  if (fields.toolExposure !== undefined) entry.toolExposure = fields.toolExposure;
   return entry;
 }
 
@@ -389,8 +470,21 @@ function connectionEntry(
     // Only a `~` the user wrote is a home directory, not one that came out of a variable.
     return isPath && value.startsWith("~") ? expandHome(result, context.homeDir, context.platform) : result;
   };
+  const commandValues: string[] = [];
+  const mapValue = (value: string, field: string): string => {
+    if (options.commands === "literal" || !value.startsWith("!")) return text(value, field);
+    if (value.startsWith("!!")) return text(value.slice(1), field); // "!!" is a literal "!" (upstream 2.x's escape)
+    if (options.commands === "refused") {
+      const message = `is a command ("!…"), which runs only once the project is trusted; the server cannot start without it`;
+      unresolved.push(configProblem("error", at(field), message));
+    } else {
+      // Not substituted: the shell reads its own variables.
+      commandValues.push(at(field).field!);
+    }
+    return value;
+  };
   const map = (values: Record<string, string>, field: string) =>
-    Object.fromEntries(Object.entries(values).map(([key, value]) => [key, text(value, `${field}.${key}`)]));
+    Object.fromEntries(Object.entries(values).map(([key, value]) => [key, mapValue(value, `${field}.${key}`)]));
 
   const entry: ServerEntry = {};
   if (fields.command !== undefined) entry.command = text(fields.command, "command", true);
@@ -403,6 +497,7 @@ function connectionEntry(
   }
   if (fields.url !== undefined) entry.url = text(fields.url, "url");
   if (fields.headers !== undefined) entry.headers = map(fields.headers, "headers");
+  if (commandValues.length > 0) entry.commandValues = commandValues;
   if (fields.bearerToken !== undefined) entry.bearerToken = text(fields.bearerToken, "bearerToken");
   if (fields.bearerTokenEnv !== undefined) entry.bearerTokenEnv = fields.bearerTokenEnv;
   if (fields.auth) entry.auth = fields.auth;
