@@ -31,6 +31,8 @@ import { errorMessage, isJsonObject } from "./util/guards.ts";
 
 /** Name patterns, for the other areas that match tools by them (approvals). */
 export { matchesAnyPattern, patternNames } from "./tools/filters.ts";
+/** A tool's exposure as the config names it (Pi 1.x's `exposure` / `toolExposure`), for the areas that register tools. */
+export { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
 
 /** One server's tools and resources (and what else it offers), live or from the metadata cache. */
 export interface ServerInventory {

@@ -82,6 +82,13 @@ describe("the built-in's fields are read, not reported as unknown", () => {
     expect(server(config, "slow").timeout).toBe(1);
   });
 
+  it("resolves cwd against the session's directory and expands a leading ~/", () => {
+    writeUser({ mcpServers: { rel: { command: "x", cwd: "tools" }, home: { command: "x", cwd: "~/servers" } } });
+    const config = sandbox.load();
+    expect(server(config, "rel").cwd).toBe(path.join(sandbox.project, "tools"));
+    expect(server(config, "home").cwd).toBe(path.join(sandbox.home, "servers"));
+  });
+
   it("reads codemode-deferred as codemode, and refuses an exposure it does not know (a typo must not show a hidden tool)", () => {
     writeUser({ mcpServers: { old: { command: "x", exposure: "codemode-deferred" }, typo: { command: "x", toolExposure: { "delete_*": "hiden" } } } });
     const config = sandbox.load();
