@@ -50,8 +50,11 @@ describe(`Pi 1.x's built-in MCP fields on Pi ${host.version}`, () => {
     expect(deleteAll!.isError).toBe(true);
     expect(listed).toMatchObject({ isError: false, text: "apple, pear" });
     expect(itemsRan(dirs)).toEqual(["list_items"]); // no delete_* ever reached the server
+    const { text } = await pi.command("/mcp status");
+    expect(text).toContain("exposure: deferred with toolExposure · 2 direct, 2 hidden of 9 tools");
     expect(pi.errors).toEqual([]);
-  });
+    // Two whole Pi sessions (the cache warmed by a real listing, then the run): over a minute on a busy 2-core machine.
+  }, 180_000);
 
   test("timeout: 1 cuts a 4 s call, cancelled at the server; /mcp status and the model are told the timeout field applies", async () => {
     const dirs = await harness.dirs({ items: itemsServer({ timeout: 1 }) }, { requestTimeoutMs: 600_000 });

@@ -14,6 +14,9 @@ import { buildSearchIndex } from "../search/tool-index.ts";
 import { currentToolSearchDescription } from "../tool-search.ts";
 import { buildToolView } from "../tool-view.ts";
 import type { ServerDefinition, ToolMetadata } from "../types.ts";
+import { encode } from "gpt-tokenizer/encoding/o200k_base";
+import { buildToolSearchDescription, CATALOG_TOKEN_BUDGET } from "../search/catalog.ts";
+import { loadCorpusTools } from "./fixtures/search-eval/corpus-tools.ts";
 
 let sandbox: ConfigSandbox;
 beforeEach(() => {
@@ -195,6 +198,17 @@ describe("description", () => {
     expect(plain.search("household pantry")).toEqual([]);
     const described = buildSearchIndex(docsTools, new Map([["docs", "Keeps the household pantry"]]));
     expect(described.search("household pantry").map((hit) => hit.tool.name)).toEqual(["docs__fetch_page"]);
+  });
+
+  it("described, 45 servers still fit the catalog's budget, every one named, whatever the order they come in", () => {
+    const tools = loadCorpusTools();
+    const names = [...new Set(tools.map((tool) => tool.serverName))];
+    const servers = names.map((name) => ({ name, description: `Everything the ${name} service offers to its users, in one sentence` }));
+    const catalog = buildToolSearchDescription({ tools, servers });
+    expect(encode(catalog).length).toBeLessThanOrEqual(CATALOG_TOKEN_BUDGET);
+    for (const name of names) expect(catalog).toContain(`- ${name}`);
+    expect(catalog).toContain(`- ${names[0]} (Everything the`);
+    expect(buildToolSearchDescription({ tools: [...tools].reverse(), servers: [...servers].reverse() })).toBe(catalog);
   });
 
   it("is the server's line in ToolSearch's catalog", () => {
