@@ -137,7 +137,6 @@ const CONNECTION_CHECKS = {
   bearerTokenEnv: nonEmptyString,
 } satisfies Record<string, Check<unknown>>;
 
-
 type BehaviourFields = { -readonly [K in keyof typeof BEHAVIOUR_CHECKS]?: CheckedType<(typeof BEHAVIOUR_CHECKS)[K]> };
 type ConnectionFields = { -readonly [K in keyof typeof CONNECTION_CHECKS]?: CheckedType<(typeof CONNECTION_CHECKS)[K]> };
 type RawFields = BehaviourFields & ConnectionFields;
