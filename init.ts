@@ -66,6 +66,8 @@ export class McpAdapter {
   private state: McpExtensionState | undefined;
   private early: EarlyView | undefined;
   private generation = 0;
+  /** The trust hook of the project's `!command` values (config.ts `projectTrusted`): the session's, once it starts. */
+  private projectTrusted = false;
 
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
@@ -102,6 +104,7 @@ export class McpAdapter {
     await this.stopState();
     if (generation !== this.generation) return; // a newer session_start took over while the old state shut down
     const ui = createUi(ctx, () => generation !== this.generation);
+    this.projectTrusted = hostTrustsProject(ctx);
     let state: McpExtensionState;
     try {
       state = this.createState(ctx, ui);
@@ -164,7 +167,12 @@ export class McpAdapter {
 
   private loadSessionConfig(cwd: string) {
     const configPath = this.pi.getFlag(CONFIG_FLAG);
-    return loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
+    return loadConfig({
+      agentDir: this.agentDir,
+      cwd,
+      configPath: typeof configPath === "string" ? configPath : undefined,
+      projectTrusted: this.projectTrusted,
+    });
   }
 
   /**
@@ -372,6 +380,12 @@ function configFlagFromArgv(argv: readonly string[]): string | undefined {
 }
 
 /** Changes whenever the file is rewritten (or appears, or goes away). */
+/** Pi ≥ 1.x says whether the user trusts the project; older hosts have no trust model, so nothing says it is. */
+function hostTrustsProject(ctx: ExtensionContext): boolean {
+  const host = ctx as ExtensionContext & { isProjectTrusted?: () => boolean };
+  return typeof host.isProjectTrusted === "function" && host.isProjectTrusted() === true;
+}
+
 function fileStamp(path: string): string {
   try {
     const stats = statSync(path);

@@ -146,7 +146,8 @@ function checkNewName(state: McpExtensionState, name: string): void {
 function validateEntry(state: McpExtensionState, file: string, name: string, entry: Record<string, unknown>): void {
   const problems: ConfigProblem[] = [];
   const context = interpolationContext({ agentDir: state.agentDir, cwd: state.cwd });
-  const options = { file, context, interpolate: true, allowOverride: false, reportUnknownFields: true, defaultsSyntax: true };
+  // `add` writes the user's own file, whose "!command" values run when the server starts.
+  const options = { file, context, interpolate: true, allowOverride: false, reportUnknownFields: true, defaultsSyntax: true, commands: "run" as const };
   const parsed = parseServerEntry(name, entry, options, problems);
   const errors = parsed.kind === "server" ? [...problems, ...parsed.unresolved] : problems;
   const refused = errors.filter((problem) => problem.level === "error");

@@ -425,7 +425,7 @@ describe("loadConfig: bad input", () => {
   it("warns about unknown fields and fields of the other transport, and drops them", () => {
     writeUser({
       mcpServers: {
-        a: { command: "x", timeout: 30, headers: { A: "b" } },
+        a: { command: "x", timeoutSec: 30, headers: { A: "b" } },
         b: { url: "http://127.0.0.1:1/mcp", env: { A: "b" }, cwd: "/tmp" },
       },
       servers: {},
@@ -435,7 +435,7 @@ describe("loadConfig: bad input", () => {
     const f = userFile();
     expect(config.problems.map(({ level, message }) => `${level} ${message}`)).toEqual([
       `warning ${f}: "servers": unknown top-level field, ignored`,
-      `warning ${f}: server "a": "timeout": unknown field, ignored`,
+      `warning ${f}: server "a": "timeoutSec": unknown field, ignored`,
       `warning ${f}: server "a": "headers": only applies to an HTTP server (url); ignored`,
       `warning ${f}: server "b": "env": only applies to a process (command); ignored`,
       `warning ${f}: server "b": "cwd": only applies to a process (command); ignored`,
