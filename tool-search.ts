@@ -180,6 +180,11 @@ async function searchWithCandidates(
   };
 }
 
+/** ToolSearch's ranking (lexical) for the script API's `searchTools` and its close matches: the best `limit` tools. */
+export function rankTools(state: ToolSearchContext, query: string, limit: number): ToolMetadata[] {
+  return searchIndex(state).search(query, limit).map((hit) => hit.tool);
+}
+
 /** Built on first use after the tools change (init.ts drops it). */
 function searchIndex(state: ToolSearchContext): ToolSearchIndex {
   state.searchIndex ??= buildSearchIndex([...state.tools.byName.values()]);

@@ -111,6 +111,18 @@ export interface SearchSettings {
   embeddings?: EmbeddingsSettings;
 }
 
+/** `settings.script`: the `codemode` tool on hosts without one (script-tool.ts). */
+export interface ScriptSettings {
+  /** Default true; `settings.script: false` is the same as `{ "enabled": false }`. */
+  enabled?: boolean;
+  /** Active from the first request (costs its description on every request); default false. */
+  active?: boolean;
+  /** A script's wall-clock limit, tool calls included; default 60 s. */
+  timeoutMs?: number;
+  /** The script VM's memory limit; default 64 MB. */
+  memoryMb?: number;
+}
+
 export interface McpSettings {
   toolPrefix?: ToolPrefixMode;
   /** Minutes; default 10; 0 disables idle shutdown. */
@@ -126,6 +138,7 @@ export interface McpSettings {
   outputGuard?: OutputGuard;
   captureStats?: boolean | CaptureStatsSettings;
   search?: SearchSettings;
+  script?: boolean | ScriptSettings;
 }
 
 /** Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process. */
