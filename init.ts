@@ -308,11 +308,11 @@ export class McpAdapter {
     return [
       ...(this.needsToolSearch(view) ? [TOOL_SEARCH_NAME] : []),
       ...(this.needsMcpCall(view) ? [MCP_CALL_NAME] : []),
-      ...(this.needsScriptTool(view) && scriptSettings(view.config.settings).active ? [SCRIPT_TOOL_NAME] : []),
+      ...(this.needsScriptTool(view) ? [SCRIPT_TOOL_NAME] : []),
     ];
   }
 
-  /** On hosts without their own codemode, unless `settings.script` turns it off. */
+  /** On hosts without their own codemode, when `settings.script` turns it on. */
   private needsScriptTool(view: ToolView): boolean {
     return !this.host.hasCodemode && this.needsToolSearch(view) && scriptSettings(view.config.settings).enabled;
   }

@@ -5,8 +5,9 @@
  * `console`, the return value), so the same script runs on every host; on Pi 1.x the host's own codemode reaches our
  * tools and this tool is not registered (host.ts tells them apart).
  *
- * Off the always-on budget: registered but inactive unless `settings.script.active` is set; ToolSearch's answer
- * activates it with the tools it loads (a script is worth writing once there are tools to call).
+ * Off by default: once on (`settings.script`), the tool goes with every request (123 tokens, bench/script-task.ts),
+ * and the adapter's always-on budget (Pi 1.x's +641 over Pi alone) has no room for it; a user whose tasks read
+ * large results turns it on.
  *
  * Behind it, `script/`: `prelude.ts` (the API inside the VM), `engine-worker.mjs` (the QuickJS thread),
  * `sandbox.ts` (limits, the thread's life, the relay), `api.ts` (the host side of each call), `report.ts` (results
@@ -37,13 +38,12 @@ const PARAMETERS = Type.Unsafe<{ code: string }>({
   required: ["code"],
 });
 
-/** `settings.script` with its defaults: `false` turns the tool off. */
+/** `settings.script` with its defaults: off unless `true` or an object (its limits) without `"enabled": false`. */
 export function scriptSettings(settings: McpSettings): Required<ScriptSettings> {
   const given = settings.script;
   const object = typeof given === "object" ? given : {};
   return {
-    enabled: given !== false && object.enabled !== false,
-    active: object.active === true,
+    enabled: given === true || (typeof given === "object" && object.enabled !== false),
     timeoutMs: object.timeoutMs ?? DEFAULT_SCRIPT_TIMEOUT_MS,
     memoryMb: object.memoryMb ?? DEFAULT_SCRIPT_MEMORY_MB,
   };

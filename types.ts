@@ -111,12 +111,10 @@ export interface SearchSettings {
   embeddings?: EmbeddingsSettings;
 }
 
-/** `settings.script`: the `codemode` tool on hosts without one (script-tool.ts). */
+/** `settings.script`: the `codemode` tool on hosts without one (script-tool.ts); off unless set. */
 export interface ScriptSettings {
-  /** Default true; `settings.script: false` is the same as `{ "enabled": false }`. */
+  /** `settings.script: true` is `{ "enabled": true }`; an object alone turns it on too. */
   enabled?: boolean;
-  /** Active from the first request (costs its description on every request); default false. */
-  active?: boolean;
   /** A script's wall-clock limit, tool calls included; default 60 s. */
   timeoutMs?: number;
   /** The script VM's memory limit; default 64 MB. */

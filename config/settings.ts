@@ -161,16 +161,15 @@ function parseSearchSettings(value: unknown, file: string, problems: ConfigProbl
 
 const SCRIPT_CHECKS: Readonly<Record<string, Check<unknown>>> = {
   enabled: boolean,
-  active: boolean,
   timeoutMs: number(0, false),
   memoryMb: number(1, true),
 };
 
-/** `true`, `false` or `{ enabled, active, timeoutMs, memoryMb }`; a bad field is left out (its default applies). */
+/** `true`, `false` or `{ enabled, timeoutMs, memoryMb }`; a bad field is left out (its default applies). */
 function parseScriptSettings(value: unknown, file: string, problems: ConfigProblem[]): boolean | ScriptSettings | undefined {
   if (typeof value === "boolean") return value;
   if (!isPlainObject(value)) {
-    const expected = `must be true, false or { "enabled", "active", "timeoutMs", "memoryMb" } (got ${describeValue(value)})`;
+    const expected = `must be true, false or { "enabled", "timeoutMs", "memoryMb" } (got ${describeValue(value)})`;
     problems.push(configProblem("warning", { file, field: "settings.script" }, `${expected}; ${SETTING_LEFT_OUT.means}`));
     return undefined;
   }

@@ -12,6 +12,9 @@ import { Worker } from "node:worker_threads";
 import { errorMessage, isJsonObject } from "../util/guards.ts";
 import { PRELUDE_SOURCE, SCRIPT_FILE_NAME, wrapScript } from "./prelude.ts";
 
+/** Node's global `WebAssembly` (the project's type libraries declare its types, not the global itself). */
+const wasmCompiler = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }).WebAssembly;
+
 const WORKER_URL = new URL("./engine-worker.mjs", import.meta.url);
 /** The engine thread must be running by then (compiling and starting take ~0.1 s; much longer on a loaded machine). */
 const START_LIMIT_MS = 30_000;
@@ -61,9 +64,14 @@ interface CatalogEntry {
 
 let engine: Promise<WebAssembly.Module> | undefined;
 
+/** Reads and compiles QuickJS's wasm (~0.6 MB). */
+export async function compileEngine(): Promise<WebAssembly.Module> {
+  return wasmCompiler.compile(await readFile(createRequire(import.meta.url).resolve("quickjs-wasi/quickjs.wasm")));
+}
+
 /** QuickJS compiled once per process; every script's thread instantiates its own VM from it. */
 function compiledEngine(): Promise<WebAssembly.Module> {
-  engine ??= readFile(createRequire(import.meta.url).resolve("quickjs-wasi/quickjs.wasm")).then((bytes) => WebAssembly.compile(bytes));
+  engine ??= compileEngine();
   // A failed compile is not kept: the next script tries again.
   engine.catch(() => (engine = undefined));
   return engine;
@@ -164,7 +172,7 @@ function answer(worker: Worker, message: Record<string, unknown>, hostCall: Host
     payload = null;
   }
   hostCall(String(message.kind), payload, signal).then(
-    (value) => reply(worker, id, { ok: true, value: value ?? null }),
+    (value) => reply(worker, id, { ok: true, value }),
     (error: unknown) => reply(worker, id, { ok: false, error: errorMessage(error), tool: error instanceof HostCallError ? error.tool : undefined }),
   );
 }
