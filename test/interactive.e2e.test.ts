@@ -106,7 +106,7 @@ test(`interactive mode on Pi ${host.version}: an approveTools tool asks in the T
   await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
 });
 
-test(`interactive mode on Pi ${host.version}: a codemode script calling an approveTools tool asks in the TUI; allowed once, the call runs`, async () => {
+test.skipIf(host.version.startsWith("1."))(`interactive mode on Pi ${host.version}: a codemode script calling an approveTools tool asks in the TUI; allowed once, the call runs`, async () => {
   const dirs = await mcpDirs({ mcpServers: { orders: ordersServer({ approveTools: ["refund_*"] }) }, settings: { script: true } });
   cleanups.push(dirs.cleanup);
   await warmCache(dirs, "orders");

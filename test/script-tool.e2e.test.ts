@@ -5,6 +5,7 @@
  * and Pi answers the next prompt; errors name the line, the tool and server, or close matches.
  */
 import { describe, expect, test } from "vitest";
+import { hostHasCodemode } from "../host.ts";
 import { ENTRY, faultHarness } from "./helpers/fault-setup.ts";
 import { runPrint } from "./helpers/pi-print.ts";
 import { currentHost } from "./helpers/hosts.ts";
@@ -14,6 +15,8 @@ import type { PiSession } from "./helpers/pi-session.ts";
 
 const host = currentHost();
 const harness = faultHarness();
+/** Pi 1.x: the host's own codemode reaches our tools, and the adapter registers none. */
+const hostHasOwnCodemode = hostHasCodemode(await import(host.packageName));
 
 const script = (code: string) => ({ toolCalls: [{ name: "codemode", arguments: { code } }] });
 
@@ -30,7 +33,14 @@ function lastResult(pi: PiSession) {
   return result;
 }
 
-describe(`codemode script tool on Pi ${host.version}`, () => {
+test.runIf(hostHasOwnCodemode)(`Pi ${host.version} has its own codemode: the adapter registers none, whatever settings.script says`, async () => {
+  const pi = await harness.session(await harness.dirs({ orders: ordersServer() }, { script: true }));
+  // SDK sessions load none of Pi's built-in extensions: any codemode here would be ours.
+  const all = (pi.session as unknown as { getAllTools(): { name: string }[] }).getAllTools().map((tool) => tool.name);
+  expect(all).not.toContain("codemode");
+});
+
+describe.skipIf(hostHasOwnCodemode)(`codemode script tool on Pi ${host.version}`, () => {
   test("the orders task: direct calls and one script save the same summary", async () => {
     const direct = await runOrdersTask("direct");
     harness.onCleanup(async () => {
