@@ -110,24 +110,22 @@ async function callTool(
   let structuredContent: unknown;
   try {
     const resourceUri = tool.uriTemplate ? await expandTemplate(tool.uriTemplate, asArguments(params)) : tool.resourceUri;
-    result = resourceUri
-      ? transformResourceResult(await state.manager.readResource(tool.serverName, resourceUri, timeouts), options)
-      : transformMcpResult(
-          await callWithUrlElicitation(
-            () =>
-              state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
-                ...timeouts,
-                onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
-              }),
-            tool.serverName,
-            ctx,
-            signal,
-          ).then((raw) => {
-            if (callOptions.structured && isJsonObject(raw)) structuredContent = raw.structuredContent;
-            return raw;
+    if (resourceUri) {
+      result = transformResourceResult(await state.manager.readResource(tool.serverName, resourceUri, timeouts), options);
+    } else {
+      const raw = await callWithUrlElicitation(
+        () =>
+          state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
+            ...timeouts,
+            onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
           }),
-          options,
-        );
+        tool.serverName,
+        ctx,
+        signal,
+      );
+      if (callOptions.structured && isJsonObject(raw)) structuredContent = raw.structuredContent;
+      result = transformMcpResult(raw, options);
+    }
   } catch (error) {
     throw callFailure(state, tool, limits, error, signal);
   }

@@ -132,7 +132,7 @@ export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: M
 }
 
 /** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
-async function waitForStartup(state: ToolSearchContext, signal: AbortSignal | undefined): Promise<void> {
+export async function waitForStartup(state: ToolSearchContext, signal: AbortSignal | undefined): Promise<void> {
   const unknown = [...state.servers.values()].some((server) => server.enabled !== false && !state.inventories.has(server.name));
   if (unknown) await waitAtMost(state.startup, STARTUP_WAIT_MS, signal);
 }

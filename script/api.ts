@@ -8,7 +8,7 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { executeMcpTool, type ToolCallContext } from "../tool-executor.ts";
-import { rankTools, type ToolSearchContext } from "../tool-search.ts";
+import { rankTools, type ToolSearchContext, waitForStartup } from "../tool-search.ts";
 import { isJsonObject } from "../util/guards.ts";
 import type { ToolMetadata } from "../types.ts";
 import { type HostCall, HostCallError } from "./sandbox.ts";
@@ -52,7 +52,12 @@ export function scriptHostCalls(state: ScriptApiContext, ctx: ExtensionContext |
 
 /** Resolves to the structured content when the server gave one, else to the text the model would have read. */
 async function callTool(state: ScriptApiContext, name: string, args: unknown, signal: AbortSignal, ctx: ExtensionContext | undefined): Promise<unknown> {
-  const tool = findTool(state, name);
+  let tool = findTool(state, name);
+  if (!tool) {
+    // It may belong to a server whose tools startup is still listing (no cache).
+    await waitForStartup(state, signal);
+    tool = findTool(state, name);
+  }
   if (!tool) throw new HostCallError(unknownTool(state, name), name);
   if (args !== undefined && args !== null && !isJsonObject(args)) {
     throw new HostCallError(`tools.${name}() takes one object with the tool's arguments (got ${Array.isArray(args) ? "an array" : typeof args}).`, name);

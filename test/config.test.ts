@@ -491,12 +491,12 @@ describe("loadConfig: bad input", () => {
     const config = sandbox.load();
     expect(config.settings).toEqual({ script: { memoryMb: 32 } });
     expect(messages(config)).toEqual([
-      `${userFile()}: "settings.script.timeoutMs": must be a number > 0 (got 0); ignored (the default applies)`,
+      `${userFile()}: "settings.script.timeoutMs": must be a number > 0 (got the number 0); ignored (the default applies)`,
       `${userFile()}: "settings.script.active": unknown field, ignored`,
     ]);
     writeUser({ settings: { script: "yes" } });
     expect(messages(sandbox.load())).toEqual([
-      `${userFile()}: "settings.script": must be true, false or { "enabled", "timeoutMs", "memoryMb" } (got "yes"); ignored (the default applies)`,
+      `${userFile()}: "settings.script": must be true, false or { "enabled", "timeoutMs", "memoryMb" } (got a string); ignored (the default applies)`,
     ]);
   });
 
