@@ -1,8 +1,9 @@
 /**
  * 7b. What a tool call from a `codemode` script costs over a direct call of the same tool, in the same run and
  * session: direct calls run Pi's registered definition of `orders__list_orders` (a filter that matches nothing: the
- * server answers at once); a script makes N such calls in a loop, and an empty script is timed too. Per call from a
- * script = (script of N calls − empty script) / N; the empty script is a script's fixed cost (thread, VM start).
+ * server answers at once); a script makes N such calls in a loop and times them itself (`Date.now()` in the VM: the
+ * host's clock), so its start is not in the figure; an empty script, timed from outside, is a script's fixed cost
+ * (thread, VM start, result).
  * Blocks alternate between the two sides; medians over blocks (min–max). Runs on the host of this process.
  *
  *   node node_modules/jiti/lib/jiti-cli.mjs bench/script-overhead.ts [--quick]
@@ -19,7 +20,7 @@ import { fixed, median, reportFinding, runs, spread, table } from "./measure.ts"
 const BLOCKS = runs(8, 2);
 const CALLS = 50;
 const ARGS = { status: "none" };
-const LOOP = `for (let i = 0; i < ${CALLS}; i++) await tools.orders__list_orders(${JSON.stringify(ARGS)});\nreturn "ok";`;
+const LOOP = `const start = Date.now();\nfor (let i = 0; i < ${CALLS}; i++) await tools.orders__list_orders(${JSON.stringify(ARGS)});\nreturn Date.now() - start;`;
 
 const host = currentHost();
 const dirs = await mcpDirs({ mcpServers: { orders: ordersServer({ directTools: true }) }, settings: { script: true } });
@@ -50,11 +51,12 @@ try {
   for (let block = 0; block < BLOCKS; block++) {
     let directTotal = 0;
     for (let i = 0; i < CALLS; i++) directTotal += await time(direct);
-    const emptyMs = await time(script("return 1;"));
-    const loopMs = await time(script(LOOP));
+    empty.push(await time(script("return 1;")));
+    const loop = await script(LOOP)();
+    const loopMs = Number(loop.content[0]?.type === "text" ? loop.content[0].text : NaN);
+    if (!Number.isFinite(loopMs)) throw new Error(`the loop script answered ${JSON.stringify(loop.content)}`);
     perDirect.push(directTotal / CALLS);
-    perScripted.push((loopMs - emptyMs) / CALLS);
-    empty.push(emptyMs);
+    perScripted.push(loopMs / CALLS);
   }
   console.log(`Pi ${host.version}, ${BLOCKS} blocks of ${CALLS} calls each way:\n`);
   console.log(
