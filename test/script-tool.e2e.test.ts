@@ -10,13 +10,16 @@ import { ENTRY, faultHarness } from "./helpers/fault-setup.ts";
 import { runPrint } from "./helpers/pi-print.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { warmCache } from "./helpers/items-fixture.ts";
-import { ordersLog, ordersServer, runOrdersTask, summaryArguments } from "./helpers/orders-task.ts";
+import { ordersLog, ordersServer, runOrdersTask, TASK_PROMPT, TASK_SCRIPT } from "./helpers/orders-task.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
 
 const host = currentHost();
 const harness = faultHarness();
 /** Pi 1.x: the host's own codemode reaches our tools, and the adapter registers none. */
 const hostHasOwnCodemode = hostHasCodemode(await import(host.packageName));
+const PI_CODEMODE = "test/fixtures/extensions/pi-codemode.ts";
+/** What the orders task saves (the five largest disputed orders in the north of the fixture's 240). */
+const TASK_SUMMARY = { title: "North disputes", order_ids: ["ORD-1164", "ORD-1044", "ORD-1144", "ORD-1024", "ORD-1124"], total: 2144.95 };
 
 const script = (code: string) => ({ toolCalls: [{ name: "codemode", arguments: { code } }] });
 
@@ -40,6 +43,16 @@ test.runIf(hostHasOwnCodemode)(`Pi ${host.version} has its own codemode: the ada
   expect(all).not.toContain("codemode");
 });
 
+test.runIf(hostHasOwnCodemode)(`Pi ${host.version}: the same task script through Pi's own codemode saves the same summary`, async () => {
+  // Direct tools: Pi 1.5.2's codemode calls our tools while they are active (docs/pi-1x.md).
+  const dirs = await harness.dirs({ orders: ordersServer({ directTools: true }) });
+  await warmCache(dirs, "orders");
+  const pi = await harness.session(dirs, [script(TASK_SCRIPT), "done"], [PI_CODEMODE]);
+  await pi.prompt(TASK_PROMPT);
+  expect(lastResult(pi)).toMatchObject({ toolName: "codemode", isError: false });
+  expect(ordersLog(dirs)).toEqual([TASK_SUMMARY]);
+});
+
 describe.skipIf(hostHasOwnCodemode)(`codemode script tool on Pi ${host.version}`, () => {
   test("the orders task: direct calls and one script save the same summary", async () => {
     const direct = await runOrdersTask("direct");
@@ -53,13 +66,12 @@ describe.skipIf(hostHasOwnCodemode)(`codemode script tool on Pi ${host.version}`
       await scripted.dirs.cleanup();
     });
     const saved = ordersLog(direct.dirs);
-    expect(saved).toHaveLength(1);
-    expect(saved[0]!.order_ids).toHaveLength(5);
+    expect(saved).toEqual([TASK_SUMMARY]);
     expect(ordersLog(scripted.dirs)).toEqual(saved);
     // The script's answer is what it printed and returned, not the orders.
     const answer = lastResult(scripted.pi);
     expect(answer.isError).toBe(false);
-    expect(answer.text).toBe(`5 of 240 orders picked\nSummary "North disputes" saved: 5 orders, total ${(saved[0] as ReturnType<typeof summaryArguments>).total}`);
+    expect(answer.text).toBe(`5 of 240 orders picked\nSummary "North disputes" saved: 5 orders, total ${TASK_SUMMARY.total}`);
     // Only codemode was called by the model in the script run; its tools were never offered to the model.
     expect(scripted.pi.toolResults.map((result) => result.toolName)).toEqual(["codemode"]);
     expect(scripted.pi.requests[0]!.tools.map((tool) => tool.name)).not.toContain("orders__list_orders");
