@@ -137,7 +137,7 @@ function serverDescriptions(servers: Iterable<ServerDefinition>): Map<string, st
 }
 
 /** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
-async function waitForStartup(state: ToolSearchContext, signal: AbortSignal | undefined): Promise<void> {
+export async function waitForStartup(state: ToolSearchContext, signal: AbortSignal | undefined): Promise<void> {
   const unknown = [...state.servers.values()].some((server) => server.enabled !== false && !state.inventories.has(server.name));
   if (unknown) await waitAtMost(state.startup, STARTUP_WAIT_MS, signal);
 }
@@ -183,6 +183,11 @@ async function searchWithCandidates(
     notes: [],
     candidates: candidateLines(hits[0]?.score ?? 0, further, `${TOOL_SEARCH_NAME} "${SELECT_PREFIX}<name>"`),
   };
+}
+
+/** ToolSearch's ranking (lexical) for the script API's `searchTools` and its close matches: the best `limit` tools. */
+export function rankTools(state: ToolSearchContext, query: string, limit: number): ToolMetadata[] {
+  return searchIndex(state).search(query, limit).map((hit) => hit.tool);
 }
 
 /** Built on first use after the tools change (init.ts drops it). */

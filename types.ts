@@ -140,6 +140,16 @@ export interface SearchSettings {
   embeddings?: EmbeddingsSettings;
 }
 
+/** `settings.script`: the `codemode` tool on hosts without one (script-tool.ts); off unless set. */
+export interface ScriptSettings {
+  /** `settings.script: true` is `{ "enabled": true }`; an object alone turns it on too. */
+  enabled?: boolean;
+  /** A script's wall-clock limit, tool calls included; default 60 s. */
+  timeoutMs?: number;
+  /** The script VM's memory limit; default 64 MB. */
+  memoryMb?: number;
+}
+
 export interface McpSettings {
   toolPrefix?: ToolPrefixMode;
   /** Minutes; default 10; 0 disables idle shutdown. */
@@ -155,6 +165,7 @@ export interface McpSettings {
   outputGuard?: OutputGuard;
   captureStats?: boolean | CaptureStatsSettings;
   search?: SearchSettings;
+  script?: boolean | ScriptSettings;
 }
 
 /** Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process. */

@@ -486,6 +486,20 @@ describe("loadConfig: bad input", () => {
     expect(config.problems[0]!.message).toBe(`${f}: "settings.toolPrefix": must be one of "server", "short", "none", "mcp" (got "long"); ignored (the default applies)`);
   });
 
+  it("settings.script: true, false or { enabled, timeoutMs, memoryMb }; a bad field warns and keeps the rest", () => {
+    writeUser({ settings: { script: { timeoutMs: 0, memoryMb: 32, active: true } } });
+    const config = sandbox.load();
+    expect(config.settings).toEqual({ script: { memoryMb: 32 } });
+    expect(messages(config)).toEqual([
+      `${userFile()}: "settings.script.timeoutMs": must be a number > 0 (got the number 0); ignored (the default applies)`,
+      `${userFile()}: "settings.script.active": unknown field, ignored`,
+    ]);
+    writeUser({ settings: { script: "yes" } });
+    expect(messages(sandbox.load())).toEqual([
+      `${userFile()}: "settings.script": must be true, false or { "enabled", "timeoutMs", "memoryMb" } (got a string); ignored (the default applies)`,
+    ]);
+  });
+
   it("never throws, whatever the files hold", () => {
     for (const content of ["null", "42", '"text"', "{", "[]", '{"mcpServers": null}', '{"mcpServers": {"a": null}}', '{"settings": []}']) {
       writeUser(content);
