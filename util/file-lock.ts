@@ -40,12 +40,13 @@ export async function acquireFileLock(
 
 /**
  * Read-merge-write of a shared file under its lock: `merge` gets the current content (undefined when the file is
- * missing or unreadable) and returns the new one, which replaces the file atomically. Never throws: a write that
- * cannot be done safely (lock not had in time, lost meanwhile, disk error) is skipped and the reason returned.
+ * missing or unreadable) and returns the new one, which replaces the file atomically (undefined: the file is left as
+ * it is). Never throws: a write that cannot be done safely (lock not had in time, lost meanwhile, disk error) is
+ * skipped and the reason returned.
  */
 export async function updateFileLocked(
   path: string,
-  merge: (current: string | undefined) => string,
+  merge: (current: string | undefined) => string | undefined,
   lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS,
 ): Promise<string | undefined> {
   try {
@@ -60,7 +61,9 @@ export async function updateFileLocked(
   if (typeof release === "string") return release;
   try {
     const current = await readFile(path, "utf8").catch(() => undefined);
-    await writeFileAtomic(path, merge(current), {
+    const content = merge(current);
+    if (content === undefined) return undefined;
+    await writeFileAtomic(path, content, {
       beforeRename: () => {
         // Another process took the lock over (ours looked stale): renaming now could undo its write.
         if (compromised) throw new LockLostError(`lost the lock on ${path} (${compromised.message}); write skipped`);
