@@ -7,17 +7,18 @@
  * it, reads it again, changes only its own servers and renames a private temp file over it (mode 0600). Beside it,
  * `mcp-cache-journal/` holds entries written without the lock (a session's listings, at once: they must survive a
  * session that ends while others hold the lock): readers take them with the file, and the next locked write merges
- * them into it. Of two entries for one server, the later listing wins. A journal file is removed only a minute after
- * it was written: a lock holder stalled past the lock's stale time (a starved CPU) may still replace the file with
- * what it read before another process's merge, and the next merge then brings those entries back. A file
+ * them into it and removes them. Of two entries for one server, the later listing wins. Within a minute after a lock
+ * was taken over from a holder that stopped refreshing it (a starved CPU stalls a process for seconds), journal files
+ * are kept a minute: that holder may still replace the file with what it read before a merge, and the next merge then
+ * brings those entries back. A file
  * that is unreadable or not ours (corrupt, truncated, foreign, other version) is treated as empty and rebuilt by
  * the next write; within a good file, a malformed entry is dropped and the others kept. Only the hash of a
  * server's config is stored, never the config (it may hold secrets).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { rm } from "node:fs/promises";
-import { join } from "node:path";
+import { rm, rmdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { writeFileAtomic } from "./util/atomic-file.ts";
 import { updateFileLocked } from "./util/file-lock.ts";
 import { toProviderSafeSchema } from "./tools/json-schema.ts";
@@ -40,6 +41,8 @@ export const CACHE_JOURNAL_DIR_NAME = "mcp-cache-journal";
 export const CACHE_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 /** Far longer than a lock holder stalls on a loaded machine (seconds), short enough that few files pile up. */
 const JOURNAL_KEEP_MS = 60_000;
+/** In the journal directory, touched when the cache's lock was taken over from a stalled (or dead) holder. */
+const TAKEOVER_MARK = "taken-over";
 
 export interface CachedServerEntry {
   configHash: string;
@@ -187,6 +190,7 @@ export async function writeServerEntries(
   const path = getCachePath(agentDir);
   const { updates, rejected } = checkedEntries(entries);
   let merged: JournalFile[] = [];
+  let tookOver = false;
   const reason = await updateFileLocked(
     path,
     (current) => {
@@ -199,11 +203,33 @@ export async function writeServerEntries(
       return JSON.stringify({ version: CACHE_VERSION, servers: Object.fromEntries([...servers].sort(([a], [b]) => compareStrings(a, b))) });
     },
     options.lockTimeoutMs,
+    () => {
+      tookOver = true;
+    },
   );
   if (reason !== undefined) return { written: false, path, reason };
-  const expired = merged.filter((file) => Date.now() - file.writtenAt > JOURNAL_KEEP_MS);
-  await Promise.all(expired.map((file) => rm(file.path, { force: true }).catch(() => undefined)));
+  await removeMergedJournal(agentDir, merged, tookOver);
   return { written: true, path, rejected };
+}
+
+/** The merged journal files go, unless a stalled lock holder may still undo the merge (see the module comment). */
+async function removeMergedJournal(agentDir: string, merged: readonly JournalFile[], tookOver: boolean): Promise<void> {
+  const mark = join(agentDir, CACHE_JOURNAL_DIR_NAME, TAKEOVER_MARK);
+  if (tookOver) await writeFile(mark, "", { mode: 0o600 }).catch(() => undefined);
+  const keep = tookOver || Date.now() - modifiedAt(mark) < JOURNAL_KEEP_MS;
+  const expired = merged.filter((file) => Date.now() - file.writtenAt > JOURNAL_KEEP_MS);
+  const removed = keep ? expired.map((file) => file.path) : [...merged.map((file) => file.path), mark];
+  await Promise.all(removed.map((file) => rm(file, { force: true }).catch(() => undefined)));
+  // Gone when empty: a single session leaves only the cache file (a writer racing this retries its journal write).
+  await rmdir(dirname(mark)).catch(() => undefined);
+}
+
+function modifiedAt(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
 }
 
 /**

@@ -28,8 +28,11 @@ it("is taken by the first asker; the next is told who holds it; once released it
   expect(await isLeaseHeld(lease)).toBe(true);
   if (first.held) await first.release();
   expect(await isLeaseHeld(lease)).toBe(false);
-  expect((await tryLease(lease, 10_000)).held).toBe(true);
+  const again = await tryLease(lease, 10_000);
+  expect(again.held).toBe(true);
   expect(readdirSync(join(dir.path, "leases"))).toEqual(["work.json"]); // no temp file left
+  if (again.held) await again.release();
+  expect(readdirSync(dir.path)).toEqual([]); // the empty directory goes too
 });
 
 it.each([

@@ -340,7 +340,7 @@ describe("the journal (entries written without the lock)", () => {
     for (const name of journalFiles()) utimesSync(join(agentDir, CACHE_JOURNAL_DIR_NAME, name), then, then);
   };
 
-  it("is read with the file at once, the later listing of a server winning, and merged into the file by the next write", async () => {
+  it("is read with the file at once, the later listing of a server winning, and merged into the file (then removed) by the next write", async () => {
     await writeServerEntries(agentDir, { a: entryFor(server("a"), "old", 1_000), b: entryFor(server("b"), "kept", 1_000) });
     expect((await journalServerEntries(agentDir, { a: entryFor(server("a"), "new", 2_000), c: entryFor(server("c"), "c", 1_000) })).written).toBe(true);
     // An older listing journaled later does not undo a newer one in the file.
@@ -354,20 +354,27 @@ describe("the journal (entries written without the lock)", () => {
     expect((await writeServerEntries(agentDir, {})).written).toBe(true);
     expect(Object.keys(readFileJson().servers)).toEqual(["a", "b", "c"]);
     expect(toolsOf(loadMetadataCache(agentDir))).toEqual({ a: ["new"], b: ["kept"], c: ["c"] });
+    expect(readdirSync(agentDir)).toEqual(["mcp-cache.json"]);
+    expect(hasJournalEntries(agentDir)).toBe(false);
   });
 
-  it("keeps a merged journal file for a minute (a stalled lock holder may still overwrite the merge), then the next write removes it", async () => {
+  it("after the lock was taken over from a stalled holder, keeps merged journal files a minute (that holder may still overwrite the merge)", async () => {
     await journalServerEntries(agentDir, { a: entryFor(server("a")) });
+    // A lock its holder stopped refreshing: taken over.
+    const lock = `${getCachePath(agentDir)}.lock`;
+    mkdirSync(lock);
+    const longAgo = new Date(Date.now() - 60_000);
+    utimesSync(lock, longAgo, longAgo);
     expect((await writeServerEntries(agentDir, {})).written).toBe(true);
     // Overwritten by a writer that read the file before the merge: the journal brings the entry back.
     writeFileSync(getCachePath(agentDir), JSON.stringify({ version: CACHE_VERSION, servers: {} }));
     expect([...loadMetadataCache(agentDir).servers.keys()]).toEqual(["a"]);
     expect((await writeServerEntries(agentDir, {})).written).toBe(true);
     expect(Object.keys(readFileJson().servers)).toEqual(["a"]);
-    expect(journalFiles()).toHaveLength(1);
+    expect(journalFiles().filter((name) => name.endsWith(".json"))).toHaveLength(1);
     ageJournal();
     expect((await writeServerEntries(agentDir, {})).written).toBe(true);
-    expect(journalFiles()).toEqual([]);
+    expect(readdirSync(agentDir)).toEqual(["mcp-cache.json"]);
     expect(hasJournalEntries(agentDir)).toBe(false);
     expect(Object.keys(readFileJson().servers)).toEqual(["a"]);
   });
@@ -376,9 +383,8 @@ describe("the journal (entries written without the lock)", () => {
     await journalServerEntries(agentDir, { a: entryFor(server("a")) });
     writeFileSync(join(agentDir, CACHE_JOURNAL_DIR_NAME, "broken.json"), "{ half");
     expect([...loadMetadataCache(agentDir).servers.keys()]).toEqual(["a"]);
-    ageJournal();
     expect((await writeServerEntries(agentDir, {})).written).toBe(true);
-    expect(journalFiles()).toEqual([]);
+    expect(readdirSync(agentDir)).toEqual(["mcp-cache.json"]);
     expect([...loadMetadataCache(agentDir).servers.keys()]).toEqual(["a"]);
   });
 

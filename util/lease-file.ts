@@ -5,7 +5,7 @@
  * linked into place, which fails when one is there already), so nobody reads half a lease.
  */
 import { randomBytes } from "node:crypto";
-import { link, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { errorCode } from "./guards.ts";
 import { isJsonObject } from "./guards.ts";
@@ -58,10 +58,15 @@ export async function isLeaseHeld(path: string): Promise<boolean> {
   return !!holder && isLive(holder);
 }
 
-/** Only our own lease goes: once it went stale, another process's may be in its place. */
+/**
+ * Only our own lease goes: once it went stale, another process's may be in its place. The directory goes when empty
+ * (a process taking a lease in it meanwhile finds it gone, and does the work without a lease).
+ */
 async function releaseLease(path: string, mine: LeaseHolder): Promise<void> {
   const holder = await readLease(path);
-  if (holder?.pid === mine.pid && holder.until === mine.until) await rm(path, { force: true }).catch(() => undefined);
+  if (holder?.pid !== mine.pid || holder.until !== mine.until) return;
+  await rm(path, { force: true }).catch(() => undefined);
+  await rmdir(dirname(path)).catch(() => undefined);
 }
 
 async function readLease(path: string): Promise<LeaseHolder | undefined> {
