@@ -38,6 +38,7 @@ const SECTIONS: Section[] = [
   { id: "quality-semantic", title: "6c. Search quality with semantic re-ranking (a real sentence encoder)", script: "search-quality-semantic.ts" },
   { id: "connect", title: "Connect latency (server manager against the bare SDK)", script: "connect-latency.ts" },
   { id: "registration", title: "Registration stall (tools listed for the first time)", script: "registration-stall.ts", perHost: true },
+  { id: "concurrency", title: "Ten sessions at once on one agent dir (uncached servers listed once)", script: "concurrent-sessions.ts", perHost: true },
 ];
 
 const RESULTS_FILE = join(REPO_ROOT, "bench/RESULTS.md");

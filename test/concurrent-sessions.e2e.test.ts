@@ -50,10 +50,10 @@ async function runSessions(agentDir: string, cwd: string, configs: readonly Sess
   );
 }
 
-/** The servers whose echo tool the session's ToolSearch did not load (unknown to it when it answered). */
+/** The servers whose echo tool the session's ToolSearch did not know when it answered (it loads 5, names the rest). */
 function unknownTo(result: PrintResult, servers: readonly string[]): string[] {
-  const loaded = (result.toolResults[0]?.details as { loaded?: string[] } | undefined)?.loaded ?? [];
-  return servers.filter((name) => !loaded.includes(`${name}__echo`));
+  const text = result.toolResults[0]?.text ?? "";
+  return servers.filter((name) => !text.includes(`${name}__echo`) || text.includes(`No MCP tool is named "${name}__echo"`));
 }
 
 async function writeConfig(path: string, servers: Record<string, unknown>): Promise<SessionConfig> {
