@@ -14,7 +14,7 @@
  *
  *   PI_TEST_HOST=0.73.1 node node_modules/jiti/lib/jiti-cli.mjs bench/concurrent-sessions.ts [runs] [--quick]
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -41,6 +41,7 @@ async function round(shared: boolean): Promise<Outcome> {
   const dir = mkdtempSync(join(tmpdir(), "pi-mcp-bench-concurrency-"));
   try {
     const agentDir = join(dir, "agent");
+    mkdirSync(agentDir);
     const startLog = join(dir, "starts.log");
     const config = (session: number) => {
       const prefix = shared ? "s" : `p${session}s`;
