@@ -19,7 +19,6 @@
 import * as piHost from "@mariozechner/pi-coding-agent";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { statSync } from "node:fs";
-import { forEachAtMost } from "./util/async-work.ts";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
 import { loadConfig } from "./config.ts";
@@ -32,6 +31,7 @@ import { detectHost } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
 import { MetadataCacheWriter } from "./tools/cache-writer.ts";
+import { listUncachedServers } from "./tools/shared-listing.ts";
 import { SemanticRanker } from "./search/semantic.ts";
 import { PromptCommandRegistry } from "./calls/prompt-commands.ts";
 import { McpServerManager } from "./server-manager.ts";
@@ -46,7 +46,6 @@ import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NA
 import { createUi, type McpUi } from "./ui.ts";
 
 export const CONFIG_FLAG = "mcp-config";
-const BOOTSTRAP_CONCURRENCY = 10;
 /** How long shutdown waits for the last cache writes (a lock held by another process must not hold Pi open). */
 const SHUTDOWN_CACHE_FLUSH_MS = 5_000;
 
@@ -188,7 +187,7 @@ export class McpAdapter {
     this.syncRegistrations(state);
     const started = change.started.flatMap((name) => state.servers.get(name) ?? []);
     await Promise.all([
-      bootstrap(state, started.filter((server) => connectsOnFirstUse(server) && !state.inventories.has(server.name))),
+      this.listUncached(state, started.filter((server) => connectsOnFirstUse(server) && !state.inventories.has(server.name))),
       ...started.filter((server) => !connectsOnFirstUse(server)).map((server) => state.lifecycle.ensureConnected(server.name).catch(() => {})),
     ]);
     if (!state.shutDown) updateStatus(state);
@@ -343,14 +342,30 @@ export class McpAdapter {
     const definition = state.servers.get(name);
     if (!connection || !definition) return;
     const entry = createCacheEntry(definition, connection.tools, connection.resources, Date.now(), connection);
-    if (updateServerInventory(state, name, entry)) {
-      state.searchIndex = undefined;
-      state.semantic?.update(state.tools.byName.values());
-      this.refreshRegistrations(state);
-      this.prompts.update(state);
-    }
+    this.applyInventory(state, name, entry, "live");
     persist(state, name, entry);
     updateStatus(state);
+  }
+
+  private applyInventory(state: McpExtensionState, name: string, entry: CachedServerEntry, origin: "live" | "cache"): void {
+    if (!updateServerInventory(state, name, entry, origin)) return;
+    state.searchIndex = undefined;
+    state.semantic?.update(state.tools.byName.values());
+    this.refreshRegistrations(state);
+    this.prompts.update(state);
+  }
+
+  /**
+   * Lazy servers missing from the cache: listed (started once, then ended), or, when another Pi process on the agent
+   * dir is listing one already, taken from the cache once its listing is there (tools/shared-listing.ts).
+   */
+  private listUncached(state: McpExtensionState, servers: readonly ServerDefinition[]): Promise<void> {
+    return listUncachedServers(state, servers, (name, entry) => {
+      // Connected meanwhile (a call started it): its live lists are newer.
+      if (state.shutDown || state.manager.getConnection(name)) return;
+      this.applyInventory(state, name, entry, "cache");
+      updateStatus(state);
+    });
   }
 
   /** Background work of session_start: startup connections, and learning the tools of servers not in the cache. */
@@ -361,7 +376,7 @@ export class McpAdapter {
       (server) => server.enabled !== false && connectsOnFirstUse(server) && state.inventories.get(server.name)?.prompts === undefined,
     );
     const toolsUnknown = uncached.filter((server) => !state.inventories.has(server.name));
-    await Promise.all([state.lifecycle.connectStartupServers(), bootstrap(state, uncached)]);
+    await Promise.all([state.lifecycle.connectStartupServers(), this.listUncached(state, uncached)]);
     if (state.shutDown) return;
     state.semantic?.start(state.tools.byName.values());
     updateStatus(state); // bootstrapped lazy servers were ended again
@@ -409,21 +424,6 @@ function fileStamp(path: string): string {
 
 function sameConfig(a: LoadedConfig, b: LoadedConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/**
- * Lazy (and lazy-keep-alive) servers missing from the cache are started once to learn their tools, then ended again
- * (unless a call is already using them): lazy means no process until a tool is called.
- */
-async function bootstrap(state: McpExtensionState, servers: readonly ServerDefinition[]): Promise<void> {
-  const listOnce = async (server: ServerDefinition) => {
-    const connected = await state.lifecycle.ensureConnected(server.name).then(
-      () => true,
-      () => false, // reported through onConnectFailed
-    );
-    if (connected && !state.shutDown && state.manager.isIdle(server.name, 0)) await state.lifecycle.closeAfterListing(server.name);
-  };
-  await forEachAtMost(servers, BOOTSTRAP_CONCURRENCY, listOnce, () => state.shutDown);
 }
 
 /** `settings.search.embeddings`: tool vectors are computed once startup is over; problems are told as warnings. */

@@ -4,14 +4,22 @@
  *
  * An entry is valid for 7 days while the server's identity (`computeServerHash`) is unchanged. Entries keep the
  * MCP names, so a `toolPrefix` change never invalidates them. Several Pi processes share the file: a write locks
- * it, reads it again, changes only its own servers and renames a private temp file over it (mode 0600). A file
+ * it, reads it again, changes only its own servers and renames a private temp file over it (mode 0600). Beside it,
+ * `mcp-cache-journal/` holds entries written without the lock (a session's listings, at once: they must survive a
+ * session that ends while others hold the lock): readers take them with the file, and the next locked write merges
+ * them into it and removes them. Of two entries for one server, the later listing wins. Within a minute after a lock
+ * was taken over from a holder that stopped refreshing it (a starved CPU stalls a process for seconds), journal files
+ * are kept a minute: that holder may still replace the file with what it read before a merge, and the next merge then
+ * brings those entries back. A file
  * that is unreadable or not ours (corrupt, truncated, foreign, other version) is treated as empty and rebuilt by
  * the next write; within a good file, a malformed entry is dropped and the others kept. Only the hash of a
  * server's config is stored, never the config (it may hold secrets).
  */
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { createHash, randomBytes } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { rm, rmdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { writeFileAtomic } from "./util/atomic-file.ts";
 import { updateFileLocked } from "./util/file-lock.ts";
 import { toProviderSafeSchema } from "./tools/json-schema.ts";
 import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
@@ -29,7 +37,12 @@ const READABLE_VERSIONS: ReadonlySet<unknown> = new Set([2, CACHE_VERSION]);
 /** A server's `instructions` are kept (and shown to the model) up to this length. */
 export const MAX_INSTRUCTIONS_CHARS = 1_000;
 export const CACHE_FILE_NAME = "mcp-cache.json";
+export const CACHE_JOURNAL_DIR_NAME = "mcp-cache-journal";
 export const CACHE_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+/** Far longer than a lock holder stalls on a loaded machine (seconds), short enough that few files pile up. */
+const JOURNAL_KEEP_MS = 60_000;
+/** In the journal directory, touched when the cache's lock was taken over from a stalled (or dead) holder. */
+const TAKEOVER_MARK = "taken-over";
 
 export interface CachedServerEntry {
   configHash: string;
@@ -140,14 +153,17 @@ function boundedInstructions(text: string | undefined): string | undefined {
 /** Sync because the extension factory reads it at module scope. Never throws. */
 export function loadMetadataCache(agentDir: string): MetadataCacheSnapshot {
   const path = getCachePath(agentDir);
-  let text: string;
+  // The journal first: a write that merges it replaces the cache file before it removes the journal's files.
+  const journal = readJournal(agentDir);
+  let snapshot: MetadataCacheSnapshot;
   try {
-    text = readFileSync(path, "utf8");
+    snapshot = { path, ...parseCacheFile(readFileSync(path, "utf8"), path) };
   } catch (error) {
     const problems = errorCode(error) === "ENOENT" ? [] : [`${path}: cannot be read (${errorMessage(error)}); ignored`];
-    return { path, servers: new Map(), problems };
+    snapshot = { path, servers: new Map(), problems };
   }
-  return { path, ...parseCacheFile(text, path) };
+  for (const file of journal) mergeLater(snapshot.servers as Map<string, CachedServerEntry>, file.servers);
+  return snapshot;
 }
 
 export function getValidEntry(
@@ -163,8 +179,8 @@ export function getValidEntry(
 }
 
 /**
- * Replaces these servers' entries and keeps every other server's. Never throws: a write that cannot be done
- * safely (lock not had in time, disk error) is skipped and the reason returned.
+ * Replaces these servers' entries (and merges the journal) and keeps every other server's. Never throws: a write
+ * that cannot be done safely (lock not had in time, disk error) is skipped and the reason returned.
  */
 export async function writeServerEntries(
   agentDir: string,
@@ -172,23 +188,138 @@ export async function writeServerEntries(
   options: WriteOptions = {},
 ): Promise<WriteResult> {
   const path = getCachePath(agentDir);
-  const updates: [string, CachedServerEntry][] = [];
-  const rejected: string[] = [];
-  for (const [name, entry] of entries instanceof Map ? entries : Object.entries(entries)) {
-    const stored = parseEntry(entry);
-    if (stored) updates.push([name, stored]);
-    else rejected.push(name);
-  }
+  const { updates, rejected } = checkedEntries(entries);
+  let merged: JournalFile[] = [];
+  let tookOver = false;
   const reason = await updateFileLocked(
     path,
     (current) => {
+      merged = readJournal(agentDir);
       const servers = new Map(readServersForMerge(current, path));
-      for (const [name, entry] of updates) servers.set(name, entry);
+      let changed = current === undefined || servers.size === 0;
+      for (const file of merged) changed = mergeLater(servers, file.servers) || changed;
+      changed = mergeLater(servers, updates) || changed;
+      if (!changed) return undefined; // the file has it all already
       return JSON.stringify({ version: CACHE_VERSION, servers: Object.fromEntries([...servers].sort(([a], [b]) => compareStrings(a, b))) });
     },
     options.lockTimeoutMs,
+    () => {
+      tookOver = true;
+    },
   );
-  return reason === undefined ? { written: true, path, rejected } : { written: false, path, reason };
+  if (reason !== undefined) return { written: false, path, reason };
+  await removeMergedJournal(agentDir, merged, tookOver);
+  return { written: true, path, rejected };
+}
+
+/** The merged journal files go, unless a stalled lock holder may still undo the merge (see the module comment). */
+async function removeMergedJournal(agentDir: string, merged: readonly JournalFile[], tookOver: boolean): Promise<void> {
+  const mark = join(agentDir, CACHE_JOURNAL_DIR_NAME, TAKEOVER_MARK);
+  if (tookOver) await writeFile(mark, "", { mode: 0o600 }).catch(() => undefined);
+  const keep = tookOver || Date.now() - modifiedAt(mark) < JOURNAL_KEEP_MS;
+  const expired = merged.filter((file) => Date.now() - file.writtenAt > JOURNAL_KEEP_MS);
+  const removed = keep ? expired.map((file) => file.path) : [...merged.map((file) => file.path), mark];
+  await Promise.all(removed.map((file) => rm(file, { force: true }).catch(() => undefined)));
+  // Gone when empty: a single session leaves only the cache file (a writer racing this retries its journal write).
+  await rmdir(dirname(mark)).catch(() => undefined);
+}
+
+function modifiedAt(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Puts these servers' entries where every reader sees them at once, without the lock (a file of its own in the
+ * journal): for a session that must not lose a listing while other processes hold the lock, or wait for them.
+ * The next `writeServerEntries` of any process merges them into the cache file. Never throws.
+ */
+export async function journalServerEntries(
+  agentDir: string,
+  entries: ReadonlyMap<string, CachedServerEntry> | Readonly<Record<string, CachedServerEntry>>,
+): Promise<WriteResult> {
+  const { updates, rejected } = checkedEntries(entries);
+  const path = join(agentDir, CACHE_JOURNAL_DIR_NAME, `${process.pid}-${Date.now()}-${randomBytes(4).toString("hex")}.json`);
+  try {
+    await writeFileAtomic(path, JSON.stringify({ version: CACHE_VERSION, servers: Object.fromEntries(updates) }));
+    return { written: true, path, rejected };
+  } catch (error) {
+    return { written: false, path, reason: `cannot write ${path}: ${errorMessage(error)}` };
+  }
+}
+
+/** Whether journal entries wait to be merged into the cache file (a cheap look, without the lock). */
+export function hasJournalEntries(agentDir: string): boolean {
+  try {
+    return readdirSync(join(agentDir, CACHE_JOURNAL_DIR_NAME)).some(isJournalFile);
+  } catch {
+    return false;
+  }
+}
+
+function checkedEntries(entries: ReadonlyMap<string, CachedServerEntry> | Readonly<Record<string, CachedServerEntry>>) {
+  const updates = new Map<string, CachedServerEntry>();
+  const rejected: string[] = [];
+  for (const [name, entry] of entries instanceof Map ? entries : Object.entries(entries)) {
+    const stored = parseEntry(entry);
+    if (stored) updates.set(name, stored);
+    else rejected.push(name);
+  }
+  return { updates, rejected };
+}
+
+/**
+ * Of two entries for a server, the later listing's (on a tie, the one merged last: a write's own over the file's).
+ * True when `into` changed.
+ */
+function mergeLater(into: Map<string, CachedServerEntry>, from: ReadonlyMap<string, CachedServerEntry>): boolean {
+  let changed = false;
+  for (const [name, entry] of from) {
+    const kept = into.get(name);
+    if (kept && (entry.cachedAt < kept.cachedAt || (entry.cachedAt === kept.cachedAt && sameEntry(entry, kept)))) continue;
+    into.set(name, entry);
+    changed = true;
+  }
+  return changed;
+}
+
+function sameEntry(a: CachedServerEntry, b: CachedServerEntry): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
+interface JournalFile {
+  path: string;
+  /** Epoch ms (its modification time). */
+  writtenAt: number;
+  servers: ReadonlyMap<string, CachedServerEntry>;
+}
+
+/** The journal's files, oldest name first; one unreadable or not ours counts as empty (and goes with the next merge). */
+function readJournal(agentDir: string): JournalFile[] {
+  const dir = join(agentDir, CACHE_JOURNAL_DIR_NAME);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter(isJournalFile).sort(compareStrings);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const path = join(dir, name);
+    try {
+      const writtenAt = statSync(path).mtimeMs;
+      return [{ path, writtenAt, servers: parseCacheFile(readFileSync(path, "utf8"), path).servers }];
+    } catch {
+      return []; // removed since it was listed
+    }
+  });
+}
+
+/** Not the temp file of a journal file being written (util/atomic-file.ts). */
+function isJournalFile(name: string): boolean {
+  return name.endsWith(".json");
 }
 
 function readServersForMerge(current: string | undefined, path: string): ReadonlyMap<string, CachedServerEntry> {

@@ -36,14 +36,14 @@ export function buildToolView(config: LoadedConfig, cache: MetadataCacheSnapshot
 }
 
 /**
- * A server's live (or refreshed) metadata, in the form the cache keeps. Returns false when it is what the view had
- * already: then nothing is rebuilt.
+ * A server's live (or refreshed) metadata, in the form the cache keeps, or another process's listing of it found in
+ * the cache (`origin` "cache"). Returns false when it is what the view had already: then nothing is rebuilt.
  */
-export function updateServerInventory(view: ToolView, name: string, entry: CachedServerEntry): boolean {
+export function updateServerInventory(view: ToolView, name: string, entry: CachedServerEntry, origin: ServerInventoryEntry["origin"] = "live"): boolean {
   const definition = view.servers.get(name);
   if (!definition) return false;
   const previous = view.inventories.get(name);
-  view.inventories.set(name, inventoryEntry(definition, entry, "live"));
+  view.inventories.set(name, inventoryEntry(definition, entry, origin));
   if (previous && sameLists(previous, entry)) return false;
   Object.assign(view, toolsOf(view.inventories, view.config));
   return true;

@@ -41,6 +41,7 @@ const SECTIONS: Section[] = [
   { id: "script-engines", title: "7a. Script engines (quickjs-wasi, quickjs-emscripten)", script: "script-engines.ts" },
   { id: "script-calls", title: "7b. Tool calls from a codemode script vs direct", script: "script-overhead.ts", perHost: true },
   { id: "script-task", title: "7. The orders task: direct calls vs one codemode script", script: "script-task.ts" },
+  { id: "concurrency", title: "Ten sessions at once on one agent dir (uncached servers listed once)", script: "concurrent-sessions.ts", perHost: true },
 ];
 
 const RESULTS_FILE = join(REPO_ROOT, "bench/RESULTS.md");

@@ -31,6 +31,7 @@ import { canSignIn } from "./session.ts";
 import { CALLBACK_PATH, CallbackListener } from "./oauth-callback.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
+import { isJsonObject } from "../util/guards.ts";
 
 const CLIENT_NAME = "Pi (pi-mcp-adapter)";
 /** Outside a sign-in the SDK still reads a redirect address; no authorization URL built with it is ever opened. */
@@ -272,6 +273,55 @@ class StoredOAuthProvider implements OAuthClientProvider {
 function registeredFor(client: OAuthClientInformationMixed, redirectUrl: string): boolean {
   const registered = "redirect_uris" in client ? client.redirect_uris : undefined;
   return !registered || registered.includes(redirectUrl);
+}
+
+/**
+ * For a server's transports (whose fetch the SDK also uses for token requests): a refresh is done once across the Pi
+ * processes sharing the agent dir. Refresh tokens are single-use at many authorization servers (they rotate): two
+ * processes refreshing with the same one would leave one of them signed out. A refresh runs under the lock of the
+ * server's stored record; when the record already holds other tokens than the ones the server refused here (another
+ * process refreshed meanwhile), those are the answer and nothing is sent; a refresh that is sent has its answer stored
+ * before the lock goes, so the next process finds it.
+ */
+export function refreshingOnce(store: OAuthStore, url: string, fetchFn: FetchLike): FetchLike {
+  let refused: string | undefined;
+  return async (input, init) => {
+    const refreshToken = refreshTokenSent(init);
+    if (refreshToken === undefined) {
+      const response = await fetchFn(input, init);
+      if (response.status === 401) refused = bearerSent(init) ?? refused;
+      return response;
+    }
+    return store.exclusive(url, async (record, save) => {
+      const stored = record?.tokens;
+      const refreshedElsewhere = stored && (stored.refresh_token !== refreshToken || (refused !== undefined && stored.access_token !== refused));
+      if (refreshedElsewhere) return tokenAnswer(stored);
+      const response = await fetchFn(input, init);
+      const tokens: unknown = response.ok ? await response.clone().json().catch(() => undefined) : undefined;
+      if (record && isJsonObject(tokens) && typeof tokens.access_token === "string") {
+        // As the SDK will store them (the refresh token kept when none is sent back, the issuer the old ones had).
+        await save({ ...record, tokens: { ...stored, refresh_token: refreshToken, ...tokens } as OAuthTokens });
+      }
+      return response;
+    });
+  };
+}
+
+function refreshTokenSent(init: RequestInit | undefined): string | undefined {
+  const body = init?.body;
+  if (!(body instanceof URLSearchParams) || body.get("grant_type") !== "refresh_token") return undefined;
+  return body.get("refresh_token") ?? undefined;
+}
+
+function bearerSent(init: RequestInit | undefined): string | undefined {
+  const authorization = new Headers(init?.headers).get("authorization");
+  return authorization?.match(/^Bearer (.+)$/i)?.[1];
+}
+
+/** The token endpoint's answer, given from the store: the SDK reads it as it would the server's. */
+function tokenAnswer(tokens: OAuthTokens): Response {
+  const { issuer: _issuer, ...answer } = tokens as OAuthTokens & { issuer?: string };
+  return new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": "application/json" } });
 }
 
 /** For a server's transports: remembers its last `WWW-Authenticate` challenge (the scope a sign-in must ask for). */

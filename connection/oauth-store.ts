@@ -5,9 +5,10 @@
  *
  * Keyed by the server's URL, not its name: names come from config files (a project's among them), and a server whose
  * URL changed must not send another server's tokens. The file name is a hash of the URL, so no config text becomes a
- * path. One file per server means no lock: each write replaces one whole file (util/atomic-file.ts), and concurrent Pi
- * processes at worst redo a refresh. Everything read back is checked; a file that is not what we wrote is ignored
- * (and replaced by the next sign-in).
+ * path. Each write replaces one whole file (util/atomic-file.ts), read again and changed under the file's
+ * cross-process lock (util/file-lock.ts): Pi processes sharing the agent dir lose neither a registration nor tokens
+ * another one stored meanwhile, and a refresh is done under that lock too (connection/oauth-provider.ts). Everything
+ * read back is checked; a file that is not what we wrote is ignored (and replaced by the next sign-in).
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -16,6 +17,7 @@ import { join } from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { KeyedQueue } from "../util/async-work.ts";
 import { writeFileAtomic } from "../util/atomic-file.ts";
+import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "../util/file-lock.ts";
 import { isJsonObject } from "../util/guards.ts";
 
 export const OAUTH_DIR_NAME = "mcp-oauth";
@@ -64,14 +66,32 @@ export class OAuthStore {
 
   /** Reads the record, changes it and writes it back; a change that leaves nothing removes the file. */
   update(url: string, change: (record: OAuthRecord) => OAuthRecord): Promise<void> {
+    return this.exclusive(url, async (record, save) => save(change(record ?? {})));
+  }
+
+  /**
+   * Runs `work` alone on the server's record, in this process and across processes (its file's lock): it gets the
+   * record as stored now and may save a new one. When the lock cannot be had in time (another process stuck), the
+   * work runs anyway: at worst as if there were no lock.
+   */
+  exclusive<T>(url: string, work: (record: OAuthRecord | undefined, save: (record: OAuthRecord) => Promise<void>) => Promise<T>): Promise<T> {
     const key = storeKey(url);
+    const path = this.fileFor(key);
     return this.changes.run(key, async () => {
-      const record = change((await this.read(key)) ?? {});
-      if (isEmpty(record)) return void (await rm(this.fileFor(key), { force: true }));
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
-      const file: StoredFile = { version: FORMAT_VERSION, url: key, ...record };
-      await writeFileAtomic(this.fileFor(key), JSON.stringify(file, null, 2));
+      const release = await acquireFileLock(path, DEFAULT_LOCK_TIMEOUT_MS, () => undefined);
+      try {
+        return await work(await this.read(key), (record) => this.write(key, record));
+      } finally {
+        if (typeof release !== "string") await release().catch(() => undefined);
+      }
     });
+  }
+
+  private async write(key: string, record: OAuthRecord): Promise<void> {
+    if (isEmpty(record)) return void (await rm(this.fileFor(key), { force: true }));
+    const file: StoredFile = { version: FORMAT_VERSION, url: key, ...record };
+    await writeFileAtomic(this.fileFor(key), JSON.stringify(file, null, 2));
   }
 
   /** Forgets everything about the server (sign-out). True when there was something to forget. */

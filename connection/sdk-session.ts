@@ -37,7 +37,7 @@ import { canSignIn } from "./session.ts";
 import { briefHttpError, safeUrl } from "../util/http-text.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
 import { errorMessage } from "../util/guards.ts";
-import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth-provider.ts";
+import { authProviderFor, describeOAuthError, recordingChallenges, refreshingOnce } from "./oauth-provider.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
 import { withCommandValues } from "./command-values.ts";
@@ -266,7 +266,8 @@ async function openHttp(configured: ServerDefinition, createClient: () => Client
   const { store, state } = options.oauth;
   const authProvider = await abortable(authProviderFor(def, store, state), options.signal);
   state.usesOAuth = authProvider !== undefined;
-  const http: HttpOptions = { requestInit: { headers: httpHeaders(def) }, authProvider, fetch: recordingChallenges(url, state) };
+  const noting = recordingChallenges(url, state);
+  const http: HttpOptions = { requestInit: { headers: httpHeaders(def) }, authProvider, fetch: authProvider ? refreshingOnce(store, def.url!, noting) : noting };
   if (def.transport === "sse") return openSse(url, http, createClient(), options);
   try {
     return await openStreamableHttp(url, http, createClient(), options);

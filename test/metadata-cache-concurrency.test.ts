@@ -6,9 +6,11 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
-import { getCachePath, loadMetadataCache } from "../metadata-cache.ts";
+import { getCachePath, loadMetadataCache, writeServerEntries } from "../metadata-cache.ts";
+import { acquireFileLock } from "../util/file-lock.ts";
 
 const WRITER = fileURLToPath(new URL("./fixtures/cache-writer.mjs", import.meta.url));
+const SESSION_END = fileURLToPath(new URL("./fixtures/cache-session-end.mjs", import.meta.url));
 const WRITERS = 10;
 const ROUNDS = 20;
 
@@ -68,4 +70,28 @@ it("keeps every server's latest entry when 10 processes write 20 rounds each", a
     });
   }
   expect(readdirSync(dir)).toEqual(["mcp-cache.json"]);
+});
+
+it("a session that ends while another process holds the lock longer than its shutdown waits still leaves its listing in the cache", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "mcp-cache-concurrency-"));
+  agentDir = dir;
+  const release = await acquireFileLock(getCachePath(dir), 1_000, () => undefined);
+  if (typeof release === "string") throw new Error(release);
+  try {
+    const child = spawn(process.execPath, [SESSION_END, dir, "ended-early", "200"], { stdio: ["ignore", "pipe", "inherit"] });
+    started.push(child);
+    let stdout = "";
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect({ code, stdout }).toEqual({ code: 0, stdout: "exiting\n" });
+    // Readers see it at once, though the cache file could not be rewritten.
+    expect(loadMetadataCache(dir).servers.get("ended-early")?.tools).toEqual([{ name: "listed" }]);
+  } finally {
+    await release();
+  }
+  // The next write (any process's) takes it into the cache file itself.
+  expect((await writeServerEntries(dir, {})).written).toBe(true);
+  expect(Object.keys(JSON.parse(readFileSync(getCachePath(dir), "utf8")).servers)).toEqual(["ended-early"]);
+  expect(readdirSync(dir).filter((name) => name !== "mcp-cache-journal")).toEqual(["mcp-cache.json"]);
+  expect(loadMetadataCache(dir).servers.get("ended-early")?.tools).toEqual([{ name: "listed" }]);
 });

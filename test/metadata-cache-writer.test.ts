@@ -1,10 +1,10 @@
 // The in-process cache writer: a session's listings are batched into few writes, none lost, the last per server wins.
-import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { acquireFileLock } from "../util/file-lock.ts";
-import { getCachePath, loadMetadataCache, type WriteResult } from "../metadata-cache.ts";
+import { CACHE_JOURNAL_DIR_NAME, getCachePath, loadMetadataCache, type WriteResult } from "../metadata-cache.ts";
 import { MetadataCacheWriter } from "../tools/cache-writer.ts";
 
 let agentDir: string | undefined;
@@ -45,39 +45,57 @@ it("keeps entries of a write that could not be done and reports only after the r
   expect(reports[0]?.written).toBe(false);
 });
 
-it("reports a write it gives up on once, until a write succeeds again", async () => {
+it("reports a batch the journal cannot take once, until a write succeeds again", async () => {
   const dir = mkdtempSync(join(tmpdir(), "mcp-cache-writer-"));
   agentDir = dir;
   const reports: WriteResult[] = [];
   const writer = new MetadataCacheWriter(dir, (result) => reports.push(result));
-  // A directory in the cache file's place: every write fails (EISDIR), even for root.
-  mkdirSync(getCachePath(dir));
+  const journal = join(dir, CACHE_JOURNAL_DIR_NAME);
+  // A file in the journal directory's place: every journal write fails, even for root.
+  writeFileSync(journal, "");
   writer.queue("a", entry("x"));
   await writer.flush();
   writer.queue("b", entry("y"));
   await writer.flush();
   expect(reports.map((report) => report.written)).toEqual([false]);
 
-  rmdirSync(getCachePath(dir));
+  rmSync(journal);
   writer.queue("c", entry("z"));
   await writer.flush();
-  rmSync(getCachePath(dir));
-  mkdirSync(getCachePath(dir));
+  rmSync(journal, { recursive: true, force: true }); // merged: gone already
+  writeFileSync(journal, "");
   writer.queue("d", entry("w"));
   await writer.flush();
   expect(reports.map((report) => report.written)).toEqual([false, false]);
 });
 
-it("a bounded flush returns while another process holds the lock, and the entry is written once it is released", async () => {
+it("does not report a cache file it cannot replace: the entries are in the journal, and readers get them", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "mcp-cache-writer-"));
+  agentDir = dir;
+  const reports: WriteResult[] = [];
+  const writer = new MetadataCacheWriter(dir, (result) => reports.push(result));
+  // A directory in the cache file's place: the merge fails (EISDIR), even for root.
+  mkdirSync(getCachePath(dir));
+  writer.queue("a", entry("x"));
+  await writer.flush();
+  expect(reports).toEqual([]);
+  const snapshot = loadMetadataCache(dir);
+  expect(snapshot.servers.get("a")?.tools).toEqual([{ name: "x" }]);
+  expect(snapshot.problems).toEqual([expect.stringMatching(/cannot be read/)]);
+});
+
+it("a bounded flush returns while another process holds the lock: the entry is read from the journal at once, and merged into the file once the lock is released", async () => {
   const dir = mkdtempSync(join(tmpdir(), "mcp-cache-writer-"));
   agentDir = dir;
   const release = await acquireFileLock(getCachePath(dir), 1_000, () => undefined);
   if (typeof release === "string") throw new Error(release);
   const writer = new MetadataCacheWriter(dir, () => undefined);
   writer.queue("a", entry("x"));
+  await writer.stored();
   await writer.flush(50);
-  expect(loadMetadataCache(dir).servers.has("a")).toBe(false);
+  expect(existsSync(getCachePath(dir))).toBe(false);
+  expect(loadMetadataCache(dir).servers.get("a")?.tools).toEqual([{ name: "x" }]);
   await release();
   await writer.flush();
-  expect(loadMetadataCache(dir).servers.has("a")).toBe(true);
+  expect(Object.keys(JSON.parse(readFileSync(getCachePath(dir), "utf8")).servers)).toEqual(["a"]);
 });

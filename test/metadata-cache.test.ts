@@ -3,12 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  CACHE_JOURNAL_DIR_NAME,
   CACHE_MAX_AGE_MS,
   CACHE_VERSION,
   computeServerHash,
   createCacheEntry,
   getCachePath,
   getValidEntry,
+  hasJournalEntries,
+  journalServerEntries,
   loadMetadataCache,
   writeServerEntries,
   type CachedServerEntry,
@@ -326,5 +329,69 @@ describe("the write lock", () => {
     const result = await writeServerEntries(agentDir, { a: entryFor(server("a")) }, { lockTimeoutMs: 2_000 });
     expect(result.written).toBe(true);
     expect(readdirSync(agentDir)).toEqual(["mcp-cache.json"]);
+  });
+});
+
+describe("the journal (entries written without the lock)", () => {
+  const journalFiles = () => readdirSync(join(agentDir, CACHE_JOURNAL_DIR_NAME)).sort();
+  /** As if every journal file had been written two minutes ago. */
+  const ageJournal = () => {
+    const then = new Date(Date.now() - 120_000);
+    for (const name of journalFiles()) utimesSync(join(agentDir, CACHE_JOURNAL_DIR_NAME, name), then, then);
+  };
+
+  it("is read with the file at once, the later listing of a server winning, and merged into the file (then removed) by the next write", async () => {
+    await writeServerEntries(agentDir, { a: entryFor(server("a"), "old", 1_000), b: entryFor(server("b"), "kept", 1_000) });
+    expect((await journalServerEntries(agentDir, { a: entryFor(server("a"), "new", 2_000), c: entryFor(server("c"), "c", 1_000) })).written).toBe(true);
+    // An older listing journaled later does not undo a newer one in the file.
+    expect((await journalServerEntries(agentDir, { b: entryFor(server("b"), "older", 500) })).written).toBe(true);
+    expect(journalFiles()).toHaveLength(2);
+    const toolsOf = (snapshot: ReturnType<typeof loadMetadataCache>) =>
+      Object.fromEntries([...snapshot.servers].map(([name, entry]) => [name, entry.tools.map((tool) => tool.name)]));
+    expect(toolsOf(loadMetadataCache(agentDir))).toEqual({ a: ["new"], b: ["kept"], c: ["c"] });
+    expect(hasJournalEntries(agentDir)).toBe(true);
+
+    expect((await writeServerEntries(agentDir, {})).written).toBe(true);
+    expect(Object.keys(readFileJson().servers)).toEqual(["a", "b", "c"]);
+    expect(toolsOf(loadMetadataCache(agentDir))).toEqual({ a: ["new"], b: ["kept"], c: ["c"] });
+    expect(readdirSync(agentDir)).toEqual(["mcp-cache.json"]);
+    expect(hasJournalEntries(agentDir)).toBe(false);
+  });
+
+  it("after the lock was taken over from a stalled holder, keeps merged journal files a minute (that holder may still overwrite the merge)", async () => {
+    await journalServerEntries(agentDir, { a: entryFor(server("a")) });
+    // A lock its holder stopped refreshing: taken over.
+    const lock = `${getCachePath(agentDir)}.lock`;
+    mkdirSync(lock);
+    const longAgo = new Date(Date.now() - 60_000);
+    utimesSync(lock, longAgo, longAgo);
+    expect((await writeServerEntries(agentDir, {})).written).toBe(true);
+    // Overwritten by a writer that read the file before the merge: the journal brings the entry back.
+    writeFileSync(getCachePath(agentDir), JSON.stringify({ version: CACHE_VERSION, servers: {} }));
+    expect([...loadMetadataCache(agentDir).servers.keys()]).toEqual(["a"]);
+    expect((await writeServerEntries(agentDir, {})).written).toBe(true);
+    expect(Object.keys(readFileJson().servers)).toEqual(["a"]);
+    expect(journalFiles().filter((name) => name.endsWith(".json"))).toHaveLength(1);
+    ageJournal();
+    expect((await writeServerEntries(agentDir, {})).written).toBe(true);
+    expect(readdirSync(agentDir)).toEqual(["mcp-cache.json"]);
+    expect(hasJournalEntries(agentDir)).toBe(false);
+    expect(Object.keys(readFileJson().servers)).toEqual(["a"]);
+  });
+
+  it("ignores a journal file that is not ours, and removes it with the others", async () => {
+    await journalServerEntries(agentDir, { a: entryFor(server("a")) });
+    writeFileSync(join(agentDir, CACHE_JOURNAL_DIR_NAME, "broken.json"), "{ half");
+    expect([...loadMetadataCache(agentDir).servers.keys()]).toEqual(["a"]);
+    expect((await writeServerEntries(agentDir, {})).written).toBe(true);
+    expect(readdirSync(agentDir)).toEqual(["mcp-cache.json"]);
+    expect([...loadMetadataCache(agentDir).servers.keys()]).toEqual(["a"]);
+  });
+
+  it("a write with nothing to merge leaves the file as it is", async () => {
+    await writeServerEntries(agentDir, { a: entryFor(server("a")) });
+    const before = statSync(getCachePath(agentDir)).ino;
+    expect((await writeServerEntries(agentDir, {})).written).toBe(true);
+    expect(statSync(getCachePath(agentDir)).ino).toBe(before);
   });
 });
