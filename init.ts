@@ -42,6 +42,7 @@ import { currentToolSearchDescription, mcpCallDefinition, type ToolSearchDetails
 import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
+import { updateStatus } from "./commands/status-report.ts";
 
 export const CONFIG_FLAG = "mcp-config";
 const BOOTSTRAP_CONCURRENCY = 10;
@@ -458,19 +459,3 @@ function reportSignInNeeded(state: McpExtensionState, _name: string, error: Need
   state.ui.notify(error.message, "warning");
   updateStatus(state);
 }
-
-/** What the footer's status line reads of the session (its state has it all). */
-export interface StatusLineContext extends Pick<ToolView, "servers" | "tools"> {
-  readonly manager: Pick<McpServerManager, "getConnection" | "getState">;
-  readonly ui: Pick<McpUi, "setStatus">;
-}
-
-export function updateStatus(state: StatusLineContext): void {
-  const enabled = [...state.servers.values()].filter((server) => server.enabled !== false);
-  if (enabled.length === 0) return state.ui.setStatus(undefined);
-  const connected = enabled.filter((server) => state.manager.getConnection(server.name)).length;
-  const failing = enabled.filter((server) => ["failed", "needs-auth"].includes(state.manager.getState(server.name).status)).length;
-  const tools = state.tools.byName.size;
-  state.ui.setStatus(`MCP ${connected}/${enabled.length} up · ${tools} tools${failing > 0 ? ` · ${failing} failing` : ""}`);
-}
-

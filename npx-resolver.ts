@@ -18,6 +18,7 @@ import { findShadowingInstall } from "./npx/shadowing.ts";
 
 /** What a resolution ends in, for the connection code that starts the resolved command. */
 export type { NpxResolution } from "./npx/resolution.ts";
+export { describeNpxResolution } from "./npx/resolution.ts";
 
 export interface NpxResolveOptions {
   agentDir: string;

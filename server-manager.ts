@@ -18,9 +18,9 @@ import {
   type McpSession,
   NeedsAuthError,
   type SessionSettings,
-  transportFamily,
   type UrlElicitationHandler,
 } from "./connection/session.ts";
+import { transportFamily } from "./connection/server-target.ts";
 import { type ConnectionCode, loadConnectionCode } from "./connection/sdk-loader.ts";
 import { formatSeconds } from "./util/format-time.ts";
 import { errorMessage, toError } from "./util/guards.ts";
@@ -30,7 +30,7 @@ import { OutputTail } from "./connection/stderr-tail.ts";
 import type { ServerDefinition, TransportKind } from "./types.ts";
 
 /** Whether a server can be signed in to, for the commands that offer it. */
-export { canSignIn } from "./connection/session.ts";
+export { canSignIn } from "./connection/auth-checks.ts";
 
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;

@@ -16,7 +16,8 @@ import { errorMessage } from "../util/guards.ts";
 import { transformPromptMessages } from "./content.ts";
 import type { McpExtensionState } from "../state.ts";
 import type { ToolView } from "../tool-view.ts";
-import { allocateToolNames, type McpPrompt, type McpPromptArgument, toolKey } from "../types.ts";
+import { allocateToolNames, toolKey } from "../tool-names.ts";
+import type { McpPrompt, McpPromptArgument } from "../types.ts";
 import { collapseWhitespace } from "../util/text.ts";
 import { showText } from "../ui.ts";
 

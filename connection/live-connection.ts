@@ -10,7 +10,6 @@
  *   notifications that arrive during a refresh are merged into one more (a storm of 300 gave 301 listings and as many
  *   cache writes).
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { McpList, McpSession } from "./session.ts";
 import { errorMessage } from "../util/guards.ts";
@@ -24,7 +23,6 @@ const RECHECK_ALIVE_AFTER_MS = 5;
 
 export interface ServerConnection {
   readonly name: string;
-  readonly client: Client;
   readonly transport: TransportKind;
   readonly tools: McpTool[];
   readonly resources: McpResource[];
@@ -44,7 +42,6 @@ export interface ServerConnection {
 export class LiveConnection implements ServerConnection {
   readonly name: string;
   readonly session: McpSession;
-  readonly client: Client;
   readonly transport: TransportKind;
   readonly pid?: number;
   readonly connectedAt = Date.now();
@@ -71,7 +68,6 @@ export class LiveConnection implements ServerConnection {
     this.name = name;
     this.session = session;
     this.listsResources = listsResources;
-    this.client = session.client;
     this.transport = session.transport;
     this.pid = session.pid;
   }

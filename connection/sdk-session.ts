@@ -32,8 +32,9 @@ import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import { abortable } from "../util/abort.ts";
-import { hasAuthorizationHeader, type McpSession, mergeEnv, NeedsAuthError, type OpenOptions, parseServerUrl, type ServerAuthState, type SessionEvents, signInNeeded, transportFamily } from "./session.ts";
-import { canSignIn } from "./session.ts";
+import { type McpSession, NeedsAuthError, type OpenOptions, type ServerAuthState, type SessionEvents } from "./session.ts";
+import { canSignIn, hasAuthorizationHeader, signInNeeded } from "./auth-checks.ts";
+import { mergeEnv, parseServerUrl, transportFamily } from "./server-target.ts";
 import { briefHttpError, safeUrl } from "../util/http-text.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
 import { errorMessage } from "../util/guards.ts";
@@ -57,7 +58,7 @@ const SESSION_DELETE_WAIT_MS = 1_000;
 
 /** A session through the SDK's Client (see `McpSession` for what it promises). */
 class SdkSession implements McpSession {
-  readonly client: Client;
+  private readonly client: Client;
   readonly transport: TransportKind;
   readonly pid?: number;
   readonly npx?: NpxResolution;

@@ -22,12 +22,12 @@ import {
   waitForStatus,
 } from "./helpers/fault-setup.ts";
 import { readEvents } from "./helpers/fixture-log.ts";
+import { isValidToolName } from "./helpers/tool-names.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
 import { isRunning, waitFor } from "./server-manager-helpers.ts";
 
 const host = currentHost();
 const harness = faultHarness();
-const VALID_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const sortedNotifications = (pi: PiSession) => notifications(pi).sort((a, b) => (a.message < b.message ? -1 : 1));
 const results = (pi: PiSession) => pi.toolResults.map((result) => [result.toolName, result.isError, result.text]);
@@ -166,7 +166,7 @@ describe(`server faults on Pi ${host.version}`, () => {
 
     // Every name the adapter gives (/mcp tools lists them all) is one providers accept; Pi has those it loaded.
     const named = [...(await pi.command("/mcp tools")).text.matchAll(/^  (\S+)/gm)].map((match) => match[1]!);
-    expect(named.every((name) => VALID_TOOL_NAME.test(name))).toBe(true);
+    expect(named.every(isValidToolName)).toBe(true);
     expect(named).toEqual(expect.arrayContaining(["odd__dots_and_slashes_here", "odd__twice", "odd__no_schema", "odd__tree", expect.stringMatching(/^odd__long_x+_[0-9a-f]{8}$/)]));
     expect(named.filter((name) => name === "odd__twice")).toHaveLength(1);
     const odd = pi.session.getAllTools().filter((tool) => tool.name.startsWith("odd__"));

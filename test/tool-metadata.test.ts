@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { buildToolMetadata, type ServerInventory } from "../tool-metadata.ts";
-import { BUILTIN_TOOL_NAMES, isValidToolName, TOOL_SEARCH_NAME } from "../types.ts";
+import { BUILTIN_TOOL_NAMES } from "../tool-names.ts";
+import { TOOL_SEARCH_NAME } from "../types.ts";
+import { isValidToolName } from "./helpers/tool-names.ts";
 import type { McpResource, McpTool, ServerDefinition, ToolPrefixMode } from "../types.ts";
 
 interface CorpusServer {
