@@ -22,7 +22,6 @@ import { forEachAtMost } from "./util/async-work.ts";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
 import { loadConfig } from "./config.ts";
-import { NeedsAuthError } from "./connection/session.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
@@ -42,7 +41,7 @@ import { currentToolSearchDescription, mcpCallDefinition, type ToolSearchDetails
 import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
-import { updateStatus } from "./commands/status-report.ts";
+import { reportConfigProblems, reportConnectFailure, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
 
 export const CONFIG_FLAG = "mcp-config";
 const BOOTSTRAP_CONCURRENCY = 10;
@@ -242,7 +241,7 @@ export class McpAdapter {
       }),
       stats: createCallStats(config.settings, this.agentDir),
       searchIndex: undefined,
-      semantic: semanticRanker(config, this.agentDir, ui),
+      semantic: semanticRanker(config, this.agentDir, ui, view),
       instructionsShown: instructedInSession(ctx),
       offeredThisRun: new Set(),
       startup: Promise.resolve(),
@@ -401,10 +400,16 @@ async function bootstrap(state: McpExtensionState, servers: readonly ServerDefin
   await forEachAtMost(servers, BOOTSTRAP_CONCURRENCY, listOnce, () => state.shutDown);
 }
 
-/** `settings.search.embeddings`: tool vectors are computed once startup is over; problems are told as warnings. */
-function semanticRanker(config: LoadedConfig, agentDir: string, ui: McpUi): SemanticRanker | undefined {
+/**
+ * `settings.search.embeddings`: the vectors kept from earlier sessions serve the tools known now (from the cache)
+ * right away; new vectors are computed once startup is over. Problems are told as warnings.
+ */
+function semanticRanker(config: LoadedConfig, agentDir: string, ui: McpUi, view: ToolView): SemanticRanker | undefined {
   const settings = config.settings.search?.embeddings;
-  return settings ? new SemanticRanker(settings, agentDir, (message) => ui.notify(message, "warning")) : undefined;
+  if (!settings) return undefined;
+  const ranker = new SemanticRanker(settings, agentDir, (message) => ui.notify(message, "warning"));
+  ranker.update(view.tools.byName.values());
+  return ranker;
 }
 
 function persist(state: McpExtensionState, name: string, entry: CachedServerEntry): void {
@@ -430,32 +435,4 @@ function namesInToolSearchDetails(ctx: ExtensionContext, field: "loaded" | "inst
     for (const name of Array.isArray(list) ? list : []) if (typeof name === "string") names.add(name);
   }
   return names;
-}
-
-function reportConfigProblems(state: McpExtensionState): void {
-  for (const problem of state.config.problems) state.ui.notify(`MCP config: ${problem.message}`, problem.level);
-  for (const conflict of state.tools.conflicts) {
-    state.ui.notify(
-      `MCP: tool "${conflict.originalName}" of server "${conflict.serverName}" is named ${conflict.assigned} (${conflict.wanted} is ${
-        conflict.reason === "duplicate" ? `taken by server "${conflict.keptBy?.serverName}"` : "reserved"
-      }).`,
-      "warning",
-    );
-  }
-}
-
-function reportConnectFailure(state: McpExtensionState, name: string, error: Error): void {
-  // Told once, by reportSignInNeeded: a lazy server's every call would say it again.
-  if (error instanceof NeedsAuthError && error.signIn) return updateStatus(state);
-  const status = state.manager.getState(name).status;
-  const hint = status === "needs-auth" ? ` Run /mcp-auth ${name} for what to configure.` : "";
-  // The manager's connect errors already start with `MCP server "<name>"`.
-  state.ui.notify(`${error.message}${hint}`, status === "needs-auth" ? "warning" : "error");
-  updateStatus(state);
-}
-
-/** Its message names the command (/mcp-auth) the user has to run. */
-function reportSignInNeeded(state: McpExtensionState, _name: string, error: NeedsAuthError): void {
-  state.ui.notify(error.message, "warning");
-  updateStatus(state);
 }

@@ -31,6 +31,7 @@ import type { ServerDefinition, TransportKind } from "./types.ts";
 
 /** Whether a server can be signed in to, for the commands that offer it. */
 export { canSignIn } from "./connection/auth-checks.ts";
+export { NeedsAuthError } from "./connection/session.ts";
 
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;

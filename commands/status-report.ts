@@ -1,12 +1,14 @@
 /**
- * What the user reads of the servers' state: the `/mcp status` report, the panel's server lines and the footer's
- * status line. Each takes a narrow view of the session, so it is tested without a Pi session.
+ * What the user reads of the servers' state: the `/mcp status` report, the panel's server lines, the footer's
+ * status line and the notices of config problems and failed connects. The report and the status line take a narrow
+ * view of the session, so they are tested without a Pi session.
  */
 import { describeSource, describeTarget } from "../config.ts";
 import type { McpLifecycleManager } from "../lifecycle.ts";
 import { describeNpxResolution } from "../npx-resolver.ts";
 import type { SemanticRanker } from "../tool-search.ts";
-import { canSignIn, type McpServerManager, type ServerState } from "../server-manager.ts";
+import { canSignIn, type McpServerManager, NeedsAuthError, type ServerState } from "../server-manager.ts";
+import type { McpExtensionState } from "../state.ts";
 import type { CallStats, ToolCallStats } from "../tool-executor.ts";
 import type { ToolView } from "../tool-view.ts";
 import type { ConfigProblem, ServerDefinition } from "../types.ts";
@@ -171,4 +173,33 @@ function ago(timestamp: number): string {
 
 export function firstLine(text: string): string {
   return text.split("\n")[0];
+}
+
+/** Told once the session starts: config problems, and tools renamed because their name was taken. */
+export function reportConfigProblems(state: McpExtensionState): void {
+  for (const problem of state.config.problems) state.ui.notify(`MCP config: ${problem.message}`, problem.level);
+  for (const conflict of state.tools.conflicts) {
+    state.ui.notify(
+      `MCP: tool "${conflict.originalName}" of server "${conflict.serverName}" is named ${conflict.assigned} (${conflict.wanted} is ${
+        conflict.reason === "duplicate" ? `taken by server "${conflict.keptBy?.serverName}"` : "reserved"
+      }).`,
+      "warning",
+    );
+  }
+}
+
+export function reportConnectFailure(state: McpExtensionState, name: string, error: Error): void {
+  // Told once, by reportSignInNeeded: a lazy server's every call would say it again.
+  if (error instanceof NeedsAuthError && error.signIn) return updateStatus(state);
+  const status = state.manager.getState(name).status;
+  const hint = status === "needs-auth" ? ` Run /mcp-auth ${name} for what to configure.` : "";
+  // The manager's connect errors already start with `MCP server "<name>"`.
+  state.ui.notify(`${error.message}${hint}`, status === "needs-auth" ? "warning" : "error");
+  updateStatus(state);
+}
+
+/** Its message names the command (/mcp-auth) the user has to run. */
+export function reportSignInNeeded(state: McpExtensionState, _name: string, error: NeedsAuthError): void {
+  state.ui.notify(error.message, "warning");
+  updateStatus(state);
 }
