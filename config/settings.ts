@@ -17,7 +17,7 @@ import {
 } from "./checks.ts";
 import { configProblem } from "./problems.ts";
 import { describeValue, isJsonObject } from "../util/guards.ts";
-import { type InterpolationContext } from "./interpolation.ts";
+import type { InterpolationContext } from "./interpolation.ts";
 import { expandHome } from "../util/paths.ts";
 import type { CaptureStatsSettings, ConfigProblem, EmbeddingsSettings, McpSettings, SearchSettings } from "../types.ts";
 

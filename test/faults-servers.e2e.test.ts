@@ -328,7 +328,7 @@ describe(`a resources/list that never answers, on Pi ${host.version}`, () => {
     ]);
     const status = (await pi.command("/mcp status")).text;
     expect(status).toMatch(/✓ quiet: connected · eager · stdio · 6 tools/);
-    expect(status).toMatch(/✓ noted: connected · eager · stdio · 6 tools[^]*resources\/list did not answer before the startup deadline; its resources are left out \(its tools are not affected\)/);
+    expect(status).toMatch(/✓ noted: connected · eager · stdio · 6 tools[\s\S]*resources\/list did not answer before the startup deadline; its resources are left out \(its tools are not affected\)/);
     const listings = (log: string) => readEvents(join(dirs.cwd, log)).filter((entry) => entry.event === "list-resources");
     expect(listings("quiet.log")).toEqual([]);
     expect(listings("noted.log")).toHaveLength(1);
@@ -345,7 +345,7 @@ describe(`answers the protocol does not allow, and calls cut by the session's en
     expect(results(pi).slice(1)).toEqual([
       [proxied("odd__string_result"), true, `${label("string_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is a string, not an object)`],
       [proxied("odd__null_result"), true, `${label("null_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is null, not an object)`],
-      [proxied("odd__shapeless"), true, expect.stringMatching(new RegExp(`^${escape(label("shapeless"))} failed: its answer was not a valid MCP result: content: [^\\n]+$`))],
+      [proxied("odd__shapeless"), true, expect.stringMatching(new RegExp(`^${escapeRegExp(label("shapeless"))} failed: its answer was not a valid MCP result: content: [^\\n]+$`))],
       [proxied("odd__oversized"), true, `${label("oversized")} failed: the server sent a message larger than 32 MB, the most one message may be; the connection was closed`],
     ]);
     expect(pi.toolResults[3]!.text.length).toBeLessThan(300);
@@ -365,6 +365,6 @@ describe(`answers the protocol does not allow, and calls cut by the session's en
   });
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

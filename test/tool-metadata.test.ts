@@ -77,7 +77,7 @@ describe("buildToolMetadata over the real 1,052-tool corpus", () => {
   it("keeps real recursive schemas (notion) usable: references inlined, recursion bounded", () => {
     const index = buildToolMetadata(corpusInventories, { toolPrefix: "server" });
     const patch = index.byName.get("notion__API-patch-block-children");
-    const children = (patch?.inputSchema.properties as Record<string, any>).children;
+    const children = (patch!.inputSchema.properties as Record<string, any>).children;
     expect(children.type).toBe("array");
     expect(JSON.stringify(children.items)).toContain("paragraph");
     expect(patch?.inputSchema.required).toEqual(["block_id", "children"]);
