@@ -20,6 +20,7 @@ import type { McpExtensionState } from "./state.ts";
 import type { ServerDefinition } from "./types.ts";
 import { describeStatus, disabledState, firstLine, lastErrorLines, panelSummary, statusReport, toolCount, updateStatus } from "./commands/status-report.ts";
 import { showText } from "./ui.ts";
+import { ignored } from "./util/debug-log.ts";
 
 const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
 const USAGE = `/mcp status | tools [server] | prompts [server] | reconnect [name] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
@@ -41,7 +42,7 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
       const argument = rest.join(" ") || undefined;
       // Print mode has no later: answer once the startup connections and first listings have settled, so a broken
       // server shows its error rather than "connecting", and a reconnect does not race them.
-      if (!ctx.hasUI) await state.startup.catch(() => {});
+      if (!ctx.hasUI) await state.startup.catch(ignored("startup, awaited by /mcp in print mode"));
       if (subcommand === "status") return showText(ctx, statusReport(state));
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "prompts") return showText(ctx, promptsReport(state, argument));

@@ -27,7 +27,7 @@ import {
 } from "./types.ts";
 
 /** The parts of the config area that `/mcp enable|disable|add|remove` uses to edit a config file. */
-export { describeSource, describeTarget } from "./config/display.ts";
+export { describeSource, describeTarget, hideConfigSecretsInDebugLog } from "./config/display.ts";
 export { parseServerEntry } from "./config/entry.ts";
 export { removeServerEntry, writeServerEnabled, writeServerEntry } from "./config/writer.ts";
 

@@ -21,10 +21,11 @@ import { statSync } from "node:fs";
 import { forEachAtMost } from "./util/async-work.ts";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
-import { loadConfig } from "./config.ts";
+import { hideConfigSecretsInDebugLog, loadConfig } from "./config.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
+import { ignored, openDebugLog } from "./util/debug-log.ts";
 import { errorMessage } from "./util/guards.ts";
 import { detectHost } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
@@ -71,6 +72,7 @@ export class McpAdapter {
     this.pi = pi;
     this.registrar = new ToolRegistrar(pi);
     this.prompts = new PromptCommandRegistry(pi, () => this.state);
+    openDebugLog(this.agentDir);
   }
 
   current(): McpExtensionState | undefined {
@@ -87,6 +89,7 @@ export class McpAdapter {
     try {
       const configPath = configFlagFromArgv(process.argv);
       const config = loadConfig({ agentDir: this.agentDir, cwd: process.cwd(), configPath });
+      hideConfigSecretsInDebugLog(config);
       const cache = loadMetadataCache(this.agentDir);
       const view = buildToolView(config, cache);
       this.registrar.register(this.definitions(view));
@@ -138,7 +141,7 @@ export class McpAdapter {
   /** turn_end: bring back eager/keep-alive servers that dropped. Never waits. */
   onTurnEnd(): void {
     const state = this.state;
-    if (state && !state.shutDown) void state.lifecycle.reviveDropped().catch(() => {});
+    if (state && !state.shutDown) void state.lifecycle.reviveDropped().catch(ignored("reviving dropped servers at turn end"));
   }
 
   /**
@@ -164,7 +167,9 @@ export class McpAdapter {
 
   private loadSessionConfig(cwd: string) {
     const configPath = this.pi.getFlag(CONFIG_FLAG);
-    return loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
+    const config = loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
+    hideConfigSecretsInDebugLog(config);
+    return config;
   }
 
   /**
@@ -179,7 +184,7 @@ export class McpAdapter {
     const started = change.started.flatMap((name) => state.servers.get(name) ?? []);
     await Promise.all([
       bootstrap(state, started.filter((server) => connectsOnFirstUse(server) && !state.inventories.has(server.name))),
-      ...started.filter((server) => !connectsOnFirstUse(server)).map((server) => state.lifecycle.ensureConnected(server.name).catch(() => {})),
+      ...started.filter((server) => !connectsOnFirstUse(server)).map((server) => state.lifecycle.ensureConnected(server.name).catch(ignored(`connecting ${server.name} after a config change (reported)`))),
     ]);
     if (!state.shutDown) updateStatus(state);
     return change;

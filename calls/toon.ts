@@ -4,6 +4,7 @@
  */
 import type { McpSettings } from "../types.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
+import { ignored } from "../util/debug-log.ts";
 
 /** TOON is tried on JSON up to this size; anything larger is truncated anyway, so encoding it would be wasted. */
 const MAX_TOON_INPUT_BYTES = 1024 * 1024;
@@ -21,7 +22,7 @@ export function loadToonEncoder(): Promise<void> {
     (toon) => {
       encodeToon = toon.encode;
     },
-    () => {}, // the next call tries again; JSON stays JSON meanwhile
+    ignored("loading the TOON encoder (the next call tries again; JSON stays JSON meanwhile)"),
   );
 }
 

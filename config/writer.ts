@@ -14,6 +14,7 @@ import { syntaxErrorPlace } from "./files.ts";
 import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "../util/file-lock.ts";
 import { errorCode, errorMessage, isJsonObject } from "../util/guards.ts";
 import { lazyRequire } from "../util/lazy-load.ts";
+import { ignored } from "../util/debug-log.ts";
 
 /** One change: the value at `path` set (an object or a field), or removed when `value` is undefined. */
 interface ConfigEdit {
@@ -74,13 +75,13 @@ function serverEntry(data: Record<string, unknown>, name: string): unknown {
  * Under the cross-process lock: two Pi sessions changing the same file at once must not undo each other's edit.
  */
 async function editConfigFile(file: string, plan: (data: Record<string, unknown>) => ConfigEdit[]): Promise<void> {
-  await mkdir(dirname(file), { recursive: true }).catch(() => undefined); // the lock lives beside the file
+  await mkdir(dirname(file), { recursive: true }).catch(ignored(`creating the folder of ${file} (the lock lives beside the file)`));
   const release = await acquireFileLock(file, DEFAULT_LOCK_TIMEOUT_MS, () => {});
   if (typeof release === "string") throw new Error(release.replace(/; write skipped$/, ""));
   try {
     await editLocked(file, plan);
   } finally {
-    await release().catch(() => undefined);
+    await release().catch(ignored(`releasing the lock of ${file}`));
   }
 }
 

@@ -16,6 +16,7 @@ import { errorMessage } from "../util/guards.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
 import { ProcessProbe } from "../util/process-tree.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
+import { ignored } from "../util/debug-log.ts";
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** How long a stdio server found alive is taken to be alive without another probe (see `LiveConnection.isAlive`). */
@@ -151,7 +152,7 @@ export class LiveConnection implements ServerConnection {
     const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
     const read = () => (list === "tools" ? this.readToolList(options) : list === "resources" ? this.readResourceLists(options) : this.readPromptList(options));
     const result = this.refreshQueue.then(read);
-    this.refreshQueue = result.catch(() => {});
+    this.refreshQueue = result.catch(ignored(`${this.name}: refreshing its ${list} list`));
     return result;
   }
 

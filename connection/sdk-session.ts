@@ -43,6 +43,7 @@ import { type Listing, listPrompts, listResources, listResourceTemplates, listTo
 import { GroupedStdioTransport } from "./stdio-transport.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
+import { ignored } from "../util/debug-log.ts";
 
 export { signIn } from "./oauth-provider.ts";
 
@@ -245,7 +246,7 @@ async function openStdio(def: ServerDefinition, createClient: () => Client, opti
   });
   const client = createClient();
   // The transport's close ends the server's whole process group (see connection/stdio-transport.ts).
-  const shutdown = () => client.close().catch(() => {});
+  const shutdown = () => client.close().catch(ignored("closing the session"));
   await connectClient(client, transport, shutdown, options).catch((error: unknown) => {
     throw transport.overflow ?? error;
   });
@@ -287,8 +288,8 @@ async function openStreamableHttp(url: URL, http: HttpOptions, client: Client, o
   const transport = new StreamableHTTPClientTransport(url, http);
   const shutdown = async () => {
     // Tell the server the session is over (spec: SHOULD), without letting a slow server hold up shutdown.
-    if (transport.sessionId) await Promise.race([transport.terminateSession().catch(() => {}), delay(SESSION_DELETE_WAIT_MS)]);
-    await client.close().catch(() => {});
+    if (transport.sessionId) await Promise.race([transport.terminateSession().catch(ignored("ending the HTTP session (DELETE)")), delay(SESSION_DELETE_WAIT_MS)]);
+    await client.close().catch(ignored("closing the HTTP session"));
   };
   await connectClient(client, transport, shutdown, options);
   return new SdkSession(client, "http", shutdown);
@@ -297,7 +298,7 @@ async function openStreamableHttp(url: URL, http: HttpOptions, client: Client, o
 async function openSse(url: URL, http: HttpOptions, client: Client, options: OpenOptions): Promise<McpSession> {
   // The SDK adds `requestInit.headers` to the EventSource GET as well as to the POSTs.
   const transport = new SSEClientTransport(url, http);
-  const shutdown = () => client.close().catch(() => {});
+  const shutdown = () => client.close().catch(ignored("closing the session"));
   await connectClient(client, transport, shutdown, options);
   return new SdkSession(client, "sse", shutdown);
 }
