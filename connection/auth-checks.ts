@@ -16,7 +16,7 @@ export function authorizationServerAnswer(code: string, description?: string): s
 }
 
 /** A token, or an `Authorization` header, given in the config: the server is not signed in to with OAuth. */
-export function hasStaticCredentials(def: ServerDefinition): boolean {
+function hasStaticCredentials(def: ServerDefinition): boolean {
   return def.bearerToken !== undefined || def.bearerTokenEnv !== undefined || hasAuthorizationHeader(def);
 }
 

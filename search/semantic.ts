@@ -225,7 +225,7 @@ export class SemanticRanker {
 }
 
 /** What is embedded for a tool: its server, its name and its description. */
-export function toolText(tool: ToolMetadata): string {
+function toolText(tool: ToolMetadata): string {
   return `${tool.serverName} ${tool.originalName}: ${String(tool.description ?? "")}`.slice(0, MAX_TEXT_CHARS);
 }
 
