@@ -7,30 +7,20 @@
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { needsApproval } from "./calls/approvals.ts";
-import { requestLimitLine } from "./calls/limits.ts";
-import { configuredExposure } from "./tool-metadata.ts";
 import { openInBrowser } from "./util/browser.ts";
-import { addServerHint, isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands/manage.ts";
-import { describeTarget } from "./config/display.ts";
-import { describeSource } from "./config/display.ts";
+import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands/manage.ts";
 import { NeedsAuthError } from "./connection/session.ts";
-import { canSignIn } from "./connection/session.ts";
+import { canSignIn } from "./server-manager.ts";
 import { safeUrl } from "./util/http-text.ts";
-import { formatSecondsLeft } from "./util/format-time.ts";
 import { errorMessage } from "./util/guards.ts";
-import { updateStatus } from "./init.ts";
-import type { McpLifecycleManager } from "./lifecycle.ts";
-import { describeNpxResolution } from "./npx/resolution.ts";
 import { promptsReport } from "./calls/prompt-commands.ts";
 import { openServersPanel, type PanelActions } from "./commands/panel.ts";
-import type { SemanticRanker } from "./search/semantic.ts";
 import { DEFAULT_SIGN_IN_TIMEOUT_MS } from "./connection/oauth-signins.ts";
-import type { McpServerManager, ServerState } from "./server-manager.ts";
 import type { McpExtensionState } from "./state.ts";
-import type { CallStats, ToolCallStats } from "./calls/stats.ts";
-import type { ToolView } from "./tool-view.ts";
-import type { ConfigProblem, ServerDefinition } from "./types.ts";
+import type { ServerDefinition } from "./types.ts";
+import { describeStatus, disabledState, firstLine, lastErrorLines, panelSummary, statusReport, toolCount, updateStatus } from "./commands/status-report.ts";
 import { showText } from "./ui.ts";
+import { ignored } from "./util/debug-log.ts";
 
 const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
 const USAGE = `/mcp status | tools [server] | prompts [server] | reconnect [name] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
@@ -52,7 +42,7 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
       const argument = rest.join(" ") || undefined;
       // Print mode has no later: answer once the startup connections and first listings have settled, so a broken
       // server shows its error rather than "connecting", and a reconnect does not race them.
-      if (!ctx.hasUI) await state.startup.catch(() => {});
+      if (!ctx.hasUI) await state.startup.catch(ignored("startup, awaited by /mcp in print mode"));
       if (subcommand === "status") return showText(ctx, statusReport(state));
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "prompts") return showText(ctx, promptsReport(state, argument));
@@ -107,152 +97,6 @@ async function startSignIn(ctx: ExtensionCommandContext, state: McpExtensionStat
 }
 
 const AUTH_USAGE = "/mcp-auth <server> [--logout | --cancel | <address the browser ended up on>]";
-
-/** What `/mcp status` (and the panel's server lines) read of the session (its state has it all). */
-export interface StatusContext extends Pick<ToolView, "config" | "servers" | "inventories" | "tools" | "directToolNames"> {
-  readonly manager: Pick<McpServerManager, "getState" | "getConnection" | "isSignedIn">;
-  readonly lifecycle: Pick<McpLifecycleManager, "backoffRemainingMs">;
-  readonly stats: Pick<CallStats, "sessionStats"> | undefined;
-  readonly semantic: Pick<SemanticRanker, "statusLine"> | undefined;
-}
-
-export function statusReport(state: StatusContext): string {
-  const servers = [...state.servers.values()];
-  const skipped = skippedServers(state);
-  const lines = [statusHeadline(state, servers, skipped.size)];
-  if (state.semantic) lines.push(state.semantic.statusLine());
-  for (const server of servers) lines.push(...serverStatus(state, server));
-  for (const [name, problems] of skipped) lines.push(`✗ ${name}: skipped`, ...problems.map((problem) => `    ${problem.level}: ${problem.message}`));
-  // The rest concerns no one server: files, settings, imports.
-  const general = state.config.problems.filter((problem) => problem.server === undefined);
-  const errors = general.filter((problem) => problem.level === "error");
-  const warnings = general.filter((problem) => problem.level === "warning");
-  if (errors.length > 0) lines.push("Config errors:", ...errors.map((problem) => `  ${problem.message}`));
-  if (warnings.length > 0) lines.push("Config warnings:", ...warnings.map((problem) => `  ${problem.message}`));
-  return lines.join("\n");
-}
-
-function statusHeadline(state: StatusContext, servers: readonly ServerDefinition[], skipped: number): string {
-  const { userFile, problems } = state.config;
-  if (servers.length === 0 && skipped === 0) {
-    return problems.some((problem) => problem.level === "error")
-      ? `MCP: no servers loaded (see the errors below). Your config file: ${userFile}`
-      : `MCP: no servers configured. ${addServerHint(userFile)}`;
-  }
-  const enabled = servers.filter((server) => server.enabled !== false).length;
-  const counts = [`${enabled} enabled`];
-  if (servers.length > enabled) counts.push(`${servers.length - enabled} disabled`);
-  if (skipped > 0) counts.push(`${skipped} skipped`);
-  return `MCP servers: ${counts.join(", ")}`;
-}
-
-/** Servers a config problem names that were not loaded (invalid, a variable not set, a VS Code input), with why. */
-function skippedServers(state: StatusContext): Map<string, ConfigProblem[]> {
-  const skipped = new Map<string, ConfigProblem[]>();
-  for (const problem of state.config.problems) {
-    if (problem.server === undefined || state.servers.has(problem.server)) continue;
-    skipped.set(problem.server, [...(skipped.get(problem.server) ?? []), problem]);
-  }
-  return skipped;
-}
-
-function serverStatus(state: StatusContext, server: ServerDefinition): string[] {
-  const source = `source: ${describeSource(server.source)}`;
-  if (server.enabled === false) return [`- ${server.name}: ${disabledState(server)} · ${server.disabledIn ? `defined in ${describeSource(server.source)}` : source}`];
-  const live = state.manager.getState(server.name);
-  const facts = [
-    describeStatus(live.status),
-    signInFact(state, server, live),
-    server.lifecycle ?? "lazy",
-    live.transport,
-    toolsFact(state, server.name, live),
-    live.pid ? `pid ${live.pid}` : undefined,
-  ].filter(Boolean);
-  const connection = state.manager.getConnection(server.name);
-  const npx = connection?.npx ? [`    ${describeNpxResolution(connection.npx)}`] : [];
-  const limit = requestLimitLine(server, state.config.settings);
-  const exposure = exposureLine(state, server);
-  const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, ...npx, `    ${source}`];
-  for (const line of [exposure, limit]) if (line) lines.push(`    ${line}`);
-  // Its config problems (fields not supported, values replaced by a default): it loaded, but not quite as written.
-  for (const problem of state.config.problems) if (problem.server === server.name) lines.push(`    ${problem.level}: ${problem.message}`);
-  // What its tools/list or resources/list answer had that could not be used (dropped entries, endless pages).
-  for (const problem of connection?.problems ?? []) lines.push(`    ${problem}`);
-  const calls = state.stats ? callSummary([...state.stats.sessionStats(server.name).values()]) : undefined;
-  if (calls) lines.push(`    ${calls}`);
-  lines.push(...lastErrorLines(state, server.name).map((line) => `    ${line}`));
-  return lines;
-}
-
-/** For a server whose config sets `exposure` / `toolExposure` (Pi 1.x's fields): what they made of its known tools. */
-function exposureLine(state: StatusContext, server: ServerDefinition): string | undefined {
-  if (server.exposure === undefined && server.toolExposure === undefined) return undefined;
-  const listed = state.inventories.get(server.name)?.tools ?? [];
-  const hidden = listed.filter((tool) => configuredExposure(server, tool.name) === "hidden").length;
-  const direct = (state.tools.byServer.get(server.name) ?? []).filter((tool) => state.directToolNames.has(tool.name)).length;
-  const counts = listed.length > 0 ? ` · ${direct} direct, ${hidden} hidden of ${listed.length} tools` : "";
-  return `exposure: ${server.exposure ?? "ToolSearch (default)"}${server.toolExposure ? " with toolExposure" : ""}${counts}`;
-}
-
-/** Why a server that is not connected last failed, and when it is tried again; none when it has not failed. */
-function lastErrorLines(state: StatusContext, name: string): string[] {
-  const live = state.manager.getState(name);
-  if (!live.lastError || live.status === "connected") return [];
-  const retryIn = state.lifecycle.backoffRemainingMs(name);
-  const [first, ...rest] = live.lastError.split("\n");
-  // The rest is what a stdio server wrote to stderr before it failed: the startup notice that showed it scrolls away.
-  return [`last error: ${first}${retryIn > 0 ? ` (next attempt in ${formatSecondsLeft(retryIn)})` : ""}`, ...rest.map((line) => `  ${line}`)];
-}
-
-/** "disabled", or where an override disabled it: the file to edit to turn it back on is that one, not the definition's. */
-function disabledState(server: ServerDefinition): string {
-  return server.disabledIn ? `disabled in ${describeSource(server.disabledIn)}` : "disabled";
-}
-
-/** The panel's line for an enabled server: state, sign-in, tools. */
-function panelSummary(state: StatusContext, server: ServerDefinition): string {
-  const live = state.manager.getState(server.name);
-  return [describeStatus(live.status), signInFact(state, server, live), toolsFact(state, server.name, live)].filter(Boolean).join(" · ");
-}
-
-/** What Pi has of the server's tools (resource tools included, as in the footer); when not connected, how old. */
-function toolsFact(state: StatusContext, name: string, live: ServerState): string {
-  const inventory = state.inventories.get(name);
-  if (!inventory) return "tools not known yet";
-  const tools = toolCount(state, name);
-  if (live.status === "connected") return tools;
-  return inventory.origin === "live" ? `${tools} (listed ${ago(inventory.listedAt)})` : `${tools} (from the cache, listed ${ago(inventory.listedAt)})`;
-}
-
-/** The tools Pi has for a server: its MCP tools (after includeTools/excludeTools) and its resource tools. */
-function toolCount(state: StatusContext, name: string): string {
-  const count = state.tools.byServer.get(name)?.length ?? 0;
-  return `${count} ${count === 1 ? "tool" : "tools"}`;
-}
-
-function callSummary(stats: readonly ToolCallStats[]): string | undefined {
-  const calls = stats.reduce((sum, item) => sum + item.calls, 0);
-  if (calls === 0) return undefined;
-  const errors = stats.reduce((sum, item) => sum + item.errors, 0);
-  const averageMs = stats.reduce((sum, item) => sum + item.totalMs, 0) / calls;
-  return `calls this session: ${calls}${errors > 0 ? ` (${errors} failed)` : ""}, ${Math.round(averageMs)} ms on average`;
-}
-
-/** For a server that can sign in: signed in, or needing it, or signing in now. */
-function signInFact(state: StatusContext, server: ServerDefinition, live: ServerState): string | undefined {
-  if (!canSignIn(server)) return undefined;
-  if (live.signingIn) return "signing in (waiting for the browser)";
-  if (live.needsSignIn) return "sign-in needed";
-  return state.manager.isSignedIn(server) ? "signed in" : undefined;
-}
-
-function describeStatus(status: string): string {
-  return status === "idle" ? "not started" : status === "closed" ? "stopped" : status;
-}
-
-function marker(status: string): string {
-  return status === "connected" ? "✓" : status === "failed" || status === "needs-auth" ? "✗" : "○";
-}
 
 function toolsReport(pi: ExtensionAPI, state: McpExtensionState, serverName: string | undefined): string {
   if (serverName && !state.servers.has(serverName)) return `No MCP server named "${serverName}". Servers: ${[...state.servers.keys()].join(", ")}`;
@@ -361,16 +205,4 @@ function authHelp(state: McpExtensionState, server: ServerDefinition): string {
   }
   if (live.lastError) lines.push(`Last error: ${firstLine(live.lastError)}`);
   return lines.join("\n");
-}
-
-function ago(timestamp: number): string {
-  const minutes = Math.max(0, Math.round((Date.now() - timestamp) / 60_000));
-  if (minutes === 0) return "just now";
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.round(minutes / 60);
-  return hours < 48 ? `${hours} h ago` : `${Math.round(hours / 24)} days ago`;
-}
-
-function firstLine(text: string): string {
-  return text.split("\n")[0];
 }

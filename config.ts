@@ -10,9 +10,9 @@ import { readConfigFile } from "./config/files.ts";
 import { type ConfigLayer, type EntryOptions, parseServerEntry } from "./config/entry.ts";
 import { parseSettings } from "./config/settings.ts";
 import { importHostServers } from "./config/imports.ts";
-import { configProblem, isPlainObject } from "./config/problems.ts";
-import { describeValue, errorMessage } from "./util/guards.ts";
-import { type InterpolationContext } from "./config/interpolation.ts";
+import { configProblem } from "./config/problems.ts";
+import { describeValue, errorMessage, isJsonObject } from "./util/guards.ts";
+import type { InterpolationContext } from "./config/interpolation.ts";
 import { expandHome, pathModule } from "./util/paths.ts";
 import {
   IMPORT_KINDS,
@@ -27,7 +27,7 @@ import {
 } from "./types.ts";
 
 /** The parts of the config area that `/mcp enable|disable|add|remove` uses to edit a config file. */
-export { describeSource } from "./config/display.ts";
+export { describeSource, describeTarget, hideConfigSecretsInDebugLog } from "./config/display.ts";
 export { parseServerEntry } from "./config/entry.ts";
 export { removeServerEntry, writeServerEnabled, writeServerEntry } from "./config/writer.ts";
 
@@ -168,7 +168,7 @@ function serverTable(data: Record<string, unknown>, file: string, problems: Conf
   const key = data.mcpServers !== undefined || data["mcp-servers"] === undefined ? "mcpServers" : "mcp-servers";
   const table = data[key];
   if (table === undefined) return {};
-  if (isPlainObject(table)) return table;
+  if (isJsonObject(table)) return table;
   problems.push(configProblem("error", { file, field: key }, `must be an object mapping server names to servers (got ${describeValue(table)})`));
   return {};
 }

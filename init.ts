@@ -21,11 +21,11 @@ import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "
 import { statSync } from "node:fs";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
-import { loadConfig } from "./config.ts";
-import { NeedsAuthError } from "./connection/session.ts";
+import { hideConfigSecretsInDebugLog, loadConfig } from "./config.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
+import { ignored, openDebugLog } from "./util/debug-log.ts";
 import { errorMessage } from "./util/guards.ts";
 import { detectHost } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
@@ -44,6 +44,7 @@ import { currentToolSearchDescription, mcpCallDefinition, type ToolSearchDetails
 import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
+import { reportConfigProblems, reportConnectFailure, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
 
 export const CONFIG_FLAG = "mcp-config";
 /** How long shutdown waits for the last cache writes (a lock held by another process must not hold Pi open). */
@@ -74,6 +75,7 @@ export class McpAdapter {
     this.pi = pi;
     this.registrar = new ToolRegistrar(pi);
     this.prompts = new PromptCommandRegistry(pi, () => this.state);
+    openDebugLog(this.agentDir);
   }
 
   current(): McpExtensionState | undefined {
@@ -90,6 +92,7 @@ export class McpAdapter {
     try {
       const configPath = configFlagFromArgv(process.argv);
       const config = loadConfig({ agentDir: this.agentDir, cwd: process.cwd(), configPath });
+      hideConfigSecretsInDebugLog(config);
       const cache = loadMetadataCache(this.agentDir);
       const view = buildToolView(config, cache);
       this.registrar.register(this.definitions(view));
@@ -142,7 +145,7 @@ export class McpAdapter {
   /** turn_end: bring back eager/keep-alive servers that dropped. Never waits. */
   onTurnEnd(): void {
     const state = this.state;
-    if (state && !state.shutDown) void state.lifecycle.reviveDropped().catch(() => {});
+    if (state && !state.shutDown) void state.lifecycle.reviveDropped().catch(ignored("reviving dropped servers at turn end"));
   }
 
   /**
@@ -168,12 +171,14 @@ export class McpAdapter {
 
   private loadSessionConfig(cwd: string) {
     const configPath = this.pi.getFlag(CONFIG_FLAG);
-    return loadConfig({
+    const config = loadConfig({
       agentDir: this.agentDir,
       cwd,
       configPath: typeof configPath === "string" ? configPath : undefined,
       projectTrusted: this.projectTrusted,
     });
+    hideConfigSecretsInDebugLog(config);
+    return config;
   }
 
   /**
@@ -188,7 +193,7 @@ export class McpAdapter {
     const started = change.started.flatMap((name) => state.servers.get(name) ?? []);
     await Promise.all([
       this.listUncached(state, started.filter((server) => connectsOnFirstUse(server) && !state.inventories.has(server.name))),
-      ...started.filter((server) => !connectsOnFirstUse(server)).map((server) => state.lifecycle.ensureConnected(server.name).catch(() => {})),
+      ...started.filter((server) => !connectsOnFirstUse(server)).map((server) => state.lifecycle.ensureConnected(server.name).catch(ignored(`connecting ${server.name} after a config change (reported)`))),
     ]);
     if (!state.shutDown) updateStatus(state);
     return change;
@@ -250,7 +255,7 @@ export class McpAdapter {
       }),
       stats: createCallStats(config.settings, this.agentDir),
       searchIndex: undefined,
-      semantic: semanticRanker(config, this.agentDir, ui),
+      semantic: semanticRanker(config, this.agentDir, ui, view),
       instructionsShown: instructedInSession(ctx),
       offeredThisRun: new Set(),
       startup: Promise.resolve(),
@@ -426,10 +431,16 @@ function sameConfig(a: LoadedConfig, b: LoadedConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** `settings.search.embeddings`: tool vectors are computed once startup is over; problems are told as warnings. */
-function semanticRanker(config: LoadedConfig, agentDir: string, ui: McpUi): SemanticRanker | undefined {
+/**
+ * `settings.search.embeddings`: the vectors kept from earlier sessions serve the tools known now (from the cache)
+ * right away; new vectors are computed once startup is over. Problems are told as warnings.
+ */
+function semanticRanker(config: LoadedConfig, agentDir: string, ui: McpUi, view: ToolView): SemanticRanker | undefined {
   const settings = config.settings.search?.embeddings;
-  return settings ? new SemanticRanker(settings, agentDir, (message) => ui.notify(message, "warning")) : undefined;
+  if (!settings) return undefined;
+  const ranker = new SemanticRanker(settings, agentDir, (message) => ui.notify(message, "warning"));
+  ranker.update(view.tools.byName.values());
+  return ranker;
 }
 
 function persist(state: McpExtensionState, name: string, entry: CachedServerEntry): void {
@@ -456,47 +467,3 @@ function namesInToolSearchDetails(ctx: ExtensionContext, field: "loaded" | "inst
   }
   return names;
 }
-
-function reportConfigProblems(state: McpExtensionState): void {
-  for (const problem of state.config.problems) state.ui.notify(`MCP config: ${problem.message}`, problem.level);
-  for (const conflict of state.tools.conflicts) {
-    state.ui.notify(
-      `MCP: tool "${conflict.originalName}" of server "${conflict.serverName}" is named ${conflict.assigned} (${conflict.wanted} is ${
-        conflict.reason === "duplicate" ? `taken by server "${conflict.keptBy?.serverName}"` : "reserved"
-      }).`,
-      "warning",
-    );
-  }
-}
-
-function reportConnectFailure(state: McpExtensionState, name: string, error: Error): void {
-  // Told once, by reportSignInNeeded: a lazy server's every call would say it again.
-  if (error instanceof NeedsAuthError && error.signIn) return updateStatus(state);
-  const status = state.manager.getState(name).status;
-  const hint = status === "needs-auth" ? ` Run /mcp-auth ${name} for what to configure.` : "";
-  // The manager's connect errors already start with `MCP server "<name>"`.
-  state.ui.notify(`${error.message}${hint}`, status === "needs-auth" ? "warning" : "error");
-  updateStatus(state);
-}
-
-/** Its message names the command (/mcp-auth) the user has to run. */
-function reportSignInNeeded(state: McpExtensionState, _name: string, error: NeedsAuthError): void {
-  state.ui.notify(error.message, "warning");
-  updateStatus(state);
-}
-
-/** What the footer's status line reads of the session (its state has it all). */
-export interface StatusLineContext extends Pick<ToolView, "servers" | "tools"> {
-  readonly manager: Pick<McpServerManager, "getConnection" | "getState">;
-  readonly ui: Pick<McpUi, "setStatus">;
-}
-
-export function updateStatus(state: StatusLineContext): void {
-  const enabled = [...state.servers.values()].filter((server) => server.enabled !== false);
-  if (enabled.length === 0) return state.ui.setStatus(undefined);
-  const connected = enabled.filter((server) => state.manager.getConnection(server.name)).length;
-  const failing = enabled.filter((server) => ["failed", "needs-auth"].includes(state.manager.getState(server.name).status)).length;
-  const tools = state.tools.byName.size;
-  state.ui.setStatus(`MCP ${connected}/${enabled.length} up · ${tools} tools${failing > 0 ? ` · ${failing} failing` : ""}`);
-}
-

@@ -17,6 +17,7 @@ import { toError } from "./util/guards.ts";
 import type { ServerConnection } from "./connection/live-connection.ts";
 import { ConnectCancelledError, type McpServerManager } from "./server-manager.ts";
 import type { LifecycleMode, McpSettings, ServerDefinition } from "./types.ts";
+import { debugLog, ignored } from "./util/debug-log.ts";
 
 export const DEFAULT_IDLE_TIMEOUT_MINUTES = 10;
 export const DEFAULT_HEALTH_CHECK_INTERVAL_MS = 30_000;
@@ -112,7 +113,7 @@ export class McpLifecycleManager {
     if (!signal) return this.connect(def);
     if (signal.aborted) throw new ConnectWaitCancelledError(name);
     const connecting = this.connect(def);
-    connecting.catch(() => {}); // settled (recorded, reported) whether or not this caller still waits
+    connecting.catch(ignored(`${name}: a connect no caller waits for any more`)); // settled (recorded, reported) either way
     return abortable(connecting, signal).catch((error: unknown) => {
       throw signal.aborted ? new ConnectWaitCancelledError(name) : error;
     });
@@ -146,7 +147,7 @@ export class McpLifecycleManager {
   startHealthChecks(intervalMs = DEFAULT_HEALTH_CHECK_INTERVAL_MS): void {
     if (this.stopped) return;
     clearInterval(this.healthTimer);
-    this.healthTimer = setInterval(() => void this.runHealthCheck().catch(() => {}), intervalMs);
+    this.healthTimer = setInterval(() => void this.runHealthCheck().catch(ignored("health check")), intervalMs);
     this.healthTimer.unref();
   }
 
@@ -222,6 +223,7 @@ export class McpLifecycleManager {
     if (result instanceof ConnectCancelledError || this.manager.getState(name).status === "closed") throw result;
     // Several callers may await one attempt: count (and report) its failure once.
     if (this.failures.get(name)?.error !== result) {
+      debugLog(`${name}: connect failed`, result);
       this.failures.set(name, { at: Date.now(), error: result });
       this.notify(() => this.callbacks.onConnectFailed?.(name, result));
     }
@@ -249,7 +251,7 @@ export class McpLifecycleManager {
     const revivals = this.revivals.get(name) ?? { count: 0, lastAt: 0 };
     if (Date.now() < revivals.lastAt + revivalDelayMs(revivals.count)) return;
     this.revivals.set(name, { count: revivals.count + 1, lastAt: Date.now() });
-    await this.connect(def).catch(() => {}); // a failure is recorded and reported by settle()
+    await this.connect(def).catch(ignored(`${name}: reviving (recorded and reported by settle)`));
   }
 
   private forgetRevivalsIfStable(name: string): void {
@@ -271,8 +273,8 @@ export class McpLifecycleManager {
     if (this.stopped) return;
     try {
       callback();
-    } catch {
-      // A failing listener must not break connection handling.
+    } catch (error) {
+      debugLog("a connection listener failed (connection handling goes on)", error);
     }
   }
 }

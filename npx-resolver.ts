@@ -15,9 +15,11 @@ import { installWithNpm } from "./npx/npm-install.ts";
 import { type NpxFallback, type NpxResolution, isNpxFallback, npxFallback } from "./npx/resolution.ts";
 import { npxCacheFile, readCachedResolution, storeResolution } from "./npx/resolution-cache.ts";
 import { findShadowingInstall } from "./npx/shadowing.ts";
+import { ignored } from "./util/debug-log.ts";
 
 /** What a resolution ends in, for the connection code that starts the resolved command. */
 export type { NpxResolution } from "./npx/resolution.ts";
+export { describeNpxResolution } from "./npx/resolution.ts";
 
 export interface NpxResolveOptions {
   agentDir: string;
@@ -84,7 +86,7 @@ async function resolveProgram(key: string, invocation: NpxInvocation, context: R
   if (isNpxFallback(installed)) return installed;
   const { program, binPath, validUntil } = installed;
   // Failing to remember only costs the shortcut next time.
-  await storeResolution(cacheFile, key, { ...program, binPath, validUntil }, Date.now()).catch(() => undefined);
+  await storeResolution(cacheFile, key, { ...program, binPath, validUntil }, Date.now()).catch(ignored("storing an npx resolution"));
   return { ...program, binPath };
 }
 

@@ -18,11 +18,12 @@ import {
   type McpSession,
   NeedsAuthError,
   type SessionSettings,
-  transportFamily,
   type UrlElicitationHandler,
 } from "./connection/session.ts";
+import { transportFamily } from "./connection/server-target.ts";
 import { type ConnectionCode, loadConnectionCode } from "./connection/sdk-loader.ts";
 import { formatSeconds } from "./util/format-time.ts";
+import { debugLog, ignored } from "./util/debug-log.ts";
 import { errorMessage, toError } from "./util/guards.ts";
 import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection, type ServerConnection } from "./connection/live-connection.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
@@ -30,7 +31,8 @@ import { OutputTail } from "./connection/stderr-tail.ts";
 import type { ServerDefinition, TransportKind } from "./types.ts";
 
 /** Whether a server can be signed in to, for the commands that offer it. */
-export { canSignIn } from "./connection/session.ts";
+export { canSignIn } from "./connection/auth-checks.ts";
+export { NeedsAuthError } from "./connection/session.ts";
 
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
@@ -185,7 +187,7 @@ export class McpServerManager {
    * ToolSearch just loaded, so the first call does not wait for it. Never fails (the connect retries the load).
    */
   preloadConnectionCode(): void {
-    loadConnectionCode().catch(() => {});
+    loadConnectionCode().catch(ignored("preloading the connection code (the connect loads it again)"));
   }
 
   /**
@@ -316,7 +318,7 @@ export class McpServerManager {
     const { pending } = record;
     if (pending) {
       pending.cancel.abort(new ConnectCancelledError(record.name));
-      await pending.promise.catch(() => {});
+      await pending.promise.catch(ignored(`${record.name}: a connect cancelled by its close`));
     }
     const { connection } = record;
     if (!connection) return;
@@ -389,7 +391,7 @@ export class McpServerManager {
     const { connection } = record;
     if (connection) {
       record.connection = undefined;
-      void connection.end().catch(() => {});
+      void connection.end().catch(ignored(`${record.name}: ending the connection that needs a sign-in`));
     }
     record.status = "needs-auth";
     record.needsSignIn = error.signIn;
@@ -403,7 +405,8 @@ export class McpServerManager {
     record.connection = undefined;
     record.status = "closed";
     record.lastError = `Connection lost: ${reason}`;
-    void connection.end().catch(() => {});
+    debugLog(`${record.name}: connection lost`, reason);
+    void connection.end().catch(ignored(`${record.name}: ending the lost connection`));
   }
 
   /**

@@ -17,26 +17,22 @@ import { formatParameters } from "./tools/json-schema.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import {
   keepOverflow,
-  loadToonEncoder,
   McpToolError,
   transformMcpResult,
   transformResourceResult,
   type TransformedResult,
 } from "./calls/content.ts";
 import { keepInFile, resultDir } from "./calls/result-spill.ts";
+import { loadToonEncoder } from "./calls/toon.ts";
 import { expandTemplate } from "./tools/resource-tools.ts";
 import type { McpServerManager } from "./server-manager.ts";
 import type { CallStats } from "./calls/stats.ts";
+export type { CallStats, ToolCallStats } from "./calls/stats.ts";
+export { requestLimitLine } from "./calls/limits.ts";
 import type { ToolView } from "./tool-view.ts";
-import { getServerPrefix, PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
-
-/**
- * The SDK's error codes (its `ErrorCode`) that change what the model is told. Not imported: the SDK is loaded only
- * once a server connects, and this module is loaded with the extension.
- */
-const INVALID_PARAMS = -32602;
-const REQUEST_TIMEOUT = -32001;
-const CONNECTION_CLOSED = -32000;
+import { getServerPrefix, PREFIX_SEPARATOR } from "./tool-names.ts";
+import { TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
+import { McpErrorCode } from "./util/mcp-error-codes.ts";
 
 /** What running a tool uses of the session (its state has it all). */
 export interface ToolCallContext extends ApprovalContext, Pick<ToolView, "tools" | "inventories"> {
@@ -206,9 +202,9 @@ function callFailure(state: ToolCallContext, tool: ToolMetadata, limits: CallLim
   if (state.shutDown) return new Error(`${label} was stopped before it answered: ${sessionEnd(state.shutdownReason)}. The server did not fail.`);
   const message = errorMessage(error);
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
-  if (code === INVALID_PARAMS) return new Error(`${label}: ${message}\n${formatParameters(tool.inputSchema)}`);
-  if (code === REQUEST_TIMEOUT) return new Error(timeoutMessage(label, tool.serverName, limits, (error as { data?: unknown }).data));
-  if (code === CONNECTION_CLOSED) return connectionLost(state, tool, label, message);
+  if (code === McpErrorCode.InvalidParams) return new Error(`${label}: ${message}\n${formatParameters(tool.inputSchema)}`);
+  if (code === McpErrorCode.RequestTimeout) return new Error(timeoutMessage(label, tool.serverName, limits, (error as { data?: unknown }).data));
+  if (code === McpErrorCode.ConnectionClosed) return connectionLost(state, tool, label, message);
   return new Error(`${label} failed: ${message}`);
 }
 

@@ -22,11 +22,9 @@ import type {
   McpTool,
   ServerDefinition,
   ToolMetadata,
-  ToolNameConflict,
-  ToolNameRequest,
   ToolPrefixMode,
 } from "./types.ts";
-import { allocateToolNames, formatToolName, shortHash, toolKey } from "./types.ts";
+import { allocateToolNames, formatToolName, shortHash, type ToolNameConflict, type ToolNameRequest, toolKey } from "./tool-names.ts";
 import { errorMessage, isJsonObject } from "./util/guards.ts";
 
 /** Name patterns, for the other areas that match tools by them (approvals). */

@@ -16,7 +16,8 @@ import { RERANK_DEPTH, type SemanticRanker } from "./search/semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search/suggestions.ts";
 import { instructionsToShow } from "./search/server-instructions.ts";
 import type { McpServerManager } from "./server-manager.ts";
-import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./search/catalog.ts";
+import { buildToolSearchDescription, type CatalogServerInfo } from "./search/catalog.ts";
+import { TOOLS_PER_SEARCH } from "./search/slots.ts";
 import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
 import { oneLine, truncate } from "./util/text.ts";
 import type { ToolView } from "./tool-view.ts";
@@ -24,6 +25,7 @@ import { MCP_CALL_NAME, TOOL_SEARCH_NAME, type ServerDefinition, type ToolMetada
 
 /** The ranking index, for the parts of the session that rebuild it when the config changes. */
 export type { ToolSearchIndex } from "./search/tool-index.ts";
+export type { SemanticRanker } from "./search/semantic.ts";
 
 const SELECT_PREFIX = "select:";
 /** How long a search waits for servers whose tools are still being learned at startup. */

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { cpus, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { HOSTS, type PiHost, REPO_ROOT } from "../test/helpers/hosts.ts";
-import { type Goal, type SummaryLine } from "./measure.ts";
+import type { Goal, SummaryLine } from "./measure.ts";
 import { benchHosts } from "./session-run.ts";
 
 interface Section {

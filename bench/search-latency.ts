@@ -10,7 +10,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { buildSearchIndex } from "../search/tool-index.ts";
-import { type ToolSearchIndex } from "../search/tool-index.ts";
+import type { ToolSearchIndex } from "../search/tool-index.ts";
 import { buildToolSearchDescription } from "../search/catalog.ts";
 import type { ToolMetadata } from "../types.ts";
 import { loadEvalSet, replicateCorpus } from "../test/fixtures/search-eval/corpus-tools.ts";

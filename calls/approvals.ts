@@ -17,6 +17,7 @@ import { truncate } from "../util/text.ts";
 import { matchesAnyPattern, patternNames } from "../tool-metadata.ts";
 import type { LoadedConfig, ServerDefinition, ToolMetadata } from "../types.ts";
 import { DIALOG_TIMEOUT_MS } from "../ui.ts";
+import { debugLog } from "../util/debug-log.ts";
 
 /** The custom session entries grants are kept in. */
 export const APPROVAL_ENTRY_TYPE = "mcp-approval";
@@ -103,7 +104,7 @@ export async function askApproval(
   const allowServer = `Allow every tool of ${tool.serverName} for this session`;
   const answer = await ctx.ui
     .select(question(tool, params), [ALLOW_ONCE, allowTool, allowServer, DENY], { signal, timeout: DIALOG_TIMEOUT_MS })
-    .catch(() => undefined);
+    .catch((error: unknown) => debugLog("the approval dialog failed (read as a denial)", error));
   if (answer === ALLOW_ONCE) return;
   if (answer === allowTool) return context.approvals.grant({ server: tool.serverName, tool: tool.originalName });
   if (answer === allowServer) return context.approvals.grant({ server: tool.serverName });

@@ -1,6 +1,7 @@
 /**
  * MCP results → Pi tool results: every MCP content type becomes text or an image the model can take, bounded in
- * size (Pi's own limits and head truncation), optionally TOON-encoded. Never throws on what a server sends.
+ * size (Pi's own limits and head truncation: truncation.ts), optionally TOON-encoded (toon.ts). Never throws on
+ * what a server sends.
  *
  * What the model is not shown — the whole text past the limits, audio, blobs, images too large — is kept aside
  * (`TransformedResult.overflow`); `keepOverflow` hands it to a keeper (calls/result-spill.ts writes files) and names the
@@ -10,18 +11,17 @@
  * (`new McpToolError(result)`), because Pi only marks a tool result as an error when `execute` throws.
  */
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead } from "@mariozechner/pi-coding-agent";
-import { lazyLoad } from "../util/lazy-load.ts";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "@mariozechner/pi-coding-agent";
 import type { McpSettings } from "../types.ts";
 import { isJsonObject } from "../util/guards.ts";
+import { isToonEnabled, toToonIfShorter } from "./toon.ts";
+import { boundText, type TruncationInfo, truncationNote } from "./truncation.ts";
 
 /** The limits of Pi's own read and bash tools (50 KB, 2,000 lines): whichever is hit first wins. */
 export const MAX_TEXT_BYTES = DEFAULT_MAX_BYTES;
 export const MAX_TEXT_LINES = DEFAULT_MAX_LINES;
 /** Pi's own image bound (`image-resize.js`): 4.5 MB of base64, below Anthropic's 5 MB limit. */
 export const MAX_IMAGE_BASE64_BYTES = 4.5 * 1024 * 1024;
-/** TOON is tried on JSON up to this size; anything larger is truncated anyway, so encoding it would be wasted. */
-export const MAX_TOON_INPUT_BYTES = 1024 * 1024;
 
 export type PiContent = TextContent | ImageContent;
 
@@ -32,13 +32,6 @@ export interface TransformOptions {
   maxTextBytes?: number;
   maxTextLines?: number;
   maxImageBytes?: number;
-}
-
-export interface TruncationInfo {
-  totalBytes: number;
-  totalLines: number;
-  shownBytes: number;
-  shownLines: number;
 }
 
 export interface ResultDetails {
@@ -156,7 +149,7 @@ function limitsOf(options: TransformOptions): Limits {
 
 function finish(content: PiContent[], isError: boolean, options: TransformOptions, limits: Limits): TransformedResult {
   let toonEncoded = false;
-  if (isToonEnabled(options)) {
+  if (isToonEnabled(options.toonEncode, options.serverName)) {
     content = content.map((block) => {
       if (block.type !== "text") return block;
       const encoded = toToonIfShorter(block.text);
@@ -165,7 +158,7 @@ function finish(content: PiContent[], isError: boolean, options: TransformOption
       return text(encoded);
     });
   }
-  const bounded = boundText(content, limits);
+  const bounded = boundText(content, { ...limits, notes: limits.binaries });
   const result: TransformedResult = { content: bounded.content, isError, details: { isError, truncation: bounded.truncation, toonEncoded } };
   if (bounded.wholeText !== undefined || limits.binaries.size > 0) {
     result.overflow = { text: bounded.wholeText, omittedBlocks: bounded.omittedBlocks, binaries: limits.binaries };
@@ -293,135 +286,4 @@ function safeStringify(value: unknown): string {
   } catch {
     return "[Structured content that cannot be shown as JSON omitted]";
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// TOON
-// ---------------------------------------------------------------------------------------------
-
-type ToonEncode = typeof import("@toon-format/toon").encode;
-let encodeToon: ToonEncode | undefined;
-const toonModule = lazyLoad(() => import("@toon-format/toon"));
-
-/**
- * Loads the TOON encoder. Callers that enable `toonEncode` await it before transforming (until then JSON stays
- * JSON): it is loaded when a server needs it rather than at every Pi start.
- */
-export function loadToonEncoder(): Promise<void> {
-  return toonModule().then(
-    (toon) => {
-      encodeToon = toon.encode;
-    },
-    () => {}, // the next call tries again; JSON stays JSON meanwhile
-  );
-}
-
-function isToonEnabled(options: TransformOptions): boolean {
-  const setting = options.toonEncode;
-  if (setting === true) return true;
-  return Array.isArray(setting) && options.serverName !== undefined && setting.includes(options.serverName);
-}
-
-/** JSON objects and arrays become TOON when that is shorter; any other text is returned unchanged. */
-function toToonIfShorter(value: string): string {
-  const trimmed = value.trim();
-  if (!encodeToon || !(trimmed.startsWith("{") || trimmed.startsWith("[")) || trimmed.length > MAX_TOON_INPUT_BYTES) return value;
-  try {
-    const parsed: unknown = JSON.parse(trimmed);
-    if (typeof parsed !== "object" || parsed === null) return value;
-    const encoded = encodeToon(parsed);
-    // TOON writes an empty object as nothing at all, which would read as a missing result.
-    return encoded.trim() !== "" && encoded.length < value.length ? encoded : value;
-  } catch {
-    return value;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Size bound
-// ---------------------------------------------------------------------------------------------
-
-interface Head {
-  text: string;
-  bytes: number;
-  lines: number;
-}
-
-/**
- * Text blocks share one budget (the model reads them all). The block that crosses it is cut, the text blocks after
- * it are dropped, and a note says what was cut. Images are bounded one by one already and are kept, as are the
- * notes standing for binary data.
- */
-function boundText(content: PiContent[], limits: Limits): { content: PiContent[]; truncation?: TruncationInfo; wholeText?: string; omittedBlocks: number } {
-  const isText = (block: PiContent): block is TextContent => block.type === "text" && !limits.binaries.has(block);
-  const texts = content.filter(isText).map((block) => block.text);
-  const totalBytes = texts.reduce((sum, value) => sum + Buffer.byteLength(value, "utf8"), 0);
-  const totalLines = texts.reduce((sum, value) => sum + countLines(value), 0);
-  if (totalBytes <= limits.maxTextBytes && totalLines <= limits.maxTextLines) return { content, omittedBlocks: 0 };
-
-  let bytesLeft = limits.maxTextBytes;
-  let linesLeft = limits.maxTextLines;
-  let cut = false;
-  let omittedBlocks = 0;
-  const out: PiContent[] = [];
-  for (const block of content) {
-    if (!isText(block)) {
-      out.push(block);
-    } else if (cut) {
-      omittedBlocks++;
-    } else {
-      const head = headOf(block.text, bytesLeft, linesLeft);
-      if (head.text !== block.text) cut = true;
-      if (head.text === "") omittedBlocks++;
-      else out.push(text(head.text));
-      bytesLeft -= head.bytes;
-      linesLeft -= head.lines;
-    }
-  }
-  const truncation: TruncationInfo = {
-    totalBytes,
-    totalLines,
-    shownBytes: limits.maxTextBytes - bytesLeft,
-    shownLines: limits.maxTextLines - linesLeft,
-  };
-  out.push(text(truncationNote(truncation, omittedBlocks)));
-  return { content: out, truncation, wholeText: texts.join("\n"), omittedBlocks };
-}
-
-function truncationNote(info: TruncationInfo, omittedBlocks: number, file?: string): string {
-  const omitted = omittedBlocks > 0 ? ` ${omittedBlocks} further text block(s) omitted.` : "";
-  const rest = file
-    ? `The whole result (${formatSize(info.totalBytes)}) is in ${file}: read it with the read tool (offset/limit), grep or bash.`
-    : "Ask the tool for less (a filter, a narrower query or a page) to see the rest.";
-  return `[Output truncated: showing ${info.shownLines} of ${info.totalLines} lines (${formatSize(info.shownBytes)} of ${formatSize(info.totalBytes)}).${omitted} ${rest}]`;
-}
-
-function countLines(value: string): number {
-  let lines = 1;
-  for (let i = value.indexOf("\n"); i !== -1; i = value.indexOf("\n", i + 1)) lines++;
-  return lines;
-}
-
-/**
- * The start of `value` within the budget: whole lines, by Pi's own head truncation. A first line longer than the
- * whole budget (a one-line 20 MB JSON) is cut at a character boundary instead, so the model still sees its start.
- */
-function headOf(value: string, maxBytes: number, maxLines: number): Head {
-  if (maxBytes <= 0 || maxLines <= 0) return { text: "", bytes: 0, lines: 0 };
-  // Only the first maxBytes + 1 characters can matter (each is at least a byte): a 20 MB text is not split whole.
-  const head = truncateHead(value.slice(0, maxBytes + 1), { maxBytes, maxLines });
-  const kept = head.firstLineExceedsLimit ? cutToBytes(value, maxBytes) : head.content;
-  return { text: kept, bytes: Buffer.byteLength(kept, "utf8"), lines: kept === "" ? 0 : countLines(kept) };
-}
-
-/** The first `maxBytes` bytes of `value`, not splitting a character. */
-function cutToBytes(value: string, maxBytes: number): string {
-  // A character takes at least one byte, so the first maxBytes characters hold at least maxBytes bytes.
-  let candidate = value.slice(0, maxBytes);
-  if (/[\uD800-\uDBFF]$/.test(candidate)) candidate = candidate.slice(0, -1);
-  const encoded = Buffer.from(candidate, "utf8");
-  if (encoded.length <= maxBytes) return candidate;
-  let cutAt = maxBytes;
-  while (cutAt > 0 && (encoded[cutAt]! & 0xc0) === 0x80) cutAt--;
-  return encoded.subarray(0, cutAt).toString("utf8");
 }

@@ -13,10 +13,11 @@
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { errorMessage } from "../util/guards.ts";
-import { transformPromptMessages } from "./content.ts";
+import { type PiContent, transformPromptMessages } from "./content.ts";
 import type { McpExtensionState } from "../state.ts";
 import type { ToolView } from "../tool-view.ts";
-import { allocateToolNames, type McpPrompt, type McpPromptArgument, toolKey } from "../types.ts";
+import { allocateToolNames, toolKey } from "../tool-names.ts";
+import type { McpPrompt, McpPromptArgument } from "../types.ts";
 import { collapseWhitespace } from "../util/text.ts";
 import { showText } from "../ui.ts";
 
@@ -100,7 +101,7 @@ export class PromptCommandRegistry {
     if ("error" in values) return showText(ctx, `/${name}: ${values.error}\n${usage(name, prompt)}`);
     // A message a command sends runs once the command is over, and print mode exits then: nobody would see an answer.
     if (!ctx.hasUI) return showText(ctx, `/${name}: print mode ends before the model could answer a prompt; run it in interactive or RPC mode.`);
-    let content;
+    let content: PiContent[];
     try {
       await state.lifecycle.ensureConnected(serverName);
       const result = await state.manager.getPrompt(serverName, prompt.name, values.values);

@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, readdir, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { lazyLoad } from "../util/lazy-load.ts";
+import { ignored } from "../util/debug-log.ts";
 
 export const RESULT_DIR_NAME = "mcp-results";
 /** Files older than this are removed at the next write. */
@@ -84,7 +85,7 @@ async function prune(dir: string, keep: string, limits: SpillLimits): Promise<vo
     else total += file.size;
   }
   // Another Pi process may be pruning too: a file already gone is fine.
-  await Promise.all(doomed.map((name) => unlink(join(dir, name)).catch(() => {})));
+  await Promise.all(doomed.map((name) => unlink(join(dir, name)).catch(ignored(`removing the old result file ${name}`))));
 }
 
 function timestamp(): string {

@@ -88,7 +88,7 @@ async function runAction(ctx: ExtensionCommandContext, state: McpExtensionState,
   const enabled = server.enabled !== false;
   // As in /mcp status: a disabled server's error is not shown (it is not being tried).
   const lastError = enabled ? actions.lastErrorText(server.name) : undefined;
-  const choices: Array<[string, () => Promise<unknown> | void]> = [
+  const choices: Array<[string, () => unknown]> = [
     ...(enabled ? [["Reconnect", () => actions.reconnect(server.name)] as [string, () => Promise<void>]] : []),
     ...(lastError ? [["Show last error", () => showText(ctx, lastError)] as [string, () => void]] : []),
     [enabled ? "Disable" : "Enable", () => runManageCommand(ctx, state, enabled ? "disable" : "enable", [server.name])],

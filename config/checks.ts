@@ -3,8 +3,7 @@
  * vocabulary of config/entry.ts (server fields) and config/settings.ts (`settings`), so the same kind of field is
  * checked, and worded, the same way in both.
  */
-import { isPlainObject } from "./problems.ts";
-import { describeValue } from "../util/guards.ts";
+import { describeValue, isJsonObject } from "../util/guards.ts";
 import { TOOL_EXPOSURES, type ApprovalRule, type AuthKind, type OutputGuard, type ToolExposure, type ToolPrefixMode, type TransportKind } from "../types.ts";
 
 /** A value that fits, or what was expected; `at` names the part of the value that did not fit (`[2]`, `.key`). */
@@ -50,7 +49,7 @@ export const stringList: Check<string[]> = (value) => {
 };
 
 export const stringMap: Check<Record<string, string>> = (value) => {
-  if (!isPlainObject(value)) return { ok: false, expected: `must be an object of strings (got ${describeValue(value)})` };
+  if (!isJsonObject(value)) return { ok: false, expected: `must be an object of strings (got ${describeValue(value)})` };
   const bad = Object.entries(value).find(([, item]) => typeof item !== "string");
   if (bad) return { ok: false, at: `.${bad[0]}`, expected: `must be a string (got ${describeValue(bad[1])})` };
   return { ok: true, value: { ...(value as Record<string, string>) } };
@@ -102,7 +101,7 @@ const OUTPUT_GUARD_LIMITS = ["maxBytes", "maxLines"] as const;
 export const outputGuard: Check<OutputGuard> = (value) => {
   if (typeof value === "boolean") return { ok: true, value };
   const expected = `must be true, false or { "maxBytes", "maxLines" } (got ${describeValue(value)})`;
-  if (!isPlainObject(value)) return { ok: false, expected };
+  if (!isJsonObject(value)) return { ok: false, expected };
   const limits: { maxBytes?: number; maxLines?: number } = {};
   for (const key of OUTPUT_GUARD_LIMITS) {
     const limit = value[key];
@@ -120,7 +119,7 @@ function withExpectation<T>(checked: Checked<T>, expected: string): Checked<T> {
 }
 
 export const plainObject: Check<Record<string, unknown>> = (value) =>
-  isPlainObject(value) ? { ok: true, value } : { ok: false, expected: `must be an object (got ${describeValue(value)})` };
+  isJsonObject(value) ? { ok: true, value } : { ok: false, expected: `must be an object (got ${describeValue(value)})` };
 
 export const port: Check<number> = (value) =>
   typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 65535
@@ -157,7 +156,7 @@ export const exposure: Check<ToolExposure> = (value) => oneOf(TOOL_EXPOSURES)(va
 
 /** `toolExposure`: tool names or `*` patterns, each mapped to an exposure. */
 export const toolExposureMap: Check<Record<string, ToolExposure>> = (value) => {
-  if (!isPlainObject(value)) return { ok: false, expected: `must be an object mapping tool names or patterns to exposures (got ${describeValue(value)})` };
+  if (!isJsonObject(value)) return { ok: false, expected: `must be an object mapping tool names or patterns to exposures (got ${describeValue(value)})` };
   const map: Record<string, ToolExposure> = {};
   for (const [tool, item] of Object.entries(value)) {
     const checked = exposure(item);

@@ -5,7 +5,8 @@
  * `Authorization: …`) are hidden.
  */
 import { safeUrl } from "../util/http-text.ts";
-import type { ConfigSource, ServerDefinition } from "../types.ts";
+import { hideInDebugLog } from "../util/debug-log.ts";
+import type { ConfigSource, LoadedConfig, ServerDefinition } from "../types.ts";
 
 const HIDDEN = "<hidden>";
 /** Names of options and headers whose value is a credential. */
@@ -46,6 +47,30 @@ export function hideSecretArguments(args: readonly string[]): string[] {
     if (assignment && SECRET_NAME.test(assignment[1]!)) return `${assignment[1]}=${HIDDEN}`;
     return hideHeaderValue(arg) ?? arg;
   });
+}
+
+/**
+ * The debug log hides the values of a config that may be credentials wherever they turn up (util/debug-log.ts):
+ * env and header values, tokens (a token variable's value too), OAuth secrets, the arguments /mcp status hides, the
+ * embeddings endpoint's key.
+ */
+export function hideConfigSecretsInDebugLog(config: LoadedConfig, env: NodeJS.ProcessEnv = process.env): void {
+  const apiKeyEnv = config.settings.search?.embeddings?.apiKeyEnv;
+  hideInDebugLog([...config.servers.flatMap((server) => secretValues(server, env)), apiKeyEnv ? env[apiKeyEnv] : undefined]);
+}
+
+function secretValues(server: ServerDefinition, env: NodeJS.ProcessEnv): Array<string | undefined> {
+  const args = server.args ?? [];
+  const shown = hideSecretArguments(args);
+  return [
+    ...Object.values(server.env ?? {}),
+    ...Object.values(server.headers ?? {}),
+    server.bearerToken,
+    server.bearerTokenEnv ? env[server.bearerTokenEnv] : undefined,
+    server.oauth?.clientSecret,
+    server.oauth?.privateKey,
+    ...args.filter((arg, index) => shown[index] !== arg),
+  ];
 }
 
 /** `Authorization: Bearer x` → `Authorization: <hidden>`; `Bearer x` → `Bearer <hidden>`. */

@@ -31,9 +31,9 @@ import {
   toolPrefixMode,
   transportName,
 } from "./checks.ts";
-import { configProblem, isPlainObject, type ProblemLocation } from "./problems.ts";
+import { configProblem, type ProblemLocation } from "./problems.ts";
 import { type CheckedOAuth, OAUTH_CHECKS, settleOAuth } from "./oauth-entry.ts";
-import { describeValue } from "../util/guards.ts";
+import { describeValue, isJsonObject } from "../util/guards.ts";
 import { interpolate, type InterpolationContext, type InterpolationIssue } from "./interpolation.ts";
 import { expandHome, pathModule } from "../util/paths.ts";
 import type { ConfigProblem, ConfigSource, LifecycleMode, OAuthSettings, ServerEntry, TransportKind } from "../types.ts";
@@ -153,7 +153,7 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
     problems.push(configProblem("error", at(), "a server needs a non-empty name"));
     return { kind: "invalid" };
   }
-  if (!isPlainObject(raw)) {
+  if (!isJsonObject(raw)) {
     problems.push(configProblem("error", at(), `must be an object (got ${describeValue(raw)})`));
     return { kind: "invalid" };
   }
@@ -302,26 +302,16 @@ function settleAuth(fields: RawFields, oauth: OAuthSettings | undefined, at: Loc
   return oauth;
 }
 
+/** The behaviour fields as a server entry holds them (`disabled` is folded into `enabled`). */
+type BehaviourEntry = Pick<ServerEntry, Exclude<keyof BehaviourFields, "disabled">>;
+/** Every behaviour field but the two that say whether the server is on (settled into `enabled` first). */
+const BEHAVIOUR_KEYS = Object.keys(BEHAVIOUR_CHECKS).filter((key) => key !== "enabled" && key !== "disabled") as (keyof BehaviourEntry)[];
+
 function behaviourEntry(fields: RawFields, enabled: boolean | undefined): ServerEntry {
-  const entry: ServerEntry = {};
-  if (enabled !== undefined) entry.enabled = enabled;
-  if (fields.lifecycle !== undefined) entry.lifecycle = fields.lifecycle;
-  if (fields.idleTimeout !== undefined) entry.idleTimeout = fields.idleTimeout;
-  if (fields.startupTimeoutMs !== undefined) entry.startupTimeoutMs = fields.startupTimeoutMs;
-  if (fields.requestTimeoutMs !== undefined) entry.requestTimeoutMs = fields.requestTimeoutMs;
-  if (fields.maxTotalTimeoutMs !== undefined) entry.maxTotalTimeoutMs = fields.maxTotalTimeoutMs;
-  if (fields.outputGuard !== undefined) entry.outputGuard = fields.outputGuard;
-  if (fields.exposeResources !== undefined) entry.exposeResources = fields.exposeResources;
-  if (fields.directTools !== undefined) entry.directTools = fields.directTools;
-  if (fields.includeTools !== undefined) entry.includeTools = fields.includeTools;
-  if (fields.excludeTools !== undefined) entry.excludeTools = fields.excludeTools;
-  if (fields.approveTools !== undefined) entry.approveTools = fields.approveTools;
-  if (fields.toolPrefix !== undefined) entry.toolPrefix = fields.toolPrefix;
-  if (fields.debug !== undefined) entry.debug = fields.debug;
-  if (fields.timeout !== undefined) entry.timeout = fields.timeout;
-  if (fields.description !== undefined) entry.description = fields.description;
-  if (fields.exposure !== undefined) entry.exposure = fields.exposure;
-  if (fields.toolExposure !== undefined) entry.toolExposure = fields.toolExposure;
+  // The checks' types are the entry's (tsc checks this assignment), so the fields can be copied by name.
+  const checked: BehaviourEntry = fields;
+  const entry: BehaviourEntry = enabled === undefined ? {} : { enabled };
+  for (const key of BEHAVIOUR_KEYS) if (checked[key] !== undefined) Object.assign(entry, { [key]: checked[key] });
   return entry;
 }
 

@@ -4,8 +4,8 @@
  */
 import { readFileSync } from "node:fs";
 import type { ParseError } from "jsonc-parser";
-import { configProblem, isPlainObject } from "./problems.ts";
-import { errorCode, errorMessage } from "../util/guards.ts";
+import { configProblem } from "./problems.ts";
+import { errorCode, errorMessage, isJsonObject } from "../util/guards.ts";
 import { lazyRequire } from "../util/lazy-load.ts";
 import type { ConfigProblem } from "../types.ts";
 
@@ -34,7 +34,7 @@ export function readConfigFile(file: string, format: ConfigFormat): FileRead {
   if (text.trim() === "") return { status: "ok", data: {} };
   const parsed = format === "json" ? parseJson(text) : parseTomlText(text);
   if ("error" in parsed) return failure(file, parsed.error);
-  if (!isPlainObject(parsed.value)) return failure(file, `the top level must be ${format === "json" ? "a JSON object" : "a TOML table"}`);
+  if (!isJsonObject(parsed.value)) return failure(file, `the top level must be ${format === "json" ? "a JSON object" : "a TOML table"}`);
   return { status: "ok", data: parsed.value };
 }
 

@@ -4,10 +4,10 @@
  */
 import { existsSync } from "node:fs";
 import { readConfigFile, type ConfigFormat } from "./files.ts";
-import { type ConfigLayer, type EntryOptions } from "./entry.ts";
+import type { ConfigLayer, EntryOptions } from "./entry.ts";
 import { parseServerEntry } from "./entry.ts";
-import { configProblem, isPlainObject, type ProblemLocation } from "./problems.ts";
-import { describeValue } from "../util/guards.ts";
+import { configProblem, type ProblemLocation } from "./problems.ts";
+import { describeValue, isJsonObject } from "../util/guards.ts";
 import { lookupEnv, type InterpolationContext } from "./interpolation.ts";
 import { expandHome, pathModule } from "../util/paths.ts";
 import type { ConfigProblem, ImportKind } from "../types.ts";
@@ -102,7 +102,7 @@ function buildLayer(
 function serverTable(container: Record<string, unknown>, key: string, where: ProblemLocation, problems: ConfigProblem[]): RawServers {
   const table = container[key];
   if (table === undefined) return [];
-  if (isPlainObject(table)) return Object.entries(table);
+  if (isJsonObject(table)) return Object.entries(table);
   problems.push(configProblem("error", where, `must be an object mapping server names to servers (got ${describeValue(table)})`));
   return [];
 }
@@ -147,7 +147,7 @@ function jsonHostServers(kind: ImportKind, data: Record<string, unknown>, file: 
   if (kind === "vscode" && pathModule(context.platform).basename(file) === VSCODE_SETTINGS) {
     const block = data.mcp;
     if (block === undefined) return [];
-    if (!isPlainObject(block)) {
+    if (!isJsonObject(block)) {
       problems.push(configProblem("error", { file, field: "mcp" }, `must be an object with "servers" (got ${describeValue(block)})`));
       return [];
     }
@@ -168,9 +168,9 @@ function jsonHostServers(kind: ImportKind, data: Record<string, unknown>, file: 
 }
 
 function findProjectEntry(projects: unknown, context: InterpolationContext): { key: string; value: Record<string, unknown> } | undefined {
-  if (!isPlainObject(projects)) return undefined;
+  if (!isJsonObject(projects)) return undefined;
   for (const [key, value] of Object.entries(projects)) {
-    if (isPlainObject(value) && samePath(key, context.cwd, context.platform)) return { key, value };
+    if (isJsonObject(value) && samePath(key, context.cwd, context.platform)) return { key, value };
   }
   return undefined;
 }
@@ -188,7 +188,7 @@ function samePath(a: string, b: string, platform: NodeJS.Platform): boolean {
 const JSON_HOST_FIELDS = ["command", "args", "env", "cwd", "url", "headers", "type", "enabled", "disabled"] as const;
 
 function mapJsonHostEntry(raw: unknown, where: ProblemLocation, defaults: Record<string, number>, problems: ConfigProblem[]): MappedEntry {
-  if (!isPlainObject(raw)) return { raw };
+  if (!isJsonObject(raw)) return { raw };
   const mapped: Record<string, unknown> = { ...defaults };
   const hostFieldNames: Record<string, string> = {};
   for (const key of JSON_HOST_FIELDS) if (raw[key] !== undefined) mapped[key] = raw[key];
@@ -253,7 +253,7 @@ const CODEX_SECONDS: Readonly<Record<string, string>> = { startup_timeout_sec: "
 
 /** `undefined`: a Codex-only field is invalid (already reported). */
 function mapCodexEntry(raw: unknown, where: ProblemLocation, context: InterpolationContext, problems: ConfigProblem[]): MappedEntry | undefined {
-  if (!isPlainObject(raw)) return { raw };
+  if (!isJsonObject(raw)) return { raw };
   const error = (field: string, text: string) => {
     problems.push(configProblem("error", { ...where, field }, text));
     return undefined;
@@ -280,16 +280,16 @@ function mapCodexEntry(raw: unknown, where: ProblemLocation, context: Interpolat
 
   const envVars = raw.env_vars === undefined ? [] : codexEnvVarNames(raw.env_vars);
   if (!envVars) return error("env_vars", `must be an array of variable names or { name = "…" } tables (got ${describeValue(raw.env_vars)})`);
-  if (envVars.length > 0 && (mapped.env === undefined || isPlainObject(mapped.env))) {
+  if (envVars.length > 0 && (mapped.env === undefined || isJsonObject(mapped.env))) {
     mapped.env = { ...copyFromEnvironment(envVars.map((name) => [name, name]), context), ...(mapped.env as Record<string, unknown> | undefined) };
   }
 
   const envHeaders = raw.env_http_headers;
   if (envHeaders !== undefined) {
-    if (!isPlainObject(envHeaders) || Object.values(envHeaders).some((name) => typeof name !== "string")) {
+    if (!isJsonObject(envHeaders) || Object.values(envHeaders).some((name) => typeof name !== "string")) {
       return error("env_http_headers", `must map header names to environment variable names (got ${describeValue(envHeaders)})`);
     }
-    if (mapped.headers === undefined || isPlainObject(mapped.headers)) {
+    if (mapped.headers === undefined || isJsonObject(mapped.headers)) {
       mapped.headers = { ...(mapped.headers as Record<string, unknown> | undefined), ...copyFromEnvironment(Object.entries(envHeaders) as Array<[string, string]>, context) };
     }
   }
@@ -298,7 +298,7 @@ function mapCodexEntry(raw: unknown, where: ProblemLocation, context: Interpolat
 
 function codexEnvVarNames(value: unknown): string[] | undefined {
   if (!Array.isArray(value)) return undefined;
-  const names = value.map((item) => (typeof item === "string" ? item : isPlainObject(item) && typeof item.name === "string" ? item.name : undefined));
+  const names = value.map((item) => (typeof item === "string" ? item : isJsonObject(item) && typeof item.name === "string" ? item.name : undefined));
   return names.every((name): name is string => name !== undefined) ? names : undefined;
 }
 

@@ -21,9 +21,3 @@ export function configProblem(level: ConfigProblem["level"], where: ProblemLocat
 }
 
 
-/** JSON and TOML objects (TOML tables have no prototype). */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}

@@ -16,9 +16,9 @@ import {
   timeLimit,
   toolPrefixMode,
 } from "./checks.ts";
-import { configProblem, isPlainObject } from "./problems.ts";
-import { describeValue } from "../util/guards.ts";
-import { type InterpolationContext } from "./interpolation.ts";
+import { configProblem } from "./problems.ts";
+import { describeValue, isJsonObject } from "../util/guards.ts";
+import type { InterpolationContext } from "./interpolation.ts";
 import { expandHome } from "../util/paths.ts";
 import type { CaptureStatsSettings, ConfigProblem, EmbeddingsSettings, McpSettings, ScriptSettings, SearchSettings } from "../types.ts";
 
@@ -42,7 +42,7 @@ const SETTING_LEFT_OUT: Fallback = { means: "ignored (the default applies)" };
 /** An invalid setting is a warning and falls back (see SETTINGS_FALLBACKS); the others still apply. */
 export function parseSettings(raw: unknown, file: string, context: InterpolationContext, problems: ConfigProblem[]): McpSettings {
   if (raw === undefined) return {};
-  if (!isPlainObject(raw)) {
+  if (!isJsonObject(raw)) {
     problems.push(configProblem("error", { file, field: "settings" }, `must be an object (got ${describeValue(raw)})`));
     return {};
   }
@@ -88,7 +88,7 @@ function parseCaptureStats(
   problems: ConfigProblem[],
 ): boolean | CaptureStatsSettings | undefined {
   if (typeof value === "boolean") return value;
-  if (!isPlainObject(value)) {
+  if (!isJsonObject(value)) {
     const expected = `must be true, false or { "path", "flushDelayMs" } (got ${describeValue(value)})`;
     problems.push(configProblem("warning", { file, field: "settings.captureStats" }, `${expected}; ${SETTING_LEFT_OUT.means}`));
     return undefined;
@@ -122,7 +122,7 @@ const EMBEDDINGS_REQUIRED = ["url", "model"];
 /** `{ embeddings: { url, model, apiKeyEnv?, timeoutMs? } }`; anything wrong in it leaves semantic re-ranking off. */
 function parseSearchSettings(value: unknown, file: string, problems: ConfigProblem[]): SearchSettings | undefined {
   const off = "semantic re-ranking stays off";
-  if (!isPlainObject(value)) {
+  if (!isJsonObject(value)) {
     problems.push(configProblem("warning", { file, field: "settings.search" }, `must be an object (got ${describeValue(value)}); ignored`));
     return undefined;
   }
@@ -132,7 +132,7 @@ function parseSearchSettings(value: unknown, file: string, problems: ConfigProbl
       problems.push(configProblem("warning", { file, field: `settings.search.${key}` }, "unknown field, ignored"));
       continue;
     }
-    if (!isPlainObject(raw)) {
+    if (!isJsonObject(raw)) {
       const expected = `must be an object { "url", "model", "apiKeyEnv", "timeoutMs" } (got ${describeValue(raw)})`;
       problems.push(configProblem("warning", { file, field: "settings.search.embeddings" }, `${expected}; ${off}`));
       continue;
@@ -168,7 +168,7 @@ const SCRIPT_CHECKS: Readonly<Record<string, Check<unknown>>> = {
 /** `true`, `false` or `{ enabled, timeoutMs, memoryMb }`; a bad field is left out (its default applies). */
 function parseScriptSettings(value: unknown, file: string, problems: ConfigProblem[]): boolean | ScriptSettings | undefined {
   if (typeof value === "boolean") return value;
-  if (!isPlainObject(value)) {
+  if (!isJsonObject(value)) {
     const expected = `must be true, false or { "enabled", "timeoutMs", "memoryMb" } (got ${describeValue(value)})`;
     problems.push(configProblem("warning", { file, field: "settings.script" }, `${expected}; ${SETTING_LEFT_OUT.means}`));
     return undefined;

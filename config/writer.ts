@@ -11,10 +11,10 @@ import { dirname } from "node:path";
 import type { FormattingOptions, JSONPath, ParseError } from "jsonc-parser";
 import { writeFileAtomic } from "../util/atomic-file.ts";
 import { syntaxErrorPlace } from "./files.ts";
-import { isPlainObject } from "./problems.ts";
 import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "../util/file-lock.ts";
-import { errorCode, errorMessage } from "../util/guards.ts";
+import { errorCode, errorMessage, isJsonObject } from "../util/guards.ts";
 import { lazyRequire } from "../util/lazy-load.ts";
+import { ignored } from "../util/debug-log.ts";
 
 /** One change: the value at `path` set (an object or a field), or removed when `value` is undefined. */
 interface ConfigEdit {
@@ -38,7 +38,7 @@ export function writeServerEnabled(file: string, name: string, enabled: boolean)
     const key = serverTableKey(data);
     const entry = serverEntry(data, name);
     // `disabled: true` would win over `enabled`: one field says it.
-    const stale = isPlainObject(entry) && "disabled" in entry ? [{ path: [key, name, "disabled"], value: undefined }] : [];
+    const stale = isJsonObject(entry) && "disabled" in entry ? [{ path: [key, name, "disabled"], value: undefined }] : [];
     return [...stale, { path: [key, name, "enabled"], value: enabled }];
   });
 }
@@ -67,7 +67,7 @@ function serverTableKey(data: Record<string, unknown>): string {
 /** The file's entry for `name`, as written (undefined when it has none). */
 function serverEntry(data: Record<string, unknown>, name: string): unknown {
   const table = data[serverTableKey(data)];
-  return isPlainObject(table) && Object.hasOwn(table, name) ? table[name] : undefined;
+  return isJsonObject(table) && Object.hasOwn(table, name) ? table[name] : undefined;
 }
 
 /**
@@ -75,13 +75,13 @@ function serverEntry(data: Record<string, unknown>, name: string): unknown {
  * Under the cross-process lock: two Pi sessions changing the same file at once must not undo each other's edit.
  */
 async function editConfigFile(file: string, plan: (data: Record<string, unknown>) => ConfigEdit[]): Promise<void> {
-  await mkdir(dirname(file), { recursive: true }).catch(() => undefined); // the lock lives beside the file
+  await mkdir(dirname(file), { recursive: true }).catch(ignored(`creating the folder of ${file} (the lock lives beside the file)`));
   const release = await acquireFileLock(file, DEFAULT_LOCK_TIMEOUT_MS, () => {});
   if (typeof release === "string") throw new Error(release.replace(/; write skipped$/, ""));
   try {
     await editLocked(file, plan);
   } finally {
-    await release().catch(() => undefined);
+    await release().catch(ignored(`releasing the lock of ${file}`));
   }
 }
 
@@ -115,7 +115,7 @@ async function readForEdit(file: string): Promise<ConfigText> {
   if (errors.length > 0) {
     throw new Error(`${file} has a syntax error at ${syntaxErrorPlace(text, errors[0]!.offset)}; fix it before changing it from Pi`);
   }
-  if (!isPlainObject(data)) throw new Error(`${file}: the top level must be a JSON object; fix it before changing it from Pi`);
+  if (!isJsonObject(data)) throw new Error(`${file}: the top level must be a JSON object; fix it before changing it from Pi`);
   return { text, data, mode };
 }
 

@@ -14,11 +14,10 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { openInBrowser } from "../util/browser.ts";
+import { McpErrorCode } from "../util/mcp-error-codes.ts";
 import type { UrlElicitationHandler } from "./session.ts";
 import { DIALOG_TIMEOUT_MS } from "../ui.ts";
 
-/** The SDK's `ErrorCode.UrlElicitationRequired` (not imported: the SDK loads only once a server connects). */
-const URL_ELICITATION_REQUIRED = -32042;
 const OPEN = "Open in browser";
 const DECLINE = "Decline";
 
@@ -100,7 +99,7 @@ async function offerPage(ctx: ExtensionContext, serverName: string, page: Page, 
 /** The pages of a `-32042` error (the SDK's UrlElicitationRequiredError carries them in `data.elicitations`). */
 function requiredPages(error: unknown): Page[] | undefined {
   const { code, data } = (error ?? {}) as { code?: unknown; data?: { elicitations?: unknown } };
-  if (code !== URL_ELICITATION_REQUIRED || !Array.isArray(data?.elicitations)) return undefined;
+  if (code !== McpErrorCode.UrlElicitationRequired || !Array.isArray(data?.elicitations)) return undefined;
   const pages = data.elicitations.filter(
     (item): item is Page => typeof item?.url === "string" && typeof item?.message === "string",
   );

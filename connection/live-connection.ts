@@ -10,13 +10,13 @@
  *   notifications that arrive during a refresh are merged into one more (a storm of 300 gave 301 listings and as many
  *   cache writes).
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { McpList, McpSession } from "./session.ts";
 import { errorMessage } from "../util/guards.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
 import { ProcessProbe } from "../util/process-tree.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
+import { ignored } from "../util/debug-log.ts";
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** How long a stdio server found alive is taken to be alive without another probe (see `LiveConnection.isAlive`). */
@@ -24,7 +24,6 @@ const RECHECK_ALIVE_AFTER_MS = 5;
 
 export interface ServerConnection {
   readonly name: string;
-  readonly client: Client;
   readonly transport: TransportKind;
   readonly tools: McpTool[];
   readonly resources: McpResource[];
@@ -44,7 +43,6 @@ export interface ServerConnection {
 export class LiveConnection implements ServerConnection {
   readonly name: string;
   readonly session: McpSession;
-  readonly client: Client;
   readonly transport: TransportKind;
   readonly pid?: number;
   readonly connectedAt = Date.now();
@@ -71,7 +69,6 @@ export class LiveConnection implements ServerConnection {
     this.name = name;
     this.session = session;
     this.listsResources = listsResources;
-    this.client = session.client;
     this.transport = session.transport;
     this.pid = session.pid;
   }
@@ -155,7 +152,7 @@ export class LiveConnection implements ServerConnection {
     const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
     const read = () => (list === "tools" ? this.readToolList(options) : list === "resources" ? this.readResourceLists(options) : this.readPromptList(options));
     const result = this.refreshQueue.then(read);
-    this.refreshQueue = result.catch(() => {});
+    this.refreshQueue = result.catch(ignored(`${this.name}: refreshing its ${list} list`));
     return result;
   }
 

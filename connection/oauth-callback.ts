@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { abortable } from "../util/abort.ts";
-import { authorizationServerAnswer } from "./session.ts";
+import { authorizationServerAnswer } from "./auth-checks.ts";
 import { oneLine } from "../util/text.ts";
 
 export const CALLBACK_PATH = "/callback";

@@ -26,8 +26,9 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { OAuthError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { createFetchWithInit, type FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { abortable } from "../util/abort.ts";
-import { type AuthChallenge, authorizationServerAnswer, parseServerUrl, type ServerAuthState, signInNeeded } from "./session.ts";
-import { canSignIn } from "./session.ts";
+import type { AuthChallenge, ServerAuthState } from "./session.ts";
+import { authorizationServerAnswer, canSignIn, signInNeeded } from "./auth-checks.ts";
+import { parseServerUrl } from "./server-target.ts";
 import { CALLBACK_PATH, CallbackListener } from "./oauth-callback.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";

@@ -10,8 +10,8 @@
  */
 import { abortAfter } from "../util/abort.ts";
 import { loadConnectionCode } from "./sdk-loader.ts";
-import { type NeedsAuthError, type OpenOptions, type ServerAuthState } from "./session.ts";
-import { canSignIn } from "./session.ts";
+import type { NeedsAuthError, OpenOptions, ServerAuthState } from "./session.ts";
+import { canSignIn } from "./auth-checks.ts";
 import { formatDuration } from "../util/format-time.ts";
 import { errorMessage } from "../util/guards.ts";
 import type { CallbackListener } from "./oauth-callback.ts";

@@ -32,8 +32,9 @@ import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import { abortable } from "../util/abort.ts";
-import { hasAuthorizationHeader, type McpSession, mergeEnv, NeedsAuthError, type OpenOptions, parseServerUrl, type ServerAuthState, type SessionEvents, signInNeeded, transportFamily } from "./session.ts";
-import { canSignIn } from "./session.ts";
+import { type McpSession, NeedsAuthError, type OpenOptions, type ServerAuthState, type SessionEvents } from "./session.ts";
+import { canSignIn, hasAuthorizationHeader, signInNeeded } from "./auth-checks.ts";
+import { mergeEnv, parseServerUrl, transportFamily } from "./server-target.ts";
 import { briefHttpError, safeUrl } from "../util/http-text.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
 import { errorMessage } from "../util/guards.ts";
@@ -43,6 +44,7 @@ import { GroupedStdioTransport } from "./stdio-transport.ts";
 import { withCommandValues } from "./command-values.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
+import { ignored } from "../util/debug-log.ts";
 
 export { signIn } from "./oauth-provider.ts";
 
@@ -58,7 +60,7 @@ const SESSION_DELETE_WAIT_MS = 1_000;
 
 /** A session through the SDK's Client (see `McpSession` for what it promises). */
 class SdkSession implements McpSession {
-  readonly client: Client;
+  private readonly client: Client;
   readonly transport: TransportKind;
   readonly pid?: number;
   readonly npx?: NpxResolution;
@@ -246,7 +248,7 @@ async function openStdio(configured: ServerDefinition, createClient: () => Clien
   });
   const client = createClient();
   // The transport's close ends the server's whole process group (see connection/stdio-transport.ts).
-  const shutdown = () => client.close().catch(() => {});
+  const shutdown = () => client.close().catch(ignored("closing the session"));
   await connectClient(client, transport, shutdown, options).catch((error: unknown) => {
     throw transport.overflow ?? error;
   });
@@ -290,8 +292,8 @@ async function openStreamableHttp(url: URL, http: HttpOptions, client: Client, o
   const transport = new StreamableHTTPClientTransport(url, http);
   const shutdown = async () => {
     // Tell the server the session is over (spec: SHOULD), without letting a slow server hold up shutdown.
-    if (transport.sessionId) await Promise.race([transport.terminateSession().catch(() => {}), delay(SESSION_DELETE_WAIT_MS)]);
-    await client.close().catch(() => {});
+    if (transport.sessionId) await Promise.race([transport.terminateSession().catch(ignored("ending the HTTP session (DELETE)")), delay(SESSION_DELETE_WAIT_MS)]);
+    await client.close().catch(ignored("closing the HTTP session"));
   };
   await connectClient(client, transport, shutdown, options);
   return new SdkSession(client, "http", shutdown);
@@ -300,7 +302,7 @@ async function openStreamableHttp(url: URL, http: HttpOptions, client: Client, o
 async function openSse(url: URL, http: HttpOptions, client: Client, options: OpenOptions): Promise<McpSession> {
   // The SDK adds `requestInit.headers` to the EventSource GET as well as to the POSTs.
   const transport = new SSEClientTransport(url, http);
-  const shutdown = () => client.close().catch(() => {});
+  const shutdown = () => client.close().catch(ignored("closing the session"));
   await connectClient(client, transport, shutdown, options);
   return new SdkSession(client, "sse", shutdown);
 }

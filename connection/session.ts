@@ -3,8 +3,9 @@
  * is loaded with the extension, connection/sdk-session.ts (the SDK half) only when the first server connects, and neither may
  * pull the other in. So the contracts between them are declared here: how a session is opened (`OpenOptions`), the
  * session the SDK half opens (`McpSession`), the lists it follows, and the elicitation handlers the manager hands it.
+ * The checks both halves make of a definition are beside it: auth-checks.ts (credentials, sign-in) and
+ * server-target.ts (transport, URL, environment).
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type {
   CallToolResult,
@@ -18,7 +19,7 @@ import type { NpxResolution } from "../npx-resolver.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./stderr-tail.ts";
 import type { Listing } from "./listing.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, TransportKind } from "../types.ts";
 
 /**
  * Answers a server's form elicitation (`elicitation/create`): asks the user, or decides without one. An `accept`
@@ -28,9 +29,6 @@ export type ElicitationHandler = (serverName: string, request: ElicitRequestForm
 
 /** Answers a server's URL-mode elicitation: a page the user is asked to open (connection/elicitation-url.ts). */
 export type UrlElicitationHandler = (serverName: string, request: ElicitRequestURLParams, signal: AbortSignal) => Promise<ElicitResult>;
-
-/** The answer when nobody can be asked: accept the form as its defaults fill it. */
-export const acceptElicitationDefaults: ElicitationHandler = async () => ({ action: "accept", content: {} });
 
 /** What every session of one manager is opened with. */
 export interface SessionSettings {
@@ -74,7 +72,6 @@ export interface SessionEvents {
  * reports `lost` first.
  */
 export interface McpSession {
-  readonly client: Client;
   readonly transport: TransportKind;
   /** stdio: the server's process id. */
   readonly pid?: number;
@@ -127,71 +124,4 @@ export interface ServerAuthState {
   challenge?: AuthChallenge;
   /** The last connect had OAuth in play (configured, or signed in before): a 401 then calls for a sign-in. */
   usesOAuth: boolean;
-}
-
-/** A sign-in is needed: `/mcp-auth` is a command of the user's, which the model cannot run. */
-export function signInNeeded(serverName: string, why: string): NeedsAuthError {
-  return new NeedsAuthError(serverName, `MCP server "${serverName}" ${why}: the user has to run /mcp-auth ${serverName} (the assistant cannot do it).`, true);
-}
-
-/** An OAuth error response (RFC 6749 §5.2), as the user reads it. */
-export function authorizationServerAnswer(code: string, description?: string): string {
-  return `the authorization server answered "${code}"${description ? `: ${description}` : ""}`;
-}
-
-/** A token, or an `Authorization` header, given in the config: the server is not signed in to with OAuth. */
-export function hasStaticCredentials(def: ServerDefinition): boolean {
-  return def.bearerToken !== undefined || def.bearerTokenEnv !== undefined || hasAuthorizationHeader(def);
-}
-
-export function hasAuthorizationHeader(def: ServerDefinition): boolean {
-  return Object.keys(def.headers ?? {}).some((key) => key.toLowerCase() === "authorization");
-}
-
-/** An HTTP server without configured credentials (and not marked `auth: "bearer"`) can be signed in to with OAuth. */
-export function canSignIn(def: ServerDefinition): boolean {
-  return !!def.url && !def.command && def.auth !== "bearer" && !hasStaticCredentials(def);
-}
-
-/** Which kind of transport a definition asks for; throws (with the field at fault) when it cannot have one. */
-export function transportFamily(def: ServerDefinition): "stdio" | "http" {
-  const family = def.transport ? (def.transport === "stdio" ? "stdio" : "http") : def.command ? "stdio" : def.url ? "http" : undefined;
-  if (!family) throw new Error(`it has neither "command" nor "url"`);
-  if (family === "stdio" && !def.command) throw new Error(`"transport" is "stdio" but "command" is missing`);
-  if (family === "http" && !def.url) throw new Error(`"transport" is "${def.transport}" but "url" is missing`);
-  return family;
-}
-
-/** The server's `url`, refused when fetch would refuse it (with an error that repeats the password). */
-export function parseServerUrl(def: ServerDefinition): URL {
-  let url: URL;
-  try {
-    url = new URL(def.url!);
-  } catch {
-    throw new Error(`"url" is not a valid URL`);
-  }
-  if (url.username || url.password) {
-    throw new Error(`"url" contains a user name or password (user:password@host), which HTTP clients refuse; send credentials with "headers" or "bearerToken"`);
-  }
-  return url;
-}
-
-/**
- * The parent environment with the server's `env` on top. Windows names are case-insensitive: an override must
- * replace `Path` when it sets `PATH`, or the child would get both.
- */
-export function mergeEnv(
-  parent: NodeJS.ProcessEnv,
-  overrides: Record<string, string> | undefined,
-  platform: NodeJS.Platform = process.platform,
-): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(parent)) if (value !== undefined) env[key] = value;
-  for (const [key, value] of Object.entries(overrides ?? {})) {
-    if (platform === "win32") {
-      for (const existing of Object.keys(env)) if (existing.toLowerCase() === key.toLowerCase()) delete env[existing];
-    }
-    env[key] = value;
-  }
-  return env;
 }

@@ -12,12 +12,11 @@
  * "… and N more servers". The output depends only on the catalog's content, never on the order it arrives in:
  * prompt caches rely on it.
  */
+import { TOOLS_PER_SEARCH } from "./slots.ts";
 import { splitWords, stem, termOf } from "./words.ts";
 import { compareStrings, oneLine } from "../util/text.ts";
-import { PREFIX_SEPARATOR, TOOL_SEARCH_NAME, type ToolMetadata } from "../types.ts";
-
-/** How many tools one ToolSearch call loads at most (the description promises it; tool-search.ts applies it). */
-export const TOOLS_PER_SEARCH = 5;
+import { PREFIX_SEPARATOR } from "../tool-names.ts";
+import { TOOL_SEARCH_NAME, type ToolMetadata } from "../types.ts";
 
 /**
  * Whole description, in o200k tokens. With ToolSearch's own name and schema (~60 tokens) this keeps the tool

@@ -82,6 +82,6 @@ function vectorsOf(body: unknown, count: number, where: string): Float32Array[] 
 
 /** fetch's "fetch failed" hides the reason (ECONNREFUSED, ENOTFOUND) in its cause. */
 function causeOf(error: unknown): string {
-  const cause = isJsonObject(error) ? error.cause : undefined;
+  const cause = error instanceof Error ? error.cause : undefined;
   return cause ? `${errorMessage(error)} (${errorMessage(cause)})` : errorMessage(error);
 }

@@ -3,7 +3,9 @@
  * from an embeddings endpoint the user runs, so a request in words no tool uses can still reach the right tool.
  *
  * - Tool vectors are computed in the background once startup is over, in batches (one request at a time), and kept
- *   in `mcp-embeddings.json` (search/embeddings-cache.ts): a later session asks only for new or changed tools.
+ *   in `mcp-embeddings.json` (search/embeddings-cache.ts): a later session asks only for new or changed tools. The
+ *   vectors kept there are read as soon as the session knows its tools (`update`), so re-ranking works from the first
+ *   search, whatever the eager servers are still doing.
  * - A request waits for its own vector at most `timeoutMs`; late, failing or before any tool has a vector, it gets
  *   the lexical order unchanged. A failing endpoint is reported once (and shown by /mcp status), then left alone
  *   for RETRY_AFTER_MS instead of being asked on every search.
@@ -74,10 +76,11 @@ export class SemanticRanker {
     this.update(tools);
   }
 
-  /** The tools changed; new ones get vectors in the background (once started). */
+  /** The tools changed (or are first known): the file's vectors are read; new tools get vectors once started. */
   update(tools: Iterable<ToolMetadata>): void {
     this.tools = [...tools];
     this.keys = this.tools.map((tool) => embeddingKey(this.settings.model, toolText(tool)));
+    void this.loadCache();
     if (this.started) this.scheduleFill();
   }
 
@@ -93,6 +96,7 @@ export class SemanticRanker {
    */
   async rerank(query: string, lexical: readonly SearchHit[], unknownWordShare: number, signal?: AbortSignal): Promise<SearchHit[]> {
     if (!this.usable()) return [...lexical];
+    await this.loadCache();
     // Tools left without a vector by an earlier failure are tried again once the endpoint may be back.
     if (this.started && !this.filling && this.keys.some((key) => !this.vectors.has(key))) this.scheduleFill();
     if (!this.keys.some((key) => this.vectors.has(key))) return [...lexical];
@@ -134,12 +138,17 @@ export class SemanticRanker {
     });
   }
 
-  private async fill(): Promise<void> {
+  /** The vectors kept in `mcp-embeddings.json`, read once (a local file: a search may wait for it). */
+  private loadCache(): Promise<void> {
     this.loading ??= loadEmbeddings(this.agentDir).then(({ vectors, problems }) => {
       for (const [key, vector] of vectors) if (!this.vectors.has(key)) this.vectors.set(key, unit(vector));
       for (const problem of problems) this.report(`MCP embeddings cache: ${problem}`);
     });
-    await this.loading;
+    return this.loading;
+  }
+
+  private async fill(): Promise<void> {
+    await this.loadCache();
     if (!this.usable()) return;
     const missing = new Map<string, string>();
     this.tools.forEach((tool, index) => {
@@ -216,7 +225,7 @@ export class SemanticRanker {
 }
 
 /** What is embedded for a tool: its server, its name and its description. */
-export function toolText(tool: ToolMetadata): string {
+function toolText(tool: ToolMetadata): string {
   return `${tool.serverName} ${tool.originalName}: ${String(tool.description ?? "")}`.slice(0, MAX_TEXT_CHARS);
 }
 

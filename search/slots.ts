@@ -6,6 +6,12 @@
  * least (xQuAD: Santos, Macdonald and Ounis, WWW 2010).
  */
 
+/**
+ * How many tools one ToolSearch call loads at most: the slots of an answer (the description promises it,
+ * tool-search.ts applies it, the index shares them among a request's intents).
+ */
+export const TOOLS_PER_SEARCH = 5;
+
 /** Weight of serving intents not yet served, against the candidate's own score (both from 0 to 1). */
 const DIVERSITY = 0.5;
 

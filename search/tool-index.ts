@@ -7,7 +7,7 @@
 import { foldAccents } from "./words.ts";
 import { analyzeQuery, unknownWordShare } from "./query.ts";
 import { intentTermsOf, isIntentTerm } from "./intents.ts";
-import { shareSlots } from "./slots.ts";
+import { shareSlots, TOOLS_PER_SEARCH } from "./slots.ts";
 import { IntList, TermReader } from "./term-reader.ts";
 import type { ToolMetadata } from "../types.ts";
 import { isJsonObject } from "../util/guards.ts";
@@ -19,9 +19,9 @@ export interface SearchHit {
 
 export interface ToolSearchIndex {
   /**
-   * At most `limit` (default 5, at most 100) tools, best first (a request naming several intents shares the first
-   * five among them: search/slots.ts); ties broken by tool name so that the same catalog always answers the same
-   * way. Never throws.
+   * At most `limit` (default `TOOLS_PER_SEARCH`, at most 100) tools, best first (a request naming several intents
+   * shares the first five among them: search/slots.ts); ties broken by tool name so that the same catalog always
+   * answers the same way. Never throws.
    */
   search(query: string, limit?: number): SearchHit[];
   /** The share (0 to 1) of the request's content words no tool uses (search/query.ts `unknownWordShare`). */
@@ -47,7 +47,6 @@ const INTENT_FIELD = 6;
 const FIELD_COUNT = FIELD_WEIGHTS.length;
 
 const K1 = 1.5;
-const DEFAULT_LIMIT = 5;
 const MAX_LIMIT = 100;
 /** Untrusted input: a request is a sentence, anything longer is cut. */
 const MAX_QUERY_CHARS = 1_000;
@@ -58,9 +57,7 @@ const MAX_PARAMETERS = 200;
 const MAX_SCHEMA_DEPTH = 4;
 /** Score multiplier for a tool whose whole name the query covers (`r2 put object` for `r2_put_object`). */
 const NAME_COVERAGE_BOOST = 0.5;
-/** ToolSearch loads five tools: the slots a request naming several intents shares among them. */
-const SHARED_SLOTS = 5;
-/** The best-scoring tools that compete for those slots. */
+/** The best-scoring tools that compete for ToolSearch's slots (`TOOLS_PER_SEARCH`). */
 const SLOT_CANDIDATES = 20;
 const NOT_LETTER_OR_DIGIT = /[^\p{L}\p{N}]+/gu;
 
@@ -76,7 +73,7 @@ export function buildSearchIndex(tools: readonly ToolMetadata[], serverDescripti
   return {
     size: tools.length,
     unknownWordShare: (query) => (typeof query === "string" ? unknownWordShare(query.slice(0, MAX_QUERY_CHARS), vocabulary) : 0),
-    search(query, limit = DEFAULT_LIMIT) {
+    search(query, limit = TOOLS_PER_SEARCH) {
       const count = Math.min(Math.floor(limit), MAX_LIMIT);
       if (typeof query !== "string" || !(count > 0) || tools.length === 0) return [];
       const text = query.slice(0, MAX_QUERY_CHARS);
@@ -330,7 +327,7 @@ function shareSlotsAmongIntents(docs: number[], scores: Float64Array, postings: 
       return tf / (tf + 1);
     }),
   }));
-  const order = shareSlots(candidates, intents.map(([, weight]) => weight), SHARED_SLOTS);
+  const order = shareSlots(candidates, intents.map(([, weight]) => weight), TOOLS_PER_SEARCH);
   return order.map((i) => docs[i]);
 }
 

@@ -5,8 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { type StatusContext, statusReport } from "../commands.ts";
-import { updateStatus } from "../init.ts";
+import { type StatusContext, statusReport, updateStatus } from "../commands/status-report.ts";
 import { McpLifecycleManager } from "../lifecycle.ts";
 import { createCacheEntry } from "../metadata-cache.ts";
 import { McpServerManager } from "../server-manager.ts";

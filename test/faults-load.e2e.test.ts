@@ -95,7 +95,7 @@ describe(`load on Pi ${host.version}`, () => {
     const dirs = await harness.dirs({ files: faulty({ FAULT_RESOURCES: "300" }, { lifecycle: "eager" }) });
     const pi = await harness.session(dirs);
     const status = await waitForStatus(pi, /✓ files: connected/);
-    expect(status).toMatch(/✓ files: connected · eager · stdio · 206 tools[^]*\n {4}100 of 300 resources left out: at most 200 per server become tools$/);
+    expect(status).toMatch(/✓ files: connected · eager · stdio · 206 tools[\s\S]*\n {4}100 of 300 resources left out: at most 200 per server become tools$/);
   });
 });
 

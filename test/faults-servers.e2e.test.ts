@@ -22,12 +22,12 @@ import {
   waitForStatus,
 } from "./helpers/fault-setup.ts";
 import { readEvents } from "./helpers/fixture-log.ts";
+import { isValidToolName } from "./helpers/tool-names.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
 import { isRunning, waitFor } from "./server-manager-helpers.ts";
 
 const host = currentHost();
 const harness = faultHarness();
-const VALID_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const sortedNotifications = (pi: PiSession) => notifications(pi).sort((a, b) => (a.message < b.message ? -1 : 1));
 const results = (pi: PiSession) => pi.toolResults.map((result) => [result.toolName, result.isError, result.text]);
@@ -166,7 +166,7 @@ describe(`server faults on Pi ${host.version}`, () => {
 
     // Every name the adapter gives (/mcp tools lists them all) is one providers accept; Pi has those it loaded.
     const named = [...(await pi.command("/mcp tools")).text.matchAll(/^  (\S+)/gm)].map((match) => match[1]!);
-    expect(named.every((name) => VALID_TOOL_NAME.test(name))).toBe(true);
+    expect(named.every(isValidToolName)).toBe(true);
     expect(named).toEqual(expect.arrayContaining(["odd__dots_and_slashes_here", "odd__twice", "odd__no_schema", "odd__tree", expect.stringMatching(/^odd__long_x+_[0-9a-f]{8}$/)]));
     expect(named.filter((name) => name === "odd__twice")).toHaveLength(1);
     const odd = pi.session.getAllTools().filter((tool) => tool.name.startsWith("odd__"));
@@ -328,7 +328,7 @@ describe(`a resources/list that never answers, on Pi ${host.version}`, () => {
     ]);
     const status = (await pi.command("/mcp status")).text;
     expect(status).toMatch(/✓ quiet: connected · eager · stdio · 6 tools/);
-    expect(status).toMatch(/✓ noted: connected · eager · stdio · 6 tools[^]*resources\/list did not answer before the startup deadline; its resources are left out \(its tools are not affected\)/);
+    expect(status).toMatch(/✓ noted: connected · eager · stdio · 6 tools[\s\S]*resources\/list did not answer before the startup deadline; its resources are left out \(its tools are not affected\)/);
     const listings = (log: string) => readEvents(join(dirs.cwd, log)).filter((entry) => entry.event === "list-resources");
     expect(listings("quiet.log")).toEqual([]);
     expect(listings("noted.log")).toHaveLength(1);
@@ -345,7 +345,7 @@ describe(`answers the protocol does not allow, and calls cut by the session's en
     expect(results(pi).slice(1)).toEqual([
       [proxied("odd__string_result"), true, `${label("string_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is a string, not an object)`],
       [proxied("odd__null_result"), true, `${label("null_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is null, not an object)`],
-      [proxied("odd__shapeless"), true, expect.stringMatching(new RegExp(`^${escape(label("shapeless"))} failed: its answer was not a valid MCP result: content: [^\\n]+$`))],
+      [proxied("odd__shapeless"), true, expect.stringMatching(new RegExp(`^${escapeRegExp(label("shapeless"))} failed: its answer was not a valid MCP result: content: [^\\n]+$`))],
       [proxied("odd__oversized"), true, `${label("oversized")} failed: the server sent a message larger than 32 MB, the most one message may be; the connection was closed`],
     ]);
     expect(pi.toolResults[3]!.text.length).toBeLessThan(300);
@@ -368,6 +368,6 @@ describe(`answers the protocol does not allow, and calls cut by the session's en
   });
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -1,7 +1,7 @@
 import { decode as decodeToon } from "@toon-format/toon";
 import { beforeAll, describe, expect, it } from "vitest";
+import { loadToonEncoder } from "../calls/toon.ts";
 import {
-  loadToonEncoder,
   MAX_TEXT_BYTES,
   MAX_TEXT_LINES,
   McpToolError,

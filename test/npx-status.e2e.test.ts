@@ -52,11 +52,11 @@ describe(`/mcp status of npx servers on Pi ${host.version}`, () => {
     const result = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], agentDir: dirs.agentDir, cwd: dirs.cwd });
     expect(result.exitCode).toBe(0);
     // Pi keeps stdout for the answer: in print mode command output arrives on stderr.
-    expect(result.stderr).toMatch(new RegExp(`✓ direct: connected [^\\n]+\\n    [^\\n]+\\n    npx: resolved to node ${escape(bin)}\\n`));
+    expect(result.stderr).toMatch(new RegExp(`✓ direct: connected [^\\n]+\\n    [^\\n]+\\n    npx: resolved to node ${escapeRegExp(bin)}\\n`));
     expect(result.stderr).toMatch(/✓ viaNpm: connected [^\n]+\n {4}[^\n]+\n {4}npx: runs through npm \(node is not a bin of the installed packages\)\n/);
   });
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -4,9 +4,14 @@
  * `settings.search.embeddings` is set, the lexical order when that endpoint is down, and the close matches it names
  * when its five tools are no clear answer.
  */
+import { randomUUID } from "node:crypto";
+import { rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { type EmbeddingsEndpoint, startEmbeddingsEndpoint } from "./fixtures/embeddings-endpoint.ts";
+import { faulty } from "./helpers/fault-setup.ts";
 import type { ScriptStep } from "./helpers/faux-script.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
@@ -20,8 +25,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function sessionWith(settings: Record<string, unknown>, script: ScriptStep[]): Promise<{ pi: PiSession; dirs: McpDirs }> {
-  const dirs = await mcpDirs({ mcpServers: { everything: REAL_SERVERS.everything }, settings });
+async function sessionWith(
+  settings: Record<string, unknown>,
+  script: ScriptStep[],
+  servers: Record<string, unknown> = {},
+): Promise<{ pi: PiSession; dirs: McpDirs }> {
+  const dirs = await mcpDirs({ mcpServers: { everything: REAL_SERVERS.everything, ...servers }, settings });
   cleanups.push(dirs.cleanup);
   const pi = await startSession({ extensions: ["pi-mcp-adapter.ts"], agentDir: dirs.agentDir, cwd: dirs.cwd, script });
   cleanups.push(() => pi.dispose());
@@ -66,6 +75,27 @@ describe(`ToolSearch's answer on Pi ${host.version}`, () => {
     await pi.dispose();
     expect(await descendantProcesses(EVERYTHING_MARKER)).toEqual([]);
   }, 120_000); // two sessions, a server listed and every tool embedded: ~15 s, ~50 s with the CPU busy
+
+  test("an eager server still starting: the first search is re-ranked with the vectors kept by the last session", async () => {
+    const served = await endpoint();
+    const settings = { search: { embeddings: { url: served.url, model: "fixture" } } };
+    // An eager server that answers in the first session and, in the second, nothing until the test says so.
+    const stall = join(tmpdir(), `mcp-stall-${randomUUID()}`);
+    cleanups.push(async () => rmSync(stall, { force: true }));
+    const { pi } = await sessionWith(settings, [], { slow: faulty({ FAULT_WAIT_WHILE_EXISTS: stall }, { lifecycle: "eager", startupTimeoutMs: 120_000 }) });
+    // Two servers listed and every tool embedded: ~30 s with the CPU busy (load 30 on 2 cores: over 30 s once).
+    await expect.poll(() => embeddedStatus(pi), { timeout: 60_000 }).not.toBe("");
+
+    writeFileSync(stall, "");
+    await pi.restart();
+    const before = served.requests.length;
+    pi.script([search("get zorblax"), "found"]);
+    await pi.prompt("add two numbers, in my words");
+    expect((await pi.command("/mcp status")).text).toMatch(/slow: connecting/);
+    expect(pi.toolResults.at(-1)!.text.match(/^- (\S+): /m)?.[1]).toBe("everything__get-sum");
+    // Only the request was embedded: the tools' vectors came from mcp-embeddings.json.
+    expect(served.requests.slice(before).map((request) => request.input)).toEqual([["get zorblax"]]);
+  }, 180_000);
 
   test("the endpoint down: the lexical answer, the user told once, /mcp status says why", async () => {
     const closed = createServer();

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildSearchIndex } from "../search/tool-index.ts";
-import { type ToolSearchIndex } from "../search/tool-index.ts";
+import type { ToolSearchIndex } from "../search/tool-index.ts";
 import type { ToolMetadata } from "../types.ts";
 import { evalKey, evaluate, indexRanker, loadCorpusTools, loadEvalSet, loadMultiStepSet } from "./fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet } from "./fixtures/search-eval/metatool.ts";

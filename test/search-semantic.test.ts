@@ -107,6 +107,23 @@ describe("semantic re-ranking", () => {
     expect(served.requests.at(-1)!.input).toHaveLength(everything.length);
   });
 
+  test("before startup is over (not started), the vectors kept in mcp-embeddings.json already re-rank", async () => {
+    const served = await endpoint();
+    const dir = agentDir();
+    const first = ranker({ url: served.url, model: "fixture" }, dir);
+    await expect.poll(embeddedAll(first.semantic), POLL).toBe(true);
+    await first.semantic.stop();
+
+    const early = new SemanticRanker({ url: served.url, model: "fixture" }, dir, () => {});
+    cleanups.push(() => early.stop());
+    early.update(everything);
+    const before = served.requests.length;
+    const query = "get zorblax";
+    expect(names(await early.rerank(query, lexical(query), index.unknownWordShare(query)))[0]).toBe("get-sum");
+    // Only the request went to the endpoint: nothing is computed before start().
+    expect(served.requests.slice(before).map((request) => request.input)).toEqual([[query]]);
+  });
+
   test("a cache file that is not ours is reported and rebuilt", async () => {
     const served = await endpoint();
     const dir = agentDir();

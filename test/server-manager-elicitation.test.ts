@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
-import { acceptElicitationDefaults } from "../connection/session.ts";
+import { acceptElicitationDefaults } from "./helpers/elicitation.ts";
 import { McpServerManager, type McpServerManagerOptions } from "../server-manager.ts";
 import { everythingStdioDef, tempDir } from "./server-manager-helpers.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { OutputTail } from "../connection/stderr-tail.ts";
-import { mergeEnv } from "../connection/session.ts";
+import { mergeEnv } from "../connection/server-target.ts";
 
 describe("OutputTail", () => {
   it("keeps the last lines, joining chunks split mid-line and leaving blank lines out", () => {

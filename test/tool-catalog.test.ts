@@ -1,6 +1,7 @@
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildToolSearchDescription, CATALOG_TOKEN_BUDGET, TOOLS_PER_SEARCH } from "../search/catalog.ts";
+import { buildToolSearchDescription, CATALOG_TOKEN_BUDGET } from "../search/catalog.ts";
+import { TOOLS_PER_SEARCH } from "../search/slots.ts";
 import type { ToolMetadata } from "../types.ts";
 import { loadCorpusTools, replicateCorpus } from "./fixtures/search-eval/corpus-tools.ts";
 

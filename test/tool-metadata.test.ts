@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { buildToolMetadata, type ServerInventory } from "../tool-metadata.ts";
-import { BUILTIN_TOOL_NAMES, isValidToolName, TOOL_SEARCH_NAME } from "../types.ts";
+import { BUILTIN_TOOL_NAMES } from "../tool-names.ts";
+import { TOOL_SEARCH_NAME } from "../types.ts";
+import { isValidToolName } from "./helpers/tool-names.ts";
 import type { McpResource, McpTool, ServerDefinition, ToolPrefixMode } from "../types.ts";
 
 interface CorpusServer {
@@ -75,7 +77,7 @@ describe("buildToolMetadata over the real 1,052-tool corpus", () => {
   it("keeps real recursive schemas (notion) usable: references inlined, recursion bounded", () => {
     const index = buildToolMetadata(corpusInventories, { toolPrefix: "server" });
     const patch = index.byName.get("notion__API-patch-block-children");
-    const children = (patch?.inputSchema.properties as Record<string, any>).children;
+    const children = (patch!.inputSchema.properties as Record<string, any>).children;
     expect(children.type).toBe("array");
     expect(JSON.stringify(children.items)).toContain("paragraph");
     expect(patch?.inputSchema.required).toEqual(["block_id", "children"]);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { allocateToolNames, BUILTIN_TOOL_NAMES, formatToolName, getServerPrefix, isValidToolName, shortHash, TOOL_SEARCH_NAME, toolKey } from "../types.ts";
+import { allocateToolNames, BUILTIN_TOOL_NAMES, formatToolName, getServerPrefix, shortHash, toolKey } from "../tool-names.ts";
+import { TOOL_SEARCH_NAME } from "../types.ts";
+import { isValidToolName } from "./helpers/tool-names.ts";
 
 describe("tool names", () => {
   it("prefixes with the server name and the __ separator", () => {

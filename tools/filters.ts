@@ -6,7 +6,7 @@
  * each name a tool goes by: its MCP name, the Pi name the model sees, and the name pi-mcp-adapter 2.x (upstream)
  * gives it (`<server>_<tool>`), so filters written for upstream keep selecting the same tools here.
  */
-import { getServerPrefix } from "../types.ts";
+import { getServerPrefix } from "../tool-names.ts";
 
 /** The tool-selecting fields of a server entry. */
 export interface ToolFilter {

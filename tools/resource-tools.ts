@@ -5,7 +5,7 @@
  * MCP SDK is not loaded then); the SDK's `UriTemplate` expands them at the first call, levels 1 to 3.
  */
 import type { McpResource, McpResourceTemplate } from "../types.ts";
-import { shortHash } from "../types.ts";
+import { shortHash } from "../tool-names.ts";
 
 /** Every expression of a template (`{id}`, `{+path}`, `{?q,page}`): its operator, then its variable list. */
 const EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;

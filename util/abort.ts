@@ -4,6 +4,7 @@
  * the run ended, and from the eleventh Node printed a leak warning. So here a signal gets one listener however many
  * waits share it, removed with the last of them; and deadlines are timers that are cleared and never keep Pi alive.
  */
+import { ignored } from "./debug-log.ts";
 
 /** The one listener on a signal, and what waits through it. */
 interface AbortWaiters {
@@ -47,7 +48,7 @@ export function whenAborted(signal: AbortSignal, onAbort: () => void): () => voi
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
     // Its outcome no longer matters, but its rejection must not go unhandled (Node would end Pi for it).
-    promise.catch(() => {});
+    promise.catch(ignored("work whose wait was aborted"));
     return Promise.reject(signal.reason);
   }
   return new Promise<T>((resolve, reject) => {

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { ignored } from "./debug-log.ts";
 
 export interface AtomicWriteOptions {
   /** Default 0600: these files are the user's own. */
@@ -21,6 +22,6 @@ export async function writeFileAtomic(path: string, content: string, options: At
     options.beforeRename?.();
     await rename(temp, path);
   } finally {
-    await rm(temp, { force: true }).catch(() => undefined);
+    await rm(temp, { force: true }).catch(ignored(`removing the temporary file ${temp}`));
   }
 }

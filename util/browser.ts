@@ -4,6 +4,7 @@
  * never passed through a shell. Nothing here waits for the browser or fails loudly: the caller shows the URL too.
  */
 import { spawn } from "node:child_process";
+import { ignored } from "./debug-log.ts";
 
 /** True when an opener was started (not that a page appeared). */
 export function openInBrowser(url: string, env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): boolean {
@@ -11,7 +12,7 @@ export function openInBrowser(url: string, env: NodeJS.ProcessEnv = process.env,
   if (!command) return false;
   try {
     const child = spawn(command, args, { detached: true, stdio: "ignore", windowsHide: true });
-    child.on("error", () => {}); // no such command: the URL is on screen anyway
+    child.on("error", ignored(`starting the browser opener ${command} (the URL is on screen anyway)`));
     child.unref();
     return true;
   } catch {

@@ -10,6 +10,7 @@ import { dirname } from "node:path";
 import { writeFileAtomic } from "./atomic-file.ts";
 import { errorCode, errorMessage } from "./guards.ts";
 import { lazyRequire } from "./lazy-load.ts";
+import { ignored } from "./debug-log.ts";
 
 /** A lock not refreshed for this long belongs to a dead process and is taken over. */
 export const LOCK_STALE_MS = 5_000;
@@ -96,7 +97,7 @@ export async function updateFileLocked(
   } catch (error) {
     return error instanceof LockLostError ? error.message : `cannot write ${path}: ${errorMessage(error)}`;
   } finally {
-    await release().catch(() => undefined);
+    await release().catch(ignored(`releasing the lock of ${path}`));
   }
 }
 

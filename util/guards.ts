@@ -3,9 +3,14 @@
  * was found instead when a value is not what it must be.
  */
 
-/** A JSON object: not null, not an array. */
+/**
+ * A JSON object: a plain object (JSON.parse's, or a TOML table, which has no prototype). Not null, an array, or an
+ * instance of a class (a TOML date is a `Date`).
+ */
 export function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  if (typeof value !== "object" || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 /** A short description of a value for "must be X (got Y)" messages; never the text of a string (it may be a secret). */
@@ -31,7 +36,8 @@ export function errorMessage(error: unknown): string {
 
 /** A thrown error's `code` ("ENOENT", "ELOCKED"), if it has one. */
 export function errorCode(error: unknown): string | undefined {
-  return isJsonObject(error) && typeof error.code === "string" ? error.code : undefined;
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" ? code : undefined;
 }
 
 /** Whatever was thrown, as an Error (a rejected promise may carry anything). */

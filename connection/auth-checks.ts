@@ -1,0 +1,30 @@
+/**
+ * What a server definition says about signing in: whether its config gives it credentials, whether it can sign in
+ * with OAuth, and the errors that tell the user to.
+ */
+import type { ServerDefinition } from "../types.ts";
+import { NeedsAuthError } from "./session.ts";
+
+/** A sign-in is needed: `/mcp-auth` is a command of the user's, which the model cannot run. */
+export function signInNeeded(serverName: string, why: string): NeedsAuthError {
+  return new NeedsAuthError(serverName, `MCP server "${serverName}" ${why}: the user has to run /mcp-auth ${serverName} (the assistant cannot do it).`, true);
+}
+
+/** An OAuth error response (RFC 6749 §5.2), as the user reads it. */
+export function authorizationServerAnswer(code: string, description?: string): string {
+  return `the authorization server answered "${code}"${description ? `: ${description}` : ""}`;
+}
+
+/** A token, or an `Authorization` header, given in the config: the server is not signed in to with OAuth. */
+function hasStaticCredentials(def: ServerDefinition): boolean {
+  return def.bearerToken !== undefined || def.bearerTokenEnv !== undefined || hasAuthorizationHeader(def);
+}
+
+export function hasAuthorizationHeader(def: ServerDefinition): boolean {
+  return Object.keys(def.headers ?? {}).some((key) => key.toLowerCase() === "authorization");
+}
+
+/** An HTTP server without configured credentials (and not marked `auth: "bearer"`) can be signed in to with OAuth. */
+export function canSignIn(def: ServerDefinition): boolean {
+  return !!def.url && !def.command && def.auth !== "bearer" && !hasStaticCredentials(def);
+}
