@@ -3,7 +3,8 @@
  *
  * Every server gets one line at the richest level the token budget allows, cheapest upgrades first:
  *   0. `jira-cloud`
- *   1. `jira-cloud: issues sprint` (the words that set its tool names apart; with a server description, that first)
+ *   1. `jira-cloud: issues sprint` (the words that set its tool names apart; a server's description comes first,
+ *      in three steps of up to 24, 40 and 60 characters)
  *   2–9. the same with 3, 4, 6, 8, 12, 16, 24 and 32 words
  *   10. `redis: delete get list set` (every tool name)
  *   11. the tool names, each with a one-line description
@@ -50,7 +51,8 @@ export interface CatalogInput {
  */
 const TOKEN_PIECES = /[A-Za-z]{1,4}|[0-9]{1,2}|[^\sA-Za-z0-9]/g;
 const TOOL_DESCRIPTION_CHARS = 80;
-const SERVER_DESCRIPTION_CHARS = 60;
+/** A server's description grows by these steps: at 45 servers each gets a few words of it before any gets all. */
+const SERVER_DESCRIPTION_CHARS = [24, 40, 60];
 const CAPABILITY_WORDS = [2, 3, 4, 6, 8, 12, 16, 24, 32];
 /** Words every kind of server uses for its tools: they say nothing about what a server can do. */
 const GENERIC_NAME_WORDS: ReadonlySet<string> = new Set(
@@ -112,8 +114,8 @@ function groupByServer(catalog: CatalogInput): ServerEntry[] {
 function renderLevels(servers: readonly ServerEntry[]): (server: ServerEntry) => string[] {
   const rarity = nameWordRarity(servers);
   return (server) => {
-    const about = server.description && oneLine(server.description, SERVER_DESCRIPTION_CHARS, "summary");
-    const title = about ? `${server.name} (${about})` : server.name;
+    const titles = SERVER_DESCRIPTION_CHARS.map((chars) => `${server.name} (${oneLine(server.description, chars, "summary")})`);
+    const title = server.description ? titles.at(-1)! : server.name;
     if (server.tools.length === 0) return [`${title}: tools not known yet`];
     const prefix = commonPrefix(server.tools);
     const shortName = (tool: ToolMetadata) => tool.name.slice(prefix.length);
@@ -127,7 +129,7 @@ function renderLevels(servers: readonly ServerEntry[]): (server: ServerEntry) =>
     const summaries = CAPABILITY_WORDS.filter((n, i) => n < server.tools.length && words.length > (CAPABILITY_WORDS[i - 1] ?? 0))
       .map((n) => `${title}: ${words.slice(0, n).join(" ")}`)
       .filter((summary) => summary.length < names.length);
-    return [...new Set([server.name, title, ...summaries, names, described])];
+    return [...new Set([server.name, ...(server.description ? titles : []), ...summaries, names, described])];
   };
 }
 
@@ -149,10 +151,12 @@ function chooseLevels(levels: readonly string[][], budget: number): string[] {
   const chosen = levels.map(() => 0);
   for (let level = 1; level < Math.max(...cost.map((server) => server.length)); level++) {
     const upgrades = cost
-      .flatMap((server, i) => (level < server.length ? [{ i, extra: server[level] - server[level - 1] }] : []))
+      // Only servers that reached the level below: the extra cost is counted from where each server is.
+      .flatMap((server, i) => (level < server.length && chosen[i] === level - 1 ? [{ i, extra: server[level] - server[level - 1] }] : []))
       .sort((a, b) => a.extra - b.extra || a.i - b.i);
     for (const { i, extra } of upgrades) {
-      if (used + extra > budget) break;
+      // Every server that can reaches a level before any goes past it: no server shown richly while another is bare.
+      if (used + extra > budget) return levels.map((server, j) => server[chosen[j]]);
       chosen[i] = level;
       used += extra;
     }

@@ -62,6 +62,16 @@ describe("ToolSearch description over the real corpus", () => {
     for (const server of serverNames) expect(lineOf(description, server)).toMatch(/^\S+( \(\S+…\))?:( \S+){1,}$|^\S+ \(\S+…\):$/);
   });
 
+  it("gives most of 45 servers the start of their description, none more while another has none, within budget", () => {
+    const servers = serverNames.map((name) => ({ name, description: `The team's everyday work, in the words of whoever set up ${name} for them` }));
+    const description = buildToolSearchDescription({ tools: corpus, servers });
+    expect(alwaysOnTokens(description)).toBeLessThanOrEqual(BUILT_IN_DEFERRED_TOKENS);
+    const lines = serverNames.map((server) => lineOf(description, server)!);
+    const described = lines.filter((line) => line.includes(" (The team's"));
+    expect(described.length).toBeGreaterThanOrEqual(serverNames.length * 0.8);
+    expect(new Set(described.map((line) => line.slice(line.indexOf(" (")))).size).toBe(1);
+  });
+
   it("stays within budget for each corpus server alone, the 201-tool one included", () => {
     for (const server of serverNames) {
       const description = buildToolSearchDescription({ tools: corpus.filter((tool) => tool.serverName === server) });
