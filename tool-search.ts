@@ -41,7 +41,7 @@ const TOOL_SEARCH_PARAMETERS = Type.Unsafe<{ query: string }>({
   properties: {
     query: {
       type: "string",
-      description: `Keywords or a plain request describing the tool you need, or "${SELECT_PREFIX}name1,name2" for exact names`,
+      description: `Keywords or a plain request for the tools you need, or ${SELECT_PREFIX}name1,name2 for exact names`,
     },
   },
   required: ["query"],
@@ -52,7 +52,7 @@ const MCP_CALL_PARAMETERS = Type.Unsafe<{ tool: string; arguments?: Record<strin
   type: "object",
   properties: {
     tool: { type: "string", description: "Exact name of the loaded tool" },
-    arguments: { type: "object", description: "The tool's arguments", additionalProperties: true },
+    arguments: { type: "object", additionalProperties: true },
   },
   required: ["tool"],
 });
@@ -114,9 +114,8 @@ export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: M
   return defineTool({
     name: MCP_CALL_NAME,
     label: "Call MCP tool",
-    description:
-      `Call an MCP tool that ${TOOL_SEARCH_NAME} loaded during this request and that is not in your tool list yet ` +
-      `(it is from the user's next message on). Give its exact name and its arguments.`,
+    // ToolSearch's answer says when to use it, with an example: this text is in every request, that answer only once.
+    description: `Call a tool ${TOOL_SEARCH_NAME} loaded that is not in your tool list yet.`,
     parameters: MCP_CALL_PARAMETERS,
     execute: async (toolCallId, params, signal, onUpdate, ctx) => {
       const { tool: name, arguments: args } = params;

@@ -11,7 +11,11 @@ import { corpusServers, firstCorpusServers } from "./corpus.ts";
 import { fixed, reportGoal, table } from "./measure.ts";
 import { benchHosts, type SessionRunOptions, type SessionRunResult, spawnSessionRun } from "./session-run.ts";
 
-const MAX_OVER_BASELINE = 1_500;
+/**
+ * What Pi's built-in MCP (1.5.2) costs over Pi alone in its `deferred` mode on the same 45 servers: `tool_search`
+ * +134 and its `mcp_servers` system-prompt section +507 (issue 21). A user who switches to us must not pay more.
+ */
+const MAX_OVER_BASELINE = 641;
 const SERVER_COUNTS = [1, 5, 15, corpusServers().length];
 
 interface Row {
@@ -55,7 +59,7 @@ for (const host of benchHosts()) {
   const direct = total(results.at(-1)!.result) - baseline;
   reportGoal({
     goal: `Pi ${host.version}: tokens over Pi alone at ${fixed(toolsIn(corpusServers().length))} tools`,
-    target: `≤ ${fixed(MAX_OVER_BASELINE)}`,
+    target: `≤ ${fixed(MAX_OVER_BASELINE)}, Pi's built-in MCP in its deferred mode`,
     measured: `+${fixed(full)} (all direct: +${fixed(direct)}, ${fixed(direct / full, 0)}× as many)`,
     met: full <= MAX_OVER_BASELINE,
     margin: full <= MAX_OVER_BASELINE ? `${fixed(MAX_OVER_BASELINE - full)} to spare` : `over by ${fixed(full - MAX_OVER_BASELINE)}`,

@@ -2,27 +2,30 @@
  * The ToolSearch description: what the tool does, and a catalog of what it can find, small at any scale.
  *
  * Every server gets one line at the richest level the token budget allows, cheapest upgrades first:
- *   0. `- jira-cloud: 91 tools` (then the same with the server's configured description, when it has one:
- *      `- jira-cloud (Issues and sprints of the ACME team): 91 tools`, and so on for each level below)
- *   1. `- jira-cloud: 91 tools, e.g. issues, sprint, filter, worklog` (the words that set its tool names apart)
- *   2–4. the same with 8, 16 and 32 words
- *   5. `- jira-cloud (jira_cloud__…): jira_add_comment, jira_add_labels, …` (every tool name)
- *   6. the tool names, each with a one-line description
- * A handful of servers is shown whole; 45 servers get their words, the small ones their names; hundreds end in
- * "… and N more servers". The output depends only on the catalog's content, never on the order it arrives in:
- * prompt caches rely on it.
+ *   0. `jira-cloud`
+ *   1. `jira-cloud: issues sprint` (the words that set its tool names apart; a server's description comes first,
+ *      in three steps of up to 24, 40 and 60 characters)
+ *   2–9. the same with 3, 4, 6, 8, 12, 16, 24 and 32 words
+ *   10. `redis: delete get list set` (every tool name)
+ *   11. the tool names, each with a one-line description
+ * A handful of servers is shown whole; 45 servers get a few words each, the small ones their names; hundreds end in
+ * "… and N more servers". Lines carry no bullets or counts and words no commas: at 45 servers each of those costs
+ * the model more than a word about the server would. The output depends only on the catalog's content, never on
+ * the order it arrives in: prompt caches rely on it.
  */
 import { TOOLS_PER_SEARCH } from "./slots.ts";
 import { splitWords, stem, termOf } from "./words.ts";
 import { compareStrings, oneLine } from "../util/text.ts";
 import { PREFIX_SEPARATOR } from "../tool-names.ts";
-import { TOOL_SEARCH_NAME, type ToolMetadata } from "../types.ts";
+import type { ToolMetadata } from "../types.ts";
 
 /**
- * Whole description, in o200k tokens. With ToolSearch's own name and schema (~60 tokens) this keeps the tool
- * under the product goal of 1,500 tokens over Pi's baseline, whatever the number of tools.
+ * Whole description, as estimated below (o200k counts 1.15–2 times fewer as a provider receives it, JSON-escaped).
+ * With ToolSearch's own name and schema (~55 tokens) and McpCall where the host needs it (~65), this keeps the
+ * adapter at or under what Pi's built-in MCP costs in its `deferred` mode (+641 tokens at 45 servers), whatever
+ * the number of tools: test/tool-catalog.test.ts checks it with the real tokenizer.
  */
-export const CATALOG_TOKEN_BUDGET = 1_200;
+export const CATALOG_TOKEN_BUDGET = 560;
 
 export interface CatalogServerInfo {
   name: string;
@@ -41,30 +44,28 @@ export interface CatalogInput {
 
 /**
  * The budget is checked with an estimate, since the tokenizer is a dev dependency: one token per run of up to 4
- * letters, up to 2 digits, or one other visible character. Over the corpus's catalogs at every scale this counts
- * 1.02–1.7 times what o200k does: never fewer (the tests check with the real tokenizer), and most generous with
- * prose, which only small catalogs show.
+ * letters, up to 2 digits, or one other visible character, and one per line. Over the corpus's catalogs at every
+ * scale this counts 1.15–2 times what o200k does with the text JSON-escaped: never fewer (the tests check with the
+ * real tokenizer), and most generous with prose, which only small catalogs show.
  */
 const TOKEN_PIECES = /[A-Za-z]{1,4}|[0-9]{1,2}|[^\sA-Za-z0-9]/g;
 const TOOL_DESCRIPTION_CHARS = 80;
-const SERVER_DESCRIPTION_CHARS = 60;
-const CAPABILITY_WORDS = [4, 8, 16, 32];
+/** A server's description grows by these steps: at 45 servers each gets a few words of it before any gets all. */
+const SERVER_DESCRIPTION_CHARS = [24, 40, 60];
+const CAPABILITY_WORDS = [2, 3, 4, 6, 8, 12, 16, 24, 32];
 /** Words every kind of server uses for its tools: they say nothing about what a server can do. */
 const GENERIC_NAME_WORDS: ReadonlySet<string> = new Set(
   (
     "get list create update delete set add remove search find read write fetch retrieve by id all new edit do run " +
-    "api mcp tool tools"
+    "api mcp tool tools take go many multiple info details current"
   )
     .split(" ")
     .map(stem),
 );
 
-// How loaded tools become callable differs between Pi versions: the search result says it, not this header.
-const HEADER =
-  `Find and load tools from MCP servers. The tools of the servers below are not active yet: call ` +
-  `${TOOL_SEARCH_NAME} to load the ones you need, then use them.\n` +
-  `query: what you need, as keywords or in plain words (e.g. "take a screenshot of the page"), or ` +
-  `"select:name1,name2" to load tools by exact name. Loads up to ${TOOLS_PER_SEARCH} tools per call.`;
+// How loaded tools become callable differs between Pi versions, and how to write a query is the parameter's to
+// say: the search result and the schema say it, not this header, which every request carries.
+const HEADER = `Find and load MCP tools (up to ${TOOLS_PER_SEARCH} per call); they are not in your tool list until loaded.`;
 
 interface ServerEntry {
   name: string;
@@ -75,10 +76,10 @@ interface ServerEntry {
 
 export function buildToolSearchDescription(catalog: CatalogInput): string {
   const servers = groupByServer(catalog);
-  if (servers.length === 0) return `${HEADER}\n\nNo MCP tools are available.`;
+  if (servers.length === 0) return `${HEADER}\nNo MCP tools are available.`;
   const toolCount = servers.reduce((sum, server) => sum + server.tools.length, 0);
   const totals = `${toolCount} ${plural(toolCount, "tool")} on ${servers.length} ${plural(servers.length, "server")}`;
-  const heading = `${HEADER}\n\nMCP servers (${totals}):`;
+  const heading = `${HEADER}\nMCP servers (${totals}) and what their tools are about:`;
   const lines = chooseLevels(servers.map(renderLevels(servers)), CATALOG_TOKEN_BUDGET - estimateTokens(heading));
   return [heading, ...lines].join("\n");
 }
@@ -106,32 +107,28 @@ function groupByServer(catalog: CatalogInput): ServerEntry[] {
 }
 
 /**
- * Each server's possible lines, from the count alone to every tool described. A summary that costs as much as the
+ * Each server's possible lines, from its name alone to every tool described. A summary that costs as much as the
  * list of names is left out: the names say more.
  */
 function renderLevels(servers: readonly ServerEntry[]): (server: ServerEntry) => string[] {
   const rarity = nameWordRarity(servers);
   return (server) => {
-    const about = server.description && oneLine(server.description, SERVER_DESCRIPTION_CHARS, "summary");
-    const title = about ? `${server.name} (${about})` : server.name;
-    if (server.tools.length === 0) return [`- ${title}: tools not known yet (search to list them)`];
-    const count = `- ${title}: ${server.tools.length} ${plural(server.tools.length, "tool")}`;
-    const words = capabilityWords(server, rarity);
+    const titles = SERVER_DESCRIPTION_CHARS.map((chars) => `${server.name} (${oneLine(server.description, chars, "summary")})`);
+    const title = server.description ? titles.at(-1)! : server.name;
+    if (server.tools.length === 0) return [`${title}: tools not known yet`];
     const prefix = commonPrefix(server.tools);
     const shortName = (tool: ToolMetadata) => tool.name.slice(prefix.length);
-    const named = prefix ? `${title} (${prefix}…)` : title;
-    const names = `- ${named}: ${server.tools.map(shortName).join(", ")}`;
-    const described = server.tools.map(
-      (tool) => `  ${shortName(tool)}: ${oneLine(tool.description, TOOL_DESCRIPTION_CHARS, "summary")}`,
-    );
-    const summaries = CAPABILITY_WORDS.map((n) => words.slice(0, n))
-      .filter((chosen) => chosen.length > 0)
-      .map((chosen) => `${count}, e.g. ${chosen.join(", ")}`);
-    const cheaperThanNames = new Set(summaries.filter((summary) => summary.length < names.length));
-    const levels = [count, ...cheaperThanNames, names, [`- ${named}:`, ...described].join("\n")];
-    // The server's description (its config's) is an upgrade like the others: at scale, every server counted beats
-    // a few described and the rest cut off.
-    return about ? [`- ${server.name}: ${server.tools.length} ${plural(server.tools.length, "tool")}`, ...levels] : levels;
+    const names = `${title}: ${server.tools.map(shortName).join(" ")}`;
+    const described = [
+      `${prefix ? `${title} (${prefix}…)` : title}:`,
+      ...server.tools.map((tool) => `  ${shortName(tool)}: ${oneLine(tool.description, TOOL_DESCRIPTION_CHARS, "summary")}`),
+    ].join("\n");
+    const words = capabilityWords(server, rarity);
+    // Each count of words once (a server may have fewer), and fewer words than tools: else the names say more.
+    const summaries = CAPABILITY_WORDS.filter((n, i) => n < server.tools.length && words.length > (CAPABILITY_WORDS[i - 1] ?? 0))
+      .map((n) => `${title}: ${words.slice(0, n).join(" ")}`)
+      .filter((summary) => summary.length < names.length);
+    return [...new Set([server.name, ...(server.description ? titles : []), ...summaries, names, described])];
   };
 }
 
@@ -141,7 +138,7 @@ function renderLevels(servers: readonly ServerEntry[]): (server: ServerEntry) =>
  */
 function chooseLevels(levels: readonly string[][], budget: number): string[] {
   const cost = levels.map((server) => server.map((text) => estimateTokens(text) + 1));
-  const moreLine = (left: number) => `- … and ${left} more ${plural(left, "server")} (search finds their tools too)`;
+  const moreLine = (left: number) => `… and ${left} more ${plural(left, "server")} (search finds their tools too)`;
   let used = 0;
   for (let fitting = 0; fitting < levels.length; fitting++) {
     const reserve = fitting < levels.length - 1 ? estimateTokens(moreLine(levels.length - fitting)) : 0;
@@ -153,10 +150,12 @@ function chooseLevels(levels: readonly string[][], budget: number): string[] {
   const chosen = levels.map(() => 0);
   for (let level = 1; level < Math.max(...cost.map((server) => server.length)); level++) {
     const upgrades = cost
-      .flatMap((server, i) => (level < server.length ? [{ i, extra: server[level] - server[level - 1] }] : []))
+      // Only servers that reached the level below: the extra cost is counted from where each server is.
+      .flatMap((server, i) => (level < server.length && chosen[i] === level - 1 ? [{ i, extra: server[level] - server[level - 1] }] : []))
       .sort((a, b) => a.extra - b.extra || a.i - b.i);
     for (const { i, extra } of upgrades) {
-      if (used + extra > budget) break;
+      // Every server that can reaches a level before any goes past it: no server shown richly while another is bare.
+      if (used + extra > budget) return levels.map((server, j) => server[chosen[j]]);
       chosen[i] = level;
       used += extra;
     }

@@ -39,7 +39,7 @@ describe(`Pi 1.x's built-in MCP fields on Pi ${host.version}`, () => {
     expect(offered).toEqual(expect.arrayContaining(["items__list_items", "items__echo", "ToolSearch"]));
     for (const name of ["items__echo_twice", "items__ecru", "items__delete_item", "items__delete_all"]) expect(offered).not.toContain(name);
     const catalog = first.tools.find((tool) => tool.name === "ToolSearch")!.description;
-    expect(catalog).toContain("- items (Keeps the household pantry)");
+    expect(catalog).toContain("\nitems (Keeps the household pantry)");
     expect(catalog).not.toContain("delete");
 
     const [pantry, hidden, deleteAll, listed] = pi.toolResults;

@@ -206,8 +206,8 @@ describe("description", () => {
     const servers = names.map((name) => ({ name, description: `Everything the ${name} service offers to its users, in one sentence` }));
     const catalog = buildToolSearchDescription({ tools, servers });
     expect(encode(catalog).length).toBeLessThanOrEqual(CATALOG_TOKEN_BUDGET);
-    for (const name of names) expect(catalog).toContain(`- ${name}`);
-    expect(catalog).toContain(`- ${names[0]} (Everything the`);
+    for (const name of names) expect(catalog).toMatch(new RegExp(`^${name}\\b`, "m"));
+    expect(catalog).toContain(`\n${names[0]} (Everything the`);
     expect(buildToolSearchDescription({ tools: [...tools].reverse(), servers: [...servers].reverse() })).toBe(catalog);
   });
 
@@ -215,7 +215,7 @@ describe("description", () => {
     writeUser(FORMAT_EXAMPLE);
     const config = sandbox.load({ env: { DOCS_TOKEN: "t" } });
     const catalog = currentToolSearchDescription(buildToolView(config, { path: "", servers: new Map(), problems: [] }));
-    expect(catalog).toContain("- docs (Search and read the product documentation): tools not known yet");
+    expect(catalog).toContain("\ndocs (Search and read the product documentation): tools not known yet\n");
   });
 });
 

@@ -41,7 +41,7 @@ describe(`upstream configs and approvals on Pi ${host.version}`, () => {
     expect((await pi.command("/mcp tools items")).text).toMatch(/^items \(3 tools\):\n {2}items__echo — [^\n]+\n {2}items__echo_twice — [^\n]+\n {2}items__ecru — [^\n]+$/);
     await pi.prompt("echo something");
     const catalog = pi.requests[0]!.tools.find((tool) => tool.name === "ToolSearch")!.description;
-    expect(catalog).toContain("MCP servers (3 tools on 1 server):");
+    expect(catalog).toContain("MCP servers (3 tools on 1 server) and what their tools are about:");
     expect(catalog).not.toMatch(/delete|list_items/);
     const [found, echoed] = pi.toolResults;
     expect(found!.text).toContain('No MCP tool is named "items__delete_item"');
