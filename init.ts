@@ -38,7 +38,8 @@ import { createCallStats } from "./calls/stats.ts";
 import type { McpExtensionState } from "./state.ts";
 import { executeMcpTool } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
-import { currentToolSearchDescription, mcpCallDefinition, type ToolSearchDetails, toolSearchDefinition } from "./tool-search.ts";
+import { currentToolSearchDescription, mcpCallDefinition, toolSearchDefinition } from "./tool-search.ts";
+import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
 import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
@@ -111,7 +112,7 @@ export class McpAdapter {
     }
     this.state = state;
     reportConfigProblems(state);
-    this.narrowActiveTools(state, loadedInSession(ctx));
+    this.narrowActiveTools(state, loadedIn(ctx.sessionManager.getBranch()));
     state.startup = this.runStartup(state);
     state.lifecycle.startHealthChecks();
     updateStatus(state);
@@ -133,6 +134,23 @@ export class McpAdapter {
     // load the connection code while it thinks, not when the call arrives.
     const offersMcpTool = [...state.offeredThisRun].some((name) => state.tools.byName.has(name));
     if (offersMcpTool) setImmediate(() => state.manager.preloadConnectionCode());
+  }
+
+  /**
+   * session_tree: the user moved to another point of the session. The MCP tools loaded on the new branch are
+   * active, those loaded only on other branches are not, and server instructions count as shown only if shown there.
+   */
+  onTreeNavigated(ctx: ExtensionContext): void {
+    const state = this.state;
+    if (!state || state.shutDown) return;
+    const branch = ctx.sessionManager.getBranch();
+    const onBranch = new Set([...loadedIn(branch)].filter((name) => state.tools.byName.has(name)));
+    state.instructionsShown.clear();
+    for (const server of instructedIn(branch)) state.instructionsShown.add(server);
+    const next = activeOnBranch(this.pi.getActiveTools(), onBranch, loadedIn(ctx.sessionManager.getEntries()), state.directToolNames);
+    if (!next) return;
+    this.registerByName(state, [...onBranch]);
+    this.pi.setActiveTools(next);
   }
 
   /** turn_end: bring back eager/keep-alive servers that dropped. Never waits. */
@@ -242,7 +260,7 @@ export class McpAdapter {
       stats: createCallStats(config.settings, this.agentDir),
       searchIndex: undefined,
       semantic: semanticRanker(config, this.agentDir, ui),
-      instructionsShown: instructedInSession(ctx),
+      instructionsShown: instructedIn(ctx.sessionManager.getBranch()),
       offeredThisRun: new Set(),
       startup: Promise.resolve(),
       cacheWriter: new MetadataCacheWriter(this.agentDir, (result) => {
@@ -408,27 +426,6 @@ function semanticRanker(config: LoadedConfig, agentDir: string, ui: McpUi): Sema
 
 function persist(state: McpExtensionState, name: string, entry: CachedServerEntry): void {
   state.cacheWriter.queue(name, entry);
-}
-
-/** Tools loaded by ToolSearch earlier in this session (before a reload, resume or fork): they stay loaded. */
-function loadedInSession(ctx: ExtensionContext): Set<string> {
-  return namesInToolSearchDetails(ctx, "loaded");
-}
-
-/** Servers whose instructions a ToolSearch answer showed earlier in this session: the model has them already. */
-function instructedInSession(ctx: ExtensionContext): Set<string> {
-  return namesInToolSearchDetails(ctx, "instructed");
-}
-
-/** The names a list field of every ToolSearch answer on the session's branch holds. */
-function namesInToolSearchDetails(ctx: ExtensionContext, field: "loaded" | "instructed"): Set<string> {
-  const names = new Set<string>();
-  for (const entry of ctx.sessionManager.getBranch()) {
-    if (entry.type !== "message" || entry.message.role !== "toolResult" || entry.message.toolName !== TOOL_SEARCH_NAME) continue;
-    const list = (entry.message.details as Partial<ToolSearchDetails> | undefined)?.[field];
-    for (const name of Array.isArray(list) ? list : []) if (typeof name === "string") names.add(name);
-  }
-  return names;
 }
 
 function reportConfigProblems(state: McpExtensionState): void {

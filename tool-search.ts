@@ -118,6 +118,8 @@ export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: M
     parameters: MCP_CALL_PARAMETERS,
     execute: async (toolCallId, params, signal, onUpdate, ctx) => {
       const { tool: name, arguments: args } = params;
+      // A tool of a server still being listed at startup is waited for, as a search would.
+      if (!access().tools.byName.has(name)) await waitForStartup(access(), signal);
       const tool = access().tools.byName.get(name);
       if (!tool) throw new Error(`"${name}" is not an MCP tool. Use ${TOOL_SEARCH_NAME} to find and load one first.`);
       // The same coercion and validation Pi applies to a direct call of the tool.
@@ -125,8 +127,10 @@ export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: M
         { name: tool.name, description: tool.description, parameters: jsonSchemaParameters(tool.inputSchema) },
         { type: "toolCall", id: toolCallId, name: tool.name, arguments: args ?? {} },
       );
-      activate(pi, access(), [tool.name]);
-      return run(tool.name, validated, signal, onUpdate, ctx);
+      const loaded = activate(pi, access(), [tool.name]);
+      const result = await run(tool.name, validated, signal, onUpdate, ctx);
+      // Recorded like ToolSearch's loads: the tool stays loaded on this branch after a reload, resume or fork.
+      return loaded.length > 0 ? { ...result, details: { ...(result.details as object), loaded } } : result;
     },
   });
 }
@@ -265,12 +269,19 @@ function answer(query: string, loaded: string[], lines: string[]): AgentToolResu
   return { content: [{ type: "text", text: lines.join("\n") }], details: { query, loaded } };
 }
 
-/** Adds to the active set (registering with Pi what was not yet); never drops what the model already has. */
-export function activate(pi: PiActiveTools, state: ToolSearchContext, names: readonly string[]): void {
+/**
+ * Adds to the active set (registering with Pi what was not yet); never drops what the model already has. Returns
+ * the names it activated.
+ */
+export function activate(pi: PiActiveTools, state: ToolSearchContext, names: readonly string[]): string[] {
+  // Read first: older hosts activate a tool when it is registered for the first time.
+  const before = new Set(pi.getActiveTools());
+  const missing = names.filter((name) => !before.has(name));
   state.registerTools(names);
   const active = pi.getActiveTools();
-  const missing = names.filter((name) => !active.includes(name));
-  if (missing.length > 0) pi.setActiveTools([...active, ...missing]);
+  const inactive = missing.filter((name) => !active.includes(name));
+  if (inactive.length > 0) pi.setActiveTools([...active, ...inactive]);
+  return missing;
 }
 
 const ONE_LINE_CHARS = 200;
