@@ -27,7 +27,7 @@ import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
 import { errorMessage } from "./util/guards.ts";
-import { detectHost } from "./host.ts";
+import { detectHost, duplicateToolSearch, type ExposedToolInfo } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
 import { MetadataCacheWriter } from "./tools/cache-writer.ts";
@@ -37,11 +37,11 @@ import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./calls/stats.ts";
 import type { McpExtensionState } from "./state.ts";
 import { executeMcpTool } from "./tool-executor.ts";
-import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
-import { currentToolSearchDescription, mcpCallDefinition, toolSearchDefinition } from "./tool-search.ts";
+import { mcpToolDefinition, type McpToolRunner, reachedBy, ToolRegistrar } from "./tool-registrar.ts";
+import { currentToolSearchDescription, mcpCallDefinition, toolSearchDefinition, waitForStartup } from "./tool-search.ts";
 import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
 import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
-import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
+import { ADAPTER_TOOL_NAMES, type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
 
 export const CONFIG_FLAG = "mcp-config";
@@ -286,15 +286,34 @@ export class McpAdapter {
     const wanted = new Set([...this.adapterToolNames(state), ...state.directToolNames]);
     for (const name of restore) if (state.tools.byName.has(name)) wanted.add(name);
     this.registerByName(state, [...wanted]);
-    const kept = this.pi.getActiveTools().filter((name) => !ours.has(name) || wanted.has(name));
+    const active = this.pi.getActiveTools();
+    const duplicate = wanted.has(TOOL_SEARCH_NAME) ? duplicateToolSearch(this.pi.getAllTools(), active, (name) => ours.has(name)) : undefined;
+    if (duplicate) state.ui.notify(`MCP: Pi's ${duplicate} is off in this session: ${TOOL_SEARCH_NAME} finds the same MCP tools.`, "info");
+    const kept = active.filter((name) => name !== duplicate && (!ours.has(name) || wanted.has(name)));
     this.pi.setActiveTools([...new Set([...kept, ...wanted])]);
+  }
+
+  /**
+   * tool_call of a tool that reaches other tools (Pi 1.x's `codemode`; `reachesTools` exists only there): the MCP
+   * tools the call may reach are registered with Pi before it runs (once the session is bound, only tools to be
+   * active are registered otherwise), after the listing of a server it may reach whose tools are not known yet.
+   */
+  async beforeToolCall(toolName: string, input: Record<string, unknown>): Promise<void> {
+    const state = this.state;
+    if (!state || state.shutDown || state.tools.byName.has(toolName) || ADAPTER_TOOL_NAMES.has(toolName)) return;
+    const allRegistered = [...state.tools.byName.keys()].every((name) => this.registrar.isRegistered(name));
+    if (allRegistered && [...state.servers.values()].every((server) => server.enabled === false || state.inventories.has(server.name))) return;
+    const reach = (this.pi.getAllTools() as ExposedToolInfo[]).find((tool) => tool.name === toolName)?.reachesTools?.(input);
+    if (reach === undefined) return;
+    if (reachedBy(reach, state).unknownServer) await waitForStartup(state, undefined);
+    if (!state.shutDown) this.registerByName(state, reachedBy(reach, state).tools);
   }
 
   /** MCP tools (by Pi name) registered with Pi if they are not yet; unknown names are ignored. */
   private registerByName(state: McpExtensionState, names: readonly string[]): void {
     const missing = names.flatMap((name) => {
       const tool = this.registrar.isRegistered(name) ? undefined : state.tools.byName.get(name);
-      return tool ? [mcpToolDefinition(tool, this.run)] : [];
+      return tool ? [mcpToolDefinition(tool, this.run, state)] : [];
     });
     this.registrar.register(missing);
   }
@@ -312,7 +331,7 @@ export class McpAdapter {
 
   /** Every MCP tool of the view, and the adapter's own tools it needs. */
   private definitions(view: ToolView) {
-    const definitions = [...view.tools.byName.values()].map((tool) => mcpToolDefinition(tool, this.run));
+    const definitions = [...view.tools.byName.values()].map((tool) => mcpToolDefinition(tool, this.run, view));
     const access = () => this.requireState();
     if (this.needsToolSearch(view)) definitions.push(toolSearchDefinition(this.pi, access, currentToolSearchDescription(view)));
     if (this.needsMcpCall(view)) definitions.push(mcpCallDefinition(this.pi, access, this.run));

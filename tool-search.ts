@@ -10,7 +10,7 @@ import { validateToolArguments } from "@mariozechner/pi-ai";
 import { type AgentToolResult, defineTool, type ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { waitAtMost } from "./util/abort.ts";
-import type { HostCapabilities } from "./host.ts";
+import type { HostCapabilities, ToolExposureFields } from "./host.ts";
 import { buildSearchIndex, type ToolSearchIndex } from "./search/tool-index.ts";
 import { RERANK_DEPTH, type SemanticRanker } from "./search/semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search/suggestions.ts";
@@ -85,8 +85,24 @@ export type PiActiveTools = Pick<ExtensionAPI, "getActiveTools" | "setActiveTool
 /** Reads the adapter's current state; throws when the adapter is not running. */
 export type StateAccess = () => ToolSearchContext;
 
+/** Scripts have nothing to load: ToolSearch is the model's. A search may load any tool; `select:` names its tools. */
+const TOOL_SEARCH_EXPOSURE: ToolExposureFields = {
+  exposure: "model-only",
+  reachesTools: (input) => {
+    const query = typeof input.query === "string" ? input.query.trim() : "";
+    return query.toLowerCase().startsWith(SELECT_PREFIX) ? selectedNames(query.slice(SELECT_PREFIX.length)) : "all";
+  },
+};
+
+/** Scripts call MCP tools themselves; McpCall reaches the one tool it names. */
+const MCP_CALL_EXPOSURE: ToolExposureFields = {
+  exposure: "model-only",
+  reachesTools: (input) => (typeof input.tool === "string" ? [input.tool] : []),
+};
+
 export function toolSearchDefinition(pi: PiActiveTools, access: StateAccess, description: string) {
   return defineTool({
+    ...TOOL_SEARCH_EXPOSURE,
     name: TOOL_SEARCH_NAME,
     label: "Tool search",
     description,
@@ -110,6 +126,7 @@ export function currentToolSearchDescription(view: ToolView): string {
 
 export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: McpToolRunner) {
   return defineTool({
+    ...MCP_CALL_EXPOSURE,
     name: MCP_CALL_NAME,
     label: "Call MCP tool",
     description:
@@ -136,7 +153,7 @@ export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: M
 }
 
 /** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
-async function waitForStartup(state: ToolSearchContext, signal: AbortSignal | undefined): Promise<void> {
+export async function waitForStartup(state: ToolSearchContext, signal: AbortSignal | undefined): Promise<void> {
   const unknown = [...state.servers.values()].some((server) => server.enabled !== false && !state.inventories.has(server.name));
   if (unknown) await waitAtMost(state.startup, STARTUP_WAIT_MS, signal);
 }
@@ -197,7 +214,7 @@ function searchIndex(state: ToolSearchContext): ToolSearchIndex {
 function selectByName(state: ToolSearchContext, list: string): { tools: ToolMetadata[]; notes: string[] } {
   const tools: ToolMetadata[] = [];
   const notes: string[] = [];
-  for (const name of list.split(",").map((part) => part.trim()).filter(Boolean)) {
+  for (const name of selectedNames(list)) {
     const matches = resolveName(state, name);
     if (matches.length === 1) {
       if (!tools.includes(matches[0])) tools.push(matches[0]);
@@ -212,6 +229,10 @@ function selectByName(state: ToolSearchContext, list: string): { tools: ToolMeta
     notes.push(`Loaded the first ${TOOLS_PER_SEARCH}; not loaded: ${tools.slice(TOOLS_PER_SEARCH).map((tool) => tool.name).join(", ")}.`);
   }
   return { tools: tools.slice(0, TOOLS_PER_SEARCH), notes };
+}
+
+function selectedNames(list: string): string[] {
+  return list.split(",").map((part) => part.trim()).filter(Boolean);
 }
 
 function resolveName(state: ToolSearchContext, name: string): ToolMetadata[] {
