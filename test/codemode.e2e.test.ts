@@ -32,7 +32,7 @@ async function session(steps: ScriptStep[], answer?: string): Promise<PiSession>
   const dirs = await mcpDirs(CONFIG);
   cleanups.push(dirs.cleanup);
   const pi = await startSession({
-    extensions: ["pi-mcp-adapter.ts", "test/fixtures/extensions/codemode.ts"],
+    extensions: ["test/fixtures/extensions/codemode.ts", "pi-mcp-adapter.ts"],
     agentDir: dirs.agentDir,
     cwd: dirs.cwd,
     script: steps,
@@ -97,5 +97,16 @@ describe.skipIf(!hasCodemode)(`codemode over the adapter's MCP tools on Pi ${hos
     expect(result.toolResults.filter((record) => record.toolName === "codemode")).toEqual([
       expect.objectContaining({ toolName: "codemode", isError: true, text: expect.stringContaining("needs the user's approval, and there is no one to ask") }),
     ]);
+  }, 90_000);
+
+  test("one search tool: Pi's tool_search, active with nothing but our tools to load, is switched off; ToolSearch stays", async () => {
+    process.env.PI_TEST_TOOL_SEARCH = "1";
+    cleanups.push(async () => void delete process.env.PI_TEST_TOOL_SEARCH);
+    const pi = await session([]);
+    await listedAndStopped(pi);
+    await pi.restart(); // the tools known at startup (from the cache), so tool_search could load them
+    expect(pi.activeToolNames()).toEqual(expect.arrayContaining(["codemode", "ToolSearch"]));
+    expect(pi.activeToolNames()).not.toContain("tool_search");
+    expect(pi.ui).toContainEqual({ kind: "notify", level: "info", message: "MCP: Pi's tool_search is off in this session: ToolSearch finds the same MCP tools." });
   }, 90_000);
 });
