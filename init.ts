@@ -27,7 +27,7 @@ import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
 import { errorMessage } from "./util/guards.ts";
-import { detectHost, duplicateToolSearch, type ExposedToolInfo } from "./host.ts";
+import { detectHost, duplicateToolSearch } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
 import { MetadataCacheWriter } from "./tools/cache-writer.ts";
@@ -37,11 +37,11 @@ import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./calls/stats.ts";
 import type { McpExtensionState } from "./state.ts";
 import { executeMcpTool } from "./tool-executor.ts";
-import { mcpToolDefinition, type McpToolRunner, reachedBy, ToolRegistrar } from "./tool-registrar.ts";
-import { currentToolSearchDescription, mcpCallDefinition, toolSearchDefinition, waitForStartup } from "./tool-search.ts";
+import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
+import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
 import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
 import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
-import { ADAPTER_TOOL_NAMES, type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
+import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
 
 export const CONFIG_FLAG = "mcp-config";
@@ -293,20 +293,10 @@ export class McpAdapter {
     this.pi.setActiveTools([...new Set([...kept, ...wanted])]);
   }
 
-  /**
-   * tool_call of a tool that reaches other tools (Pi 1.x's `codemode`; `reachesTools` exists only there): the MCP
-   * tools the call may reach are registered with Pi before it runs (once the session is bound, only tools to be
-   * active are registered otherwise), after the listing of a server it may reach whose tools are not known yet.
-   */
+  /** tool_call: what a call of a tool that reaches others (codemode) may call is registered first (tool-search.ts). */
   async beforeToolCall(toolName: string, input: Record<string, unknown>): Promise<void> {
     const state = this.state;
-    if (!state || state.shutDown || state.tools.byName.has(toolName) || ADAPTER_TOOL_NAMES.has(toolName)) return;
-    const allRegistered = [...state.tools.byName.keys()].every((name) => this.registrar.isRegistered(name));
-    if (allRegistered && [...state.servers.values()].every((server) => server.enabled === false || state.inventories.has(server.name))) return;
-    const reach = (this.pi.getAllTools() as ExposedToolInfo[]).find((tool) => tool.name === toolName)?.reachesTools?.(input);
-    if (reach === undefined) return;
-    if (reachedBy(reach, state).unknownServer) await waitForStartup(state, undefined);
-    if (!state.shutDown) this.registerByName(state, reachedBy(reach, state).tools);
+    if (state && !state.shutDown) await registerReachedTools(this.pi, state, (name) => this.registrar.isRegistered(name), { toolName, input });
   }
 
   /** MCP tools (by Pi name) registered with Pi if they are not yet; unknown names are ignored. */

@@ -10,17 +10,17 @@ import { validateToolArguments } from "@mariozechner/pi-ai";
 import { type AgentToolResult, defineTool, type ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { waitAtMost } from "./util/abort.ts";
-import type { HostCapabilities, ToolExposureFields } from "./host.ts";
+import type { ExposedToolInfo, HostCapabilities, ToolExposureFields } from "./host.ts";
 import { buildSearchIndex, type ToolSearchIndex } from "./search/tool-index.ts";
 import { RERANK_DEPTH, type SemanticRanker } from "./search/semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search/suggestions.ts";
 import { instructionsToShow } from "./search/server-instructions.ts";
 import type { McpServerManager } from "./server-manager.ts";
 import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } from "./search/catalog.ts";
-import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
+import { jsonSchemaParameters, type McpToolRunner, reachedBy } from "./tool-registrar.ts";
 import { oneLine, truncate } from "./util/text.ts";
 import type { ToolView } from "./tool-view.ts";
-import { MCP_CALL_NAME, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
+import { ADAPTER_TOOL_NAMES, MCP_CALL_NAME, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 
 /** The ranking index, for the parts of the session that rebuild it when the config changes. */
 export type { ToolSearchIndex } from "./search/tool-index.ts";
@@ -150,6 +150,26 @@ export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: M
       return loaded.length > 0 ? { ...result, details: { ...(result.details as object), loaded } } : result;
     },
   });
+}
+
+/**
+ * tool_call of a tool that reaches other tools (Pi 1.x's `codemode`; `reachesTools` exists only there): the MCP
+ * tools the call may reach are registered with Pi before it runs (once the session is bound, only tools to be active
+ * are registered otherwise), after the listing of a server it may reach whose tools are not known yet.
+ */
+export async function registerReachedTools(
+  pi: Pick<ExtensionAPI, "getAllTools">,
+  state: ToolSearchContext & Pick<ToolView, "config">,
+  isRegistered: (name: string) => boolean,
+  call: { toolName: string; input: Record<string, unknown> },
+): Promise<void> {
+  if (state.tools.byName.has(call.toolName) || ADAPTER_TOOL_NAMES.has(call.toolName)) return;
+  const allKnown = [...state.servers.values()].every((server) => server.enabled === false || state.inventories.has(server.name));
+  if (allKnown && [...state.tools.byName.keys()].every(isRegistered)) return; // the common case: nothing to do
+  const reach = (pi.getAllTools() as ExposedToolInfo[]).find((tool) => tool.name === call.toolName)?.reachesTools?.(call.input);
+  if (reach === undefined) return;
+  if (reachedBy(reach, state).unknownServer) await waitForStartup(state, undefined);
+  state.registerTools(reachedBy(reach, state).tools);
 }
 
 /** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
