@@ -7,8 +7,10 @@
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { needsApproval } from "./calls/approvals.ts";
+import { requestLimitLine } from "./calls/limits.ts";
+import { configuredExposure } from "./tool-metadata.ts";
 import { openInBrowser } from "./util/browser.ts";
-import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands/manage.ts";
+import { addServerHint, isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands/manage.ts";
 import { describeTarget } from "./config/display.ts";
 import { describeSource } from "./config/display.ts";
 import { NeedsAuthError } from "./connection/session.ts";
@@ -107,7 +109,7 @@ async function startSignIn(ctx: ExtensionCommandContext, state: McpExtensionStat
 const AUTH_USAGE = "/mcp-auth <server> [--logout | --cancel | <address the browser ended up on>]";
 
 /** What `/mcp status` (and the panel's server lines) read of the session (its state has it all). */
-export interface StatusContext extends Pick<ToolView, "config" | "servers" | "inventories" | "tools"> {
+export interface StatusContext extends Pick<ToolView, "config" | "servers" | "inventories" | "tools" | "directToolNames"> {
   readonly manager: Pick<McpServerManager, "getState" | "getConnection" | "isSignedIn">;
   readonly lifecycle: Pick<McpLifecycleManager, "backoffRemainingMs">;
   readonly stats: Pick<CallStats, "sessionStats"> | undefined;
@@ -135,7 +137,7 @@ function statusHeadline(state: StatusContext, servers: readonly ServerDefinition
   if (servers.length === 0 && skipped === 0) {
     return problems.some((problem) => problem.level === "error")
       ? `MCP: no servers loaded (see the errors below). Your config file: ${userFile}`
-      : `MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to ${userFile} (see the README).`;
+      : `MCP: no servers configured. ${addServerHint(userFile)}`;
   }
   const enabled = servers.filter((server) => server.enabled !== false).length;
   const counts = [`${enabled} enabled`];
@@ -168,7 +170,10 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   ].filter(Boolean);
   const connection = state.manager.getConnection(server.name);
   const npx = connection?.npx ? [`    ${describeNpxResolution(connection.npx)}`] : [];
+  const limit = requestLimitLine(server, state.config.settings);
+  const exposure = exposureLine(state, server);
   const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, ...npx, `    ${source}`];
+  for (const line of [exposure, limit]) if (line) lines.push(`    ${line}`);
   // Its config problems (fields not supported, values replaced by a default): it loaded, but not quite as written.
   for (const problem of state.config.problems) if (problem.server === server.name) lines.push(`    ${problem.level}: ${problem.message}`);
   // What its tools/list or resources/list answer had that could not be used (dropped entries, endless pages).
@@ -177,6 +182,16 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   if (calls) lines.push(`    ${calls}`);
   lines.push(...lastErrorLines(state, server.name).map((line) => `    ${line}`));
   return lines;
+}
+
+/** For a server whose config sets `exposure` / `toolExposure` (Pi 1.x's fields): what they made of its known tools. */
+function exposureLine(state: StatusContext, server: ServerDefinition): string | undefined {
+  if (server.exposure === undefined && server.toolExposure === undefined) return undefined;
+  const listed = state.inventories.get(server.name)?.tools ?? [];
+  const hidden = listed.filter((tool) => configuredExposure(server, tool.name) === "hidden").length;
+  const direct = (state.tools.byServer.get(server.name) ?? []).filter((tool) => state.directToolNames.has(tool.name)).length;
+  const counts = listed.length > 0 ? ` · ${direct} direct, ${hidden} hidden of ${listed.length} tools` : "";
+  return `exposure: ${server.exposure ?? "ToolSearch (default)"}${server.toolExposure ? " with toolExposure" : ""}${counts}`;
 }
 
 /** Why a server that is not connected last failed, and when it is tried again; none when it has not failed. */

@@ -44,6 +44,12 @@ export interface LoadConfigOptions {
   homeDir?: string;
   /** Default `process.platform`. */
   platform?: NodeJS.Platform;
+  /**
+   * The project's files (`.pi/mcp.json`, `.mcp.json`) are trusted: their `!command` values may run (when the server
+   * starts). Default false: such a server is reported and not started. The user's own files always may; other
+   * tools' files (`imports`) never do.
+   */
+  projectTrusted?: boolean;
 }
 
 type OwnFileKind = Extract<ConfigSourceKind, "project" | "project-shared" | "user" | "user-shared">;
@@ -83,7 +89,8 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
     const file = ownFilePath(kind, options, context);
     // `--mcp-config ~/.config/mcp/mcp.json` makes the shared file the user file: it is read once.
     if (kind === "user-shared" && file === userFile) return [];
-    const own = readOwnFile(kind, file, context, problems, kind === "user" && options.configPath !== undefined);
+    const trusted = (kind !== "project" && kind !== "project-shared") || options.projectTrusted === true;
+    const own = readOwnFile(kind, file, context, problems, kind === "user" && options.configPath !== undefined, trusted);
     return own ? [own] : [];
   });
 
@@ -118,8 +125,15 @@ function ownFilePath(kind: OwnFileKind, options: LoadConfigOptions, context: Int
   }
 }
 
-/** `given`: the file was named with --mcp-config, so its absence is worth a warning. */
-function readOwnFile(kind: ConfigSourceKind, file: string, context: InterpolationContext, problems: ConfigProblem[], given: boolean): OwnFile | undefined {
+/** `given`: the file was named with --mcp-config, so its absence is worth a warning; `trusted`: its commands may run. */
+function readOwnFile(
+  kind: ConfigSourceKind,
+  file: string,
+  context: InterpolationContext,
+  problems: ConfigProblem[],
+  given: boolean,
+  trusted: boolean,
+): OwnFile | undefined {
   const read = readConfigFile(file, "json");
   if (read.status === "absent") {
     if (given) problems.push(configProblem("warning", { file }, "the file given with --mcp-config does not exist"));
@@ -134,7 +148,8 @@ function readOwnFile(kind: ConfigSourceKind, file: string, context: Interpolatio
     if (!OWN_TOP_LEVEL_KEYS.has(key)) problems.push(configProblem("warning", { file, field: key }, "unknown top-level field, ignored"));
   }
   const source: ConfigSource = { kind, path: file };
-  const options: EntryOptions = { file, context, interpolate: true, allowOverride: true, reportUnknownFields: true, defaultsSyntax: true };
+  const commands = trusted ? "run" : "refused";
+  const options: EntryOptions = { file, context, interpolate: true, allowOverride: true, reportUnknownFields: true, defaultsSyntax: true, commands };
   const entries = Object.entries(serverTable(data, file, problems)).map(([name, raw]) => ({
     name,
     parsed: parseServerEntry(name, raw, options, problems),

@@ -1,8 +1,10 @@
 /**
  * Which MCP tools are "direct": active from the first request, without a ToolSearch. `MCP_DIRECT_TOOLS`
  * (`*`, `server`, `server/tool`, `__none__`, comma-separated) overrides the config (`directTools` per server,
- * `settings.directTools` for all).
+ * `settings.directTools` for all). A tool the config gives an exposure (`exposure`, `toolExposure`: Pi 1.x's fields)
+ * is direct when that exposure is `direct`, whatever `directTools` says.
  */
+import { configuredExposure, namesDirectExposure } from "./tools/exposure.ts";
 import type { McpSettings, ServerDefinition, ToolMetadata } from "./types.ts";
 
 export const DIRECT_TOOLS_ENV = "MCP_DIRECT_TOOLS";
@@ -48,7 +50,10 @@ function isDirectTool(tool: ToolMetadata, rules: DirectToolRules): boolean {
     const named = override.tools.get(tool.serverName);
     return !!named && (named.has(tool.originalName) || named.has(tool.name));
   }
-  const configured = rules.servers.get(tool.serverName)?.directTools ?? rules.settings.directTools ?? false;
+  const server = rules.servers.get(tool.serverName);
+  const exposure = server && configuredExposure(server, tool.originalName);
+  if (exposure !== undefined) return exposure === "direct";
+  const configured = server?.directTools ?? rules.settings.directTools ?? false;
   if (Array.isArray(configured)) return configured.includes(tool.originalName) || configured.includes(tool.name);
   return configured === true;
 }
@@ -57,6 +62,7 @@ function isDirectTool(tool: ToolMetadata, rules: DirectToolRules): boolean {
 export function wantsDirectTools(server: ServerDefinition, rules: DirectToolRules): boolean {
   const { override } = rules;
   if (override) return override.all || override.servers.has(server.name) || override.tools.has(server.name);
+  if (namesDirectExposure(server)) return true;
   const configured = server.directTools ?? rules.settings.directTools ?? false;
   return Array.isArray(configured) ? configured.length > 0 : configured;
 }

@@ -19,12 +19,20 @@ export interface HostCapabilities {
   version: string;
   /** Pi ≥ 0.80.3 offers a tool activated during a run from the run's next turn; older hosts from the next prompt. */
   refreshesToolsEachTurn: boolean;
+  /** Pi 1.x has its own `codemode` (scripts that call tools); elsewhere the adapter offers one (script-tool.ts). */
+  hasCodemode: boolean;
 }
 
 const FIRST_REFRESHING_RELEASE = [0, 80, 3] as const;
 
-export function detectHost(version: string): HostCapabilities {
-  return { version, refreshesToolsEachTurn: hostRefreshesToolsEachTurn(version) };
+/** `hostExports`: the host's `@mariozechner/pi-coding-agent` module, whose exports say what it has. */
+export function detectHost(version: string, hostExports: object): HostCapabilities {
+  return { version, refreshesToolsEachTurn: hostRefreshesToolsEachTurn(version), hasCodemode: hostHasCodemode(hostExports) };
+}
+
+/** Feature detection, not a version: a host with codemode exports the factory of its codemode extension. */
+export function hostHasCodemode(hostExports: object): boolean {
+  return typeof (hostExports as { createCodemodeExtension?: unknown }).createCodemodeExtension === "function";
 }
 
 /**

@@ -16,6 +16,7 @@
  * Pi's `ctx` and `pi` throw once the session is shut down, and 0.73.1 may deliver events after that: everything
  * that runs later checks `state.shutDown` first.
  */
+import * as piHost from "@mariozechner/pi-coding-agent";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { statSync } from "node:fs";
 import { forEachAtMost } from "./util/async-work.ts";
@@ -36,6 +37,7 @@ import { PromptCommandRegistry } from "./calls/prompt-commands.ts";
 import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./calls/stats.ts";
 import type { McpExtensionState } from "./state.ts";
+import { SCRIPT_TOOL_NAME, scriptSettings, scriptToolDefinition } from "./script-tool.ts";
 import { executeMcpTool } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
@@ -61,12 +63,14 @@ export class McpAdapter {
   private readonly registrar: ToolRegistrar;
   private readonly prompts: PromptCommandRegistry;
   private readonly agentDir = getAgentDir();
-  private readonly host = detectHost(VERSION);
+  private readonly host = detectHost(VERSION, piHost);
   private readonly run: McpToolRunner = (name, params, signal, onUpdate, ctx) =>
     executeMcpTool(this.requireState(), name, params, signal, onUpdate, ctx);
   private state: McpExtensionState | undefined;
   private early: EarlyView | undefined;
   private generation = 0;
+  /** The trust hook of the project's `!command` values (config.ts `projectTrusted`): the session's, once it starts. */
+  private projectTrusted = false;
 
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
@@ -103,6 +107,7 @@ export class McpAdapter {
     await this.stopState();
     if (generation !== this.generation) return; // a newer session_start took over while the old state shut down
     const ui = createUi(ctx, () => generation !== this.generation);
+    this.projectTrusted = hostTrustsProject(ctx);
     let state: McpExtensionState;
     try {
       state = this.createState(ctx, ui);
@@ -182,7 +187,12 @@ export class McpAdapter {
 
   private loadSessionConfig(cwd: string) {
     const configPath = this.pi.getFlag(CONFIG_FLAG);
-    return loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
+    return loadConfig({
+      agentDir: this.agentDir,
+      cwd,
+      configPath: typeof configPath === "string" ? configPath : undefined,
+      projectTrusted: this.projectTrusted,
+    });
   }
 
   /**
@@ -325,11 +335,21 @@ export class McpAdapter {
     const access = () => this.requireState();
     if (this.needsToolSearch(view)) definitions.push(toolSearchDefinition(this.pi, access, currentToolSearchDescription(view)));
     if (this.needsMcpCall(view)) definitions.push(mcpCallDefinition(this.pi, access, this.run));
+    if (this.needsScriptTool(view)) definitions.push(scriptToolDefinition(access));
     return definitions;
   }
 
   private adapterToolNames(view: ToolView): string[] {
-    return [...(this.needsToolSearch(view) ? [TOOL_SEARCH_NAME] : []), ...(this.needsMcpCall(view) ? [MCP_CALL_NAME] : [])];
+    return [
+      ...(this.needsToolSearch(view) ? [TOOL_SEARCH_NAME] : []),
+      ...(this.needsMcpCall(view) ? [MCP_CALL_NAME] : []),
+      ...(this.needsScriptTool(view) ? [SCRIPT_TOOL_NAME] : []),
+    ];
+  }
+
+  /** On hosts without their own codemode, when `settings.script` turns it on. */
+  private needsScriptTool(view: ToolView): boolean {
+    return !this.host.hasCodemode && this.needsToolSearch(view) && scriptSettings(view.config.settings).enabled;
   }
 
   /** Only when some server is enabled: with no MCP server, the adapter costs the model nothing. */
@@ -399,6 +419,12 @@ function configFlagFromArgv(argv: readonly string[]): string | undefined {
 }
 
 /** Changes whenever the file is rewritten (or appears, or goes away). */
+/** Pi ≥ 1.x says whether the user trusts the project; older hosts have no trust model, so nothing says it is. */
+function hostTrustsProject(ctx: ExtensionContext): boolean {
+  const host = ctx as ExtensionContext & { isProjectTrusted?: () => boolean };
+  return typeof host.isProjectTrusted === "function" && host.isProjectTrusted() === true;
+}
+
 function fileStamp(path: string): string {
   try {
     const stats = statSync(path);

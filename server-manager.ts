@@ -341,7 +341,9 @@ export class McpServerManager {
 
   /** Spawn or reach the server, initialise, and read its tools and resources, all within `startupTimeoutMs`. */
   private async establish(def: ServerDefinition, record: ServerRecord, cancelled: AbortSignal): Promise<LiveConnection> {
-    const timeoutMs = def.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
+    // Pi's built-in bounds startup requests with `timeout` too; here startup is one limit for spawn, initialize and
+    // every list, so `timeout` only lengthens it, never cuts it below the default.
+    const timeoutMs = def.startupTimeoutMs ?? Math.max(DEFAULT_STARTUP_TIMEOUT_MS, (def.timeout ?? 0) * 1000);
     const timeout = new AbortController();
     const tooLong = () => new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`);
     const clearDeadline = abortAfter(timeout, timeoutMs, tooLong);

@@ -56,6 +56,13 @@ export interface McpToolDetails {
   tool: string;
   truncated: boolean;
   toonEncoded: boolean;
+  /** The server's structured content, when the caller asked for it (a script reads it; the model gets the text). */
+  structuredContent?: unknown;
+}
+
+/** `structured`: keep the server's structured content in the details (not in Pi's transcript for the model's calls). */
+export interface McpCallOptions {
+  structured?: boolean;
 }
 
 export async function executeMcpTool(
@@ -65,6 +72,7 @@ export async function executeMcpTool(
   signal: AbortSignal | undefined,
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
   ctx?: ExtensionContext,
+  options: McpCallOptions = {},
 ): Promise<AgentToolResult<McpToolDetails>> {
   // The common case (a known tool of a connected server, no approval asked) takes no extra await: each costs on every call.
   const found = state.tools.byName.get(piName) ?? (await findUnlistedTool(state, piName, signal));
@@ -74,7 +82,7 @@ export async function executeMcpTool(
   let ok = false;
   try {
     const tool = state.manager.getConnection(found.serverName) ? found : await connectFor(state, found, signal);
-    const result = await callTool(state, tool, params, signal, onUpdate, ctx);
+    const result = await callTool(state, tool, params, signal, onUpdate, ctx, options);
     ok = true;
     return withUnansweredPages(state, found.serverName, result);
   } catch (error) {
@@ -91,6 +99,7 @@ async function callTool(
   signal: AbortSignal | undefined,
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
   ctx: ExtensionContext | undefined,
+  callOptions: McpCallOptions,
 ): Promise<AgentToolResult<McpToolDetails>> {
   const { settings } = state.config;
   const limits = callLimits(state.servers.get(tool.serverName), settings);
@@ -98,23 +107,25 @@ async function callTool(
   if (options.toonEncode) await loadToonEncoder();
   const timeouts = { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs };
   let result: TransformedResult;
+  let structuredContent: unknown;
   try {
     const resourceUri = tool.uriTemplate ? await expandTemplate(tool.uriTemplate, asArguments(params)) : tool.resourceUri;
-    result = resourceUri
-      ? transformResourceResult(await state.manager.readResource(tool.serverName, resourceUri, timeouts), options)
-      : transformMcpResult(
-          await callWithUrlElicitation(
-            () =>
-              state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
-                ...timeouts,
-                onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
-              }),
-            tool.serverName,
-            ctx,
-            signal,
-          ),
-          options,
-        );
+    if (resourceUri) {
+      result = transformResourceResult(await state.manager.readResource(tool.serverName, resourceUri, timeouts), options);
+    } else {
+      const raw = await callWithUrlElicitation(
+        () =>
+          state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
+            ...timeouts,
+            onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
+          }),
+        tool.serverName,
+        ctx,
+        signal,
+      );
+      if (callOptions.structured && isJsonObject(raw)) structuredContent = raw.structuredContent;
+      result = transformMcpResult(raw, options);
+    }
   } catch (error) {
     throw callFailure(state, tool, limits, error, signal);
   }
@@ -123,7 +134,8 @@ async function callTool(
     result = await keepOverflow(result, (data, mimeType) => keepInFile(dir, data, mimeType, `${tool.serverName}-${tool.originalName}`));
   }
   if (result.isError) throw new McpToolError(result);
-  const details = { server: tool.serverName, tool: tool.originalName, truncated: !!result.details.truncation, toonEncoded: result.details.toonEncoded };
+  const details: McpToolDetails = { server: tool.serverName, tool: tool.originalName, truncated: !!result.details.truncation, toonEncoded: result.details.toonEncoded };
+  if (structuredContent !== undefined) details.structuredContent = structuredContent;
   return { content: result.content, details };
 }
 

@@ -1,8 +1,9 @@
 /**
  * Builds the tools the model sees (`ToolMetadata`) from every server's tools and resources at once: names are
  * allocated globally because they collide across servers (toolPrefix `none`/`short`), schemas are made safe for
- * every provider, and `includeTools` / `excludeTools` are applied (tools/filters.ts). A server's own `toolPrefix`
- * wins over the setting.
+ * every provider, and `includeTools` / `excludeTools` are applied (tools/filters.ts), as is a `hidden` exposure
+ * (tools/exposure.ts): a tool left out is never registered, found or called. A server's own `toolPrefix` wins over
+ * the setting.
  */
 import { toProviderSafeSchema } from "./tools/json-schema.ts";
 import {
@@ -13,6 +14,7 @@ import {
   upstreamResourceToolName,
 } from "./tools/resource-tools.ts";
 import { isToolFilteredOut, type ToolFilter } from "./tools/filters.ts";
+import { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
 import type {
   McpPrompt,
   McpResource,
@@ -29,6 +31,8 @@ import { errorMessage, isJsonObject } from "./util/guards.ts";
 
 /** Name patterns, for the other areas that match tools by them (approvals). */
 export { matchesAnyPattern, patternNames } from "./tools/filters.ts";
+/** A tool's exposure as the config names it (Pi 1.x's `exposure` / `toolExposure`), for the areas that register tools. */
+export { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
 
 /** One server's tools and resources (and what else it offers), live or from the metadata cache. */
 export interface ServerInventory {
@@ -70,7 +74,9 @@ interface Candidate {
   requestName: string;
   /** Names `includeTools` / `excludeTools` may use for it, besides the Pi name it is given. */
   filterNames: string[];
-  filter: ToolFilter;
+  /** The name `toolExposure` keys match: the server's name for the tool (a resource's name). */
+  exposureName: string;
+  filter: ToolFilter & ExposureRules;
   /** The server's own `toolPrefix`, when it has one. */
   mode: ToolPrefixMode | undefined;
   build(piName: string): ToolMetadata;
@@ -102,7 +108,7 @@ export function buildToolMetadata(inventories: readonly ServerInventory[], setti
     const key = toolKey(candidate.serverName, candidate.requestName);
     const piName = allocation.names.get(key) as string;
     // Someone may exclude a tool by the hashed name it was given after a conflict.
-    if (isToolFilteredOut(candidate.filter, candidate.serverName, [...candidate.filterNames, piName])) {
+    if (isLeftOut(candidate, piName)) {
       excludedKeys.add(key);
       continue;
     }
@@ -116,8 +122,12 @@ export function buildToolMetadata(inventories: readonly ServerInventory[], setti
 
 /** Filtered-out tools take no part in name allocation, so they cannot push another tool to a hashed name. */
 function isFilteredOutBeforeAllocation(candidate: Candidate, mode: ToolPrefixMode): boolean {
-  const wanted = formatToolName(candidate.requestName, candidate.serverName, candidate.mode ?? mode);
-  return isToolFilteredOut(candidate.filter, candidate.serverName, [...candidate.filterNames, wanted]);
+  return isLeftOut(candidate, formatToolName(candidate.requestName, candidate.serverName, candidate.mode ?? mode));
+}
+
+function isLeftOut(candidate: Candidate, piName: string): boolean {
+  if (configuredExposure(candidate.filter, candidate.exposureName) === "hidden") return true;
+  return isToolFilteredOut(candidate.filter, candidate.serverName, [...candidate.filterNames, piName]);
 }
 
 function toRequest(candidate: Candidate): ToolNameRequest {
@@ -193,6 +203,7 @@ function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe
     serverName,
     requestName: tool.name,
     filterNames: [tool.name],
+    exposureName: tool.name,
     filter: definition,
     mode: definition.toolPrefix,
     build: (piName) => ({
@@ -224,6 +235,7 @@ function readCandidate(definition: ServerDefinition, requestName: string, read: 
     serverName,
     requestName,
     filterNames: [requestName, upstreamResourceToolName(requestName), read.name],
+    exposureName: read.name,
     filter: definition,
     mode: definition.toolPrefix,
     build: (piName) => ({

@@ -20,7 +20,7 @@ import { buildToolSearchDescription, type CatalogServerInfo, TOOLS_PER_SEARCH } 
 import { jsonSchemaParameters, type McpToolRunner, reachedBy } from "./tool-registrar.ts";
 import { oneLine, truncate } from "./util/text.ts";
 import type { ToolView } from "./tool-view.ts";
-import { ADAPTER_TOOL_NAMES, MCP_CALL_NAME, TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
+import { ADAPTER_TOOL_NAMES, MCP_CALL_NAME, TOOL_SEARCH_NAME, type ServerDefinition, type ToolMetadata } from "./types.ts";
 
 /** The ranking index, for the parts of the session that rebuild it when the config changes. */
 export type { ToolSearchIndex } from "./search/tool-index.ts";
@@ -120,7 +120,7 @@ export function currentToolSearchDescription(view: ToolView): string {
   const deferred = [...view.tools.byName.values()].filter((tool) => !view.directToolNames.has(tool.name));
   const servers: CatalogServerInfo[] = [...view.servers.values()]
     .filter((server) => server.enabled !== false)
-    .map((server) => ({ name: server.name, toolsKnown: view.inventories.has(server.name) }));
+    .map((server) => ({ name: server.name, description: server.description, toolsKnown: view.inventories.has(server.name) }));
   return buildToolSearchDescription({ tools: deferred, servers });
 }
 
@@ -172,6 +172,11 @@ export async function registerReachedTools(
   state.registerTools(reachedBy(reach, state).tools);
 }
 
+/** The servers' configured `description`s, a search field of their tools. */
+function serverDescriptions(servers: Iterable<ServerDefinition>): Map<string, string> {
+  return new Map([...servers].flatMap((server) => (server.description ? [[server.name, server.description] as const] : [])));
+}
+
 /** Waits (boundedly) for startup to learn the tools of servers missing from the cache; not when all are known. */
 export async function waitForStartup(state: ToolSearchContext, signal: AbortSignal | undefined): Promise<void> {
   const unknown = [...state.servers.values()].some((server) => server.enabled !== false && !state.inventories.has(server.name));
@@ -221,9 +226,14 @@ async function searchWithCandidates(
   };
 }
 
+/** ToolSearch's ranking (lexical) for the script API's `searchTools` and its close matches: the best `limit` tools. */
+export function rankTools(state: ToolSearchContext, query: string, limit: number): ToolMetadata[] {
+  return searchIndex(state).search(query, limit).map((hit) => hit.tool);
+}
+
 /** Built on first use after the tools change (init.ts drops it). */
 function searchIndex(state: ToolSearchContext): ToolSearchIndex {
-  state.searchIndex ??= buildSearchIndex([...state.tools.byName.values()]);
+  state.searchIndex ??= buildSearchIndex([...state.tools.byName.values()], serverDescriptions(state.servers.values()));
   return state.searchIndex;
 }
 

@@ -17,6 +17,15 @@ export type ApprovalRule = boolean | string[];
 export type TransportKind = "stdio" | "http" | "sse";
 export type AuthKind = "bearer" | "oauth";
 export type OAuthGrantType = "authorization_code" | "client_credentials";
+/**
+ * How a tool reaches the model, in Pi 1.x's built-in MCP words (its `exposure` / `toolExposure`): `direct` = always
+ * active (as `directTools`), `hidden` = unreachable (as `excludeTools`), `codemode` / `deferred` = found through
+ * ToolSearch (what every tool is here by default).
+ */
+export type ToolExposure = "codemode" | "deferred" | "direct" | "hidden";
+export const TOOL_EXPOSURES: readonly ToolExposure[] = ["codemode", "deferred", "direct", "hidden"];
+/** How a sign-in identifies the adapter to the authorization server (Pi's built-in MCP's field). */
+export type OAuthClientRegistration = "auto" | "dcr" | "cimd";
 
 /** A server's `oauth` object: how the adapter signs in to it (every field optional). */
 export interface OAuthSettings {
@@ -25,10 +34,14 @@ export interface OAuthSettings {
   clientSecret?: string;
   /** Asked for when the server's own challenge names no scope. */
   scope?: string;
-  /** The sign-in callback's port on 127.0.0.1 (the redirect URI a pre-registered client was given). */
+  /** The sign-in callback's port on 127.0.0.1 (the redirect URI a pre-registered client was given); Pi's `callbackPort`. */
   redirectPort?: number;
   /** An HTTPS client ID metadata document (CIMD): used as the client id where the authorization server accepts it. */
   clientMetadataUrl?: string;
+  /** The `client_name` a dynamic registration sends (default `Pi (pi-mcp-adapter)`). */
+  clientName?: string;
+  /** `dcr`: always register (a `clientMetadataUrl` is not used); `auto`/`cimd`: the document when there is one. */
+  clientRegistration?: OAuthClientRegistration;
   /** `client_credentials`: no user, the client's own id and secret get the token. */
   grantType?: OAuthGrantType;
   /** client_credentials: the authorization server (issuer URL) the client belongs to; its secret is sent nowhere else. */
@@ -68,8 +81,24 @@ export interface ServerEntry {
   requestTimeoutMs?: number;
   /** Overrides `settings.maxTotalTimeoutMs` for this server; `<= 0` = the default. */
   maxTotalTimeoutMs?: number;
+  /**
+   * Seconds (Pi 1.x's built-in field): a request's limit when `requestTimeoutMs` is not set, and the startup limit
+   * when it is longer than `startupTimeoutMs`'s default (calls/limits.ts).
+   */
+  timeout?: number;
   /** Overrides `settings.outputGuard` for this server. */
   outputGuard?: OutputGuard;
+  /** What the server offers, in a sentence: its line in ToolSearch's catalog, and a search field of its tools. */
+  description?: string;
+  /** Every tool's exposure, unless `toolExposure` names the tool (tools/exposure.ts). */
+  exposure?: ToolExposure;
+  /** Tool name or `*` pattern → exposure: an exact name wins over patterns, then the first pattern that matches. */
+  toolExposure?: Record<string, ToolExposure>;
+  /**
+   * Fields (`env.<KEY>`, `headers.<Name>`) whose value is a `!command`: run in a shell when the server starts, its
+   * output (trimmed) being the value (connection/command-values.ts). Only set for files allowed to run commands.
+   */
+  commandValues?: string[];
   exposeResources?: boolean;
   directTools?: boolean | string[];
   /** Only these tools (names or globs); `excludeTools` is applied after it. */
@@ -111,6 +140,16 @@ export interface SearchSettings {
   embeddings?: EmbeddingsSettings;
 }
 
+/** `settings.script`: the `codemode` tool on hosts without one (script-tool.ts); off unless set. */
+export interface ScriptSettings {
+  /** `settings.script: true` is `{ "enabled": true }`; an object alone turns it on too. */
+  enabled?: boolean;
+  /** A script's wall-clock limit, tool calls included; default 60 s. */
+  timeoutMs?: number;
+  /** The script VM's memory limit; default 64 MB. */
+  memoryMb?: number;
+}
+
 export interface McpSettings {
   toolPrefix?: ToolPrefixMode;
   /** Minutes; default 10; 0 disables idle shutdown. */
@@ -126,6 +165,7 @@ export interface McpSettings {
   outputGuard?: OutputGuard;
   captureStats?: boolean | CaptureStatsSettings;
   search?: SearchSettings;
+  script?: boolean | ScriptSettings;
 }
 
 /** Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process. */

@@ -38,6 +38,9 @@ const SECTIONS: Section[] = [
   { id: "quality-semantic", title: "6c. Search quality with semantic re-ranking (a real sentence encoder)", script: "search-quality-semantic.ts" },
   { id: "connect", title: "Connect latency (server manager against the bare SDK)", script: "connect-latency.ts" },
   { id: "registration", title: "Registration stall (tools listed for the first time)", script: "registration-stall.ts", perHost: true },
+  { id: "script-engines", title: "7a. Script engines (quickjs-wasi, quickjs-emscripten)", script: "script-engines.ts" },
+  { id: "script-calls", title: "7b. Tool calls from a codemode script vs direct", script: "script-overhead.ts", perHost: true },
+  { id: "script-task", title: "7. The orders task: direct calls vs one codemode script", script: "script-task.ts" },
 ];
 
 const RESULTS_FILE = join(REPO_ROOT, "bench/RESULTS.md");

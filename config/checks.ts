@@ -5,7 +5,7 @@
  */
 import { isPlainObject } from "./problems.ts";
 import { describeValue } from "../util/guards.ts";
-import type { ApprovalRule, AuthKind, OutputGuard, ToolPrefixMode, TransportKind } from "../types.ts";
+import { TOOL_EXPOSURES, type ApprovalRule, type AuthKind, type OutputGuard, type ToolExposure, type ToolPrefixMode, type TransportKind } from "../types.ts";
 
 /** A value that fits, or what was expected; `at` names the part of the value that did not fit (`[2]`, `.key`). */
 type Checked<T> = { ok: true; value: T } | { ok: false; expected: string; at?: string };
@@ -151,6 +151,29 @@ export const authKind: Check<AuthKind | false> = (value) =>
   value === false ? { ok: true, value } : withExpectation(oneOf<AuthKind>(["bearer", "oauth"])(value), `must be "bearer", "oauth" or false (got ${quoteIfString(value)})`);
 
 export const toolPrefixMode: Check<ToolPrefixMode> = oneOf(TOOL_PREFIXES);
+
+/** Pi's built-in reads `codemode-deferred` (an older name) as `codemode`. */
+export const exposure: Check<ToolExposure> = (value) => oneOf(TOOL_EXPOSURES)(value === "codemode-deferred" ? "codemode" : value);
+
+/** `toolExposure`: tool names or `*` patterns, each mapped to an exposure. */
+export const toolExposureMap: Check<Record<string, ToolExposure>> = (value) => {
+  if (!isPlainObject(value)) return { ok: false, expected: `must be an object mapping tool names or patterns to exposures (got ${describeValue(value)})` };
+  const map: Record<string, ToolExposure> = {};
+  for (const [tool, item] of Object.entries(value)) {
+    const checked = exposure(item);
+    if (!checked.ok) return { ok: false, at: `.${tool}`, expected: checked.expected };
+    map[tool] = checked.value;
+  }
+  return { ok: true, value: map };
+};
+
+/** The http loopback address a sign-in's browser comes back to (Pi's `oauth.callbackUrl`). */
+export const loopbackCallbackUrl: Check<URL> = (value) => {
+  const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
+  return url && url.protocol === "http:" && ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname) && !url.search && !url.hash
+    ? { ok: true, value: url }
+    : { ok: false, expected: "must be an http:// address on localhost, 127.0.0.1 or [::1] without query or fragment" };
+};
 
 /** A problem with an http(s) URL, or undefined when it is one. */
 export function checkUrl(url: string): string | undefined {

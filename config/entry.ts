@@ -1,7 +1,7 @@
 /**
  * Validating one server entry written in our format (host files are first mapped to it by config/imports.ts) and
  * substituting variables in it (the `settings` object: config/settings.ts; the checks of single values:
- * config/checks.ts). Every problem names the file, the server and the field;
+ * config/checks.ts; the `oauth` object: config/oauth-entry.ts). Every problem names the file, the server and the field;
  * nothing here throws.
  *
  * Configs written for pi-mcp-adapter 2.x (upstream, which reads the same files) must not lose a server: its fields
@@ -15,28 +15,28 @@ import {
   type Check,
   type CheckedType,
   checkUrl,
-  clientMetadataUrl,
   directToolsField,
+  exposure,
   type Fallback,
-  httpUrl,
   nonEmptyString,
   number,
   oneOf,
   outputGuard,
   plainObject,
-  port,
   string,
   stringList,
   stringMap,
   timeLimit,
+  toolExposureMap,
   toolPrefixMode,
   transportName,
 } from "./checks.ts";
 import { configProblem, isPlainObject, type ProblemLocation } from "./problems.ts";
+import { type CheckedOAuth, OAUTH_CHECKS, settleOAuth } from "./oauth-entry.ts";
 import { describeValue } from "../util/guards.ts";
 import { interpolate, type InterpolationContext, type InterpolationIssue } from "./interpolation.ts";
 import { expandHome, pathModule } from "../util/paths.ts";
-import type { ConfigProblem, ConfigSource, LifecycleMode, OAuthGrantType, OAuthSettings, ServerEntry, TransportKind } from "../types.ts";
+import type { ConfigProblem, ConfigSource, LifecycleMode, OAuthSettings, ServerEntry, TransportKind } from "../types.ts";
 
 export interface EntryOptions {
   file: string;
@@ -52,7 +52,15 @@ export interface EntryOptions {
   hostFieldNames?: Readonly<Record<string, string>>;
   /** The host that owns the file reads `${VAR:-default}` too (ours, Claude Code): an unset variable's hint may suggest it. */
   defaultsSyntax?: boolean;
+  /**
+   * What an `env` or `headers` value written as `!command` is: `run` (the user's own files, a trusted project's: run
+   * when the server starts), `refused` (an untrusted project's: the server cannot start), `literal` (other tools'
+   * files, which never meant a command: passed as written).
+   */
+  commands: CommandValues;
 }
+
+export type CommandValues = "run" | "refused" | "literal";
 
 export type ParsedEntry =
   | {
@@ -71,11 +79,6 @@ export interface ConfigLayer {
 }
 
 const LIFECYCLES: readonly LifecycleMode[] = ["lazy", "eager", "keep-alive", "lazy-keep-alive"];
-const OAUTH_GRANT_TYPES: readonly OAuthGrantType[] = ["authorization_code", "client_credentials"];
-/** JWS algorithms for private_key_jwt (RFC 7518, RFC 8037). */
-const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
-/** Fields of the `oauth` object that only the client_credentials grant uses. */
-const CLIENT_CREDENTIALS_ONLY = ["authorizationServer", "privateKey", "signingAlgorithm"] as const;
 
 /** Fields that only change how the adapter treats a server: a project file may set them alone, as an override. */
 const BEHAVIOUR_CHECKS = {
@@ -94,6 +97,12 @@ const BEHAVIOUR_CHECKS = {
   approveTools: approvalRule,
   toolPrefix: toolPrefixMode,
   debug: boolean,
+  // Pi 1.x's built-in MCP fields. A bad `exposure` costs the server (as it does there): falling back could show a
+  // tool meant to be hidden.
+  timeout: number(0, false),
+  description: string,
+  exposure,
+  toolExposure: toolExposureMap,
 } satisfies Record<string, Check<unknown>>;
 
 /** What a bad value of a behaviour field falls back to (with a warning) instead of costing the server. */
@@ -108,6 +117,8 @@ const BEHAVIOUR_FALLBACKS: Readonly<Record<string, Fallback>> = {
   directTools: { means: "ignored (tools are found through ToolSearch)" },
   toolPrefix: { means: "ignored (settings.toolPrefix applies)" },
   debug: { means: "ignored" },
+  timeout: { means: "requestTimeoutMs or the default applies" },
+  description: { means: "ignored" },
   approveTools: { means: "every tool of this server asks before it runs", value: true },
 };
 
@@ -124,18 +135,6 @@ const CONNECTION_CHECKS = {
   oauth: plainObject,
   bearerToken: string,
   bearerTokenEnv: nonEmptyString,
-} satisfies Record<string, Check<unknown>>;
-
-const OAUTH_CHECKS = {
-  clientId: nonEmptyString,
-  clientSecret: string,
-  scope: nonEmptyString,
-  redirectPort: port,
-  clientMetadataUrl,
-  grantType: oneOf(OAUTH_GRANT_TYPES),
-  authorizationServer: httpUrl,
-  privateKey: nonEmptyString,
-  signingAlgorithm: oneOf(SIGNING_ALGORITHMS),
 } satisfies Record<string, Check<unknown>>;
 
 type BehaviourFields = { -readonly [K in keyof typeof BEHAVIOUR_CHECKS]?: CheckedType<(typeof BEHAVIOUR_CHECKS)[K]> };
@@ -189,7 +188,7 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
   const checkedOAuth = fields.oauth && checkOAuth(fields.oauth, options, at, problems);
   if (checkedOAuth === null) return { kind: "invalid" };
   const oauth = settleAuth(fields, checkedOAuth, at, problems);
-  warnOfCommandValues(fields, oauth, at, problems);
+  warnOfCommandValues(fields, oauth, options, at, problems);
 
   const unresolved: ConfigProblem[] = [];
   const connection = connectionEntry(fields, oauth, options, at, unresolved);
@@ -208,14 +207,15 @@ type Locator = (field?: string) => ProblemLocation;
 
 /**
  * pi-mcp-adapter 2.x (upstream, which reads the same files) runs a secret that begins with "!" as a command and uses
- * its output ("!!" escapes a literal "!"). This adapter never runs a config value: the value is passed as written, so
- * the server would get the command's text as its secret. Said per field, naming it, so a migrated config is not a
- * silent auth failure.
+ * its output ("!!" escapes a literal "!"); so does Pi 1.x's built-in MCP for `env` and `headers` values. Where this
+ * adapter does not run it (other tools' files; `bearerToken` and `oauth.clientSecret` anywhere) the value is passed
+ * as written, so the server would get the command's text as its secret. Said per field, naming it, so a migrated
+ * config is not a silent auth failure.
  */
-function warnOfCommandValues(fields: RawFields, oauth: OAuthSettings | undefined, at: Locator, problems: ConfigProblem[]): void {
+function warnOfCommandValues(fields: RawFields, oauth: OAuthSettings | undefined, options: EntryOptions, at: Locator, problems: ConfigProblem[]): void {
+  const maps = options.commands === "literal" ? ([["env", fields.env], ["headers", fields.headers]] as const) : [];
   const secrets: Array<[string, string | undefined]> = [
-    ...Object.entries(fields.env ?? {}).map(([key, value]): [string, string] => [`env.${key}`, value]),
-    ...Object.entries(fields.headers ?? {}).map(([key, value]): [string, string] => [`headers.${key}`, value]),
+    ...maps.flatMap(([field, map]) => Object.entries(map ?? {}).map(([key, value]): [string, string] => [`${field}.${key}`, value])),
     ["bearerToken", fields.bearerToken],
     ["oauth.clientSecret", oauth?.clientSecret],
   ];
@@ -223,9 +223,15 @@ function warnOfCommandValues(fields: RawFields, oauth: OAuthSettings | undefined
     if (!value?.startsWith("!")) continue;
     const message = value.startsWith("!!")
       ? `begins with "!!", which pi-mcp-adapter 2.x reads as one literal "!"; this adapter passes the value as written`
-      : `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs no config value and passes it as written (put the secret in an environment variable and use \${VAR})`;
+      : `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env and headers values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
     problems.push(configProblem("warning", at(field), message));
   }
+}
+
+/** The `oauth` object, checked field by field (config/oauth-entry.ts says what they are) and as a whole; null on an error. */
+function checkOAuth(raw: Record<string, unknown>, options: EntryOptions, at: Locator, problems: ConfigProblem[]): OAuthSettings | null {
+  const checked = checkFields(raw, OAUTH_CHECKS, "oauth.", options, at, problems) as CheckedOAuth | undefined;
+  return checked ? settleOAuth(checked, at, problems) : null;
 }
 
 function locator(server: string, options: EntryOptions): Locator {
@@ -272,31 +278,6 @@ function checkFields(
   return valid ? fields : undefined;
 }
 
-/** The `oauth` object, checked field by field and as a whole; null when it has an error. */
-function checkOAuth(raw: Record<string, unknown>, options: EntryOptions, at: Locator, problems: ConfigProblem[]): OAuthSettings | null {
-  const oauth = checkFields(raw, OAUTH_CHECKS, "oauth.", options, at, problems) as OAuthSettings | undefined;
-  if (!oauth) return null;
-  if (oauth.clientSecret !== undefined && oauth.clientId === undefined) {
-    problems.push(configProblem("error", at("oauth.clientSecret"), `needs "oauth.clientId" (a secret belongs to a pre-registered client)`));
-    return null;
-  }
-  if (oauth.grantType !== "client_credentials") {
-    for (const key of CLIENT_CREDENTIALS_ONLY) {
-      if (oauth[key] === undefined) continue;
-      problems.push(configProblem("warning", at(`oauth.${key}`), `only applies to "grantType": "client_credentials"; ignored`));
-      delete oauth[key];
-    }
-    return oauth;
-  }
-  const proofs = [oauth.clientSecret, oauth.privateKey].filter((proof) => proof !== undefined).length;
-  if (oauth.clientId === undefined || proofs !== 1 || oauth.authorizationServer === undefined) {
-    const needs = `needs "oauth.clientId", one of "oauth.clientSecret" and "oauth.privateKey", and "oauth.authorizationServer" (the issuer the client belongs to: its credentials are sent nowhere else)`;
-    problems.push(configProblem("error", at("oauth.grantType"), `"client_credentials" ${needs}`));
-    return null;
-  }
-  return oauth;
-}
-
 /**
  * A server either gets a token from its config or signs in with OAuth. `auth: "bearer"` turns OAuth off; OAuth asked
  * for (`auth: "oauth"` or an `oauth` object) makes configured tokens void, so they are dropped with a warning.
@@ -337,6 +318,10 @@ function behaviourEntry(fields: RawFields, enabled: boolean | undefined): Server
   if (fields.approveTools !== undefined) entry.approveTools = fields.approveTools;
   if (fields.toolPrefix !== undefined) entry.toolPrefix = fields.toolPrefix;
   if (fields.debug !== undefined) entry.debug = fields.debug;
+  if (fields.timeout !== undefined) entry.timeout = fields.timeout;
+  if (fields.description !== undefined) entry.description = fields.description;
+  if (fields.exposure !== undefined) entry.exposure = fields.exposure;
+  if (fields.toolExposure !== undefined) entry.toolExposure = fields.toolExposure;
   return entry;
 }
 
@@ -389,8 +374,21 @@ function connectionEntry(
     // Only a `~` the user wrote is a home directory, not one that came out of a variable.
     return isPath && value.startsWith("~") ? expandHome(result, context.homeDir, context.platform) : result;
   };
+  const commandValues: string[] = [];
+  const mapValue = (value: string, field: string): string => {
+    if (options.commands === "literal" || !value.startsWith("!")) return text(value, field);
+    if (value.startsWith("!!")) return text(value.slice(1), field); // "!!" is a literal "!" (upstream 2.x's escape)
+    if (options.commands === "refused") {
+      const message = `is a command ("!…"), which runs only once the project is trusted; the server cannot start without it`;
+      unresolved.push(configProblem("error", at(field), message));
+    } else {
+      // Not substituted: the shell reads its own variables.
+      commandValues.push(at(field).field!);
+    }
+    return value;
+  };
   const map = (values: Record<string, string>, field: string) =>
-    Object.fromEntries(Object.entries(values).map(([key, value]) => [key, text(value, `${field}.${key}`)]));
+    Object.fromEntries(Object.entries(values).map(([key, value]) => [key, mapValue(value, `${field}.${key}`)]));
 
   const entry: ServerEntry = {};
   if (fields.command !== undefined) entry.command = text(fields.command, "command", true);
@@ -403,6 +401,7 @@ function connectionEntry(
   }
   if (fields.url !== undefined) entry.url = text(fields.url, "url");
   if (fields.headers !== undefined) entry.headers = map(fields.headers, "headers");
+  if (commandValues.length > 0) entry.commandValues = commandValues;
   if (fields.bearerToken !== undefined) entry.bearerToken = text(fields.bearerToken, "bearerToken");
   if (fields.bearerTokenEnv !== undefined) entry.bearerTokenEnv = fields.bearerTokenEnv;
   if (fields.auth) entry.auth = fields.auth;

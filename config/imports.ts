@@ -70,7 +70,8 @@ interface MappedEntry {
 }
 
 function hostEntryOptions(file: string, context: InterpolationContext, interpolate: boolean, defaultsSyntax = false): EntryOptions {
-  return { file, context, interpolate, allowOverride: false, reportUnknownFields: false, defaultsSyntax };
+  // Other tools' files never meant a command by "!…": Pi runs nothing they hold.
+  return { file, context, interpolate, allowOverride: false, reportUnknownFields: false, defaultsSyntax, commands: "literal" };
 }
 
 function readHostFile(file: string, format: ConfigFormat, problems: ConfigProblem[]): Record<string, unknown> | undefined {

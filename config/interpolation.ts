@@ -1,7 +1,8 @@
 /**
  * Variable substitution in server fields: the syntaxes of Claude Code (`${VAR}`, `${VAR:-default}`), Cursor, Windsurf
  * and VS Code (`${env:VAR}`, `${workspaceFolder}`, `${userHome}`, ...) and PowerShell-style `$env:VAR`.
- * It only reads the environment and two known paths; it never runs anything (no `!cmd`, no backticks, no shell).
+ * It only reads the environment and two known paths; it never runs anything (no backticks, no shell; a whole value
+ * written as `!command` is config/entry.ts's to mark and connection/command-values.ts's to run).
  * Anything it cannot resolve is reported, never replaced by an empty string.
  */
 import { pathModule } from "../util/paths.ts";

@@ -4,6 +4,7 @@
  */
 import {
   approvalRule,
+  boolean,
   booleanOrStringList,
   type Check,
   checkUrl,
@@ -19,7 +20,7 @@ import { configProblem, isPlainObject } from "./problems.ts";
 import { describeValue } from "../util/guards.ts";
 import { type InterpolationContext } from "./interpolation.ts";
 import { expandHome } from "../util/paths.ts";
-import type { CaptureStatsSettings, ConfigProblem, EmbeddingsSettings, McpSettings, SearchSettings } from "../types.ts";
+import type { CaptureStatsSettings, ConfigProblem, EmbeddingsSettings, McpSettings, ScriptSettings, SearchSettings } from "../types.ts";
 
 const SETTINGS_CHECKS = {
   toolPrefix: toolPrefixMode,
@@ -51,6 +52,11 @@ export function parseSettings(raw: unknown, file: string, context: Interpolation
     if (key === "captureStats") {
       const captureStats = parseCaptureStats(value, file, context, problems);
       if (captureStats !== undefined) settings.captureStats = captureStats;
+      continue;
+    }
+    if (key === "script") {
+      const script = parseScriptSettings(value, file, problems);
+      if (script !== undefined) settings.script = script;
       continue;
     }
     if (key === "search") {
@@ -151,4 +157,29 @@ function parseSearchSettings(value: unknown, file: string, problems: ConfigProbl
     if (valid) search.embeddings = embeddings as unknown as EmbeddingsSettings;
   }
   return search;
+}
+
+const SCRIPT_CHECKS: Readonly<Record<string, Check<unknown>>> = {
+  enabled: boolean,
+  timeoutMs: number(0, false),
+  memoryMb: number(1, true),
+};
+
+/** `true`, `false` or `{ enabled, timeoutMs, memoryMb }`; a bad field is left out (its default applies). */
+function parseScriptSettings(value: unknown, file: string, problems: ConfigProblem[]): boolean | ScriptSettings | undefined {
+  if (typeof value === "boolean") return value;
+  if (!isPlainObject(value)) {
+    const expected = `must be true, false or { "enabled", "timeoutMs", "memoryMb" } (got ${describeValue(value)})`;
+    problems.push(configProblem("warning", { file, field: "settings.script" }, `${expected}; ${SETTING_LEFT_OUT.means}`));
+    return undefined;
+  }
+  const script: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const field = `settings.script.${key}`;
+    const checked = Object.hasOwn(SCRIPT_CHECKS, key) ? SCRIPT_CHECKS[key]!(item) : undefined;
+    if (!checked) problems.push(configProblem("warning", { file, field }, "unknown field, ignored"));
+    else if (!checked.ok) problems.push(configProblem("warning", { file, field }, `${checked.expected}; ${SETTING_LEFT_OUT.means}`));
+    else script[key] = checked.value;
+  }
+  return script as ScriptSettings;
 }

@@ -69,7 +69,7 @@ export async function authProviderFor(def: ServerDefinition, store: OAuthStore, 
 /** No user: the client's own credentials get the token, a secret (client_secret_basic) or a signed JWT (private_key_jwt). */
 function clientCredentialsProvider(oauth: OAuthSettings): OAuthClientProvider {
   // Validated with the config: the id, the issuer, and a secret or a key are there.
-  const common = { clientId: oauth.clientId!, expectedIssuer: oauth.authorizationServer!, clientName: CLIENT_NAME, scope: oauth.scope };
+  const common = { clientId: oauth.clientId!, expectedIssuer: oauth.authorizationServer!, clientName: oauth.clientName ?? CLIENT_NAME, scope: oauth.scope };
   if (oauth.privateKey) return new PrivateKeyJwtProvider({ ...common, privateKey: oauth.privateKey, algorithm: oauth.signingAlgorithm ?? "RS256" });
   return new ClientCredentialsProvider({ ...common, clientSecret: oauth.clientSecret! });
 }
@@ -180,7 +180,7 @@ class StoredOAuthProvider implements OAuthClientProvider {
   get clientMetadata(): OAuthClientMetadata {
     const scope = this.def.oauth?.scope;
     return {
-      client_name: CLIENT_NAME,
+      client_name: this.def.oauth?.clientName ?? CLIENT_NAME,
       redirect_uris: [this.redirectUrl],
       // refresh_token: so that the authorization server may issue one (SEP-2207).
       grant_types: ["authorization_code", "refresh_token"],

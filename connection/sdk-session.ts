@@ -40,6 +40,7 @@ import { errorMessage } from "../util/guards.ts";
 import { authProviderFor, describeOAuthError, recordingChallenges } from "./oauth-provider.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
+import { withCommandValues } from "./command-values.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
 import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
 
@@ -227,8 +228,9 @@ async function resolveNpx(command: string, args: string[], env: Record<string, s
   }
 }
 
-async function openStdio(def: ServerDefinition, createClient: () => Client, options: OpenOptions): Promise<McpSession> {
+async function openStdio(configured: ServerDefinition, createClient: () => Client, options: OpenOptions): Promise<McpSession> {
   const { signal } = options;
+  const def = await withCommandValues(configured, signal);
   const env = mergeEnv(process.env, def.env);
   let command = def.command!;
   let args = def.args ?? [];
@@ -258,7 +260,8 @@ interface HttpOptions {
   fetch: FetchLike;
 }
 
-async function openHttp(def: ServerDefinition, createClient: () => Client, options: OpenOptions): Promise<McpSession> {
+async function openHttp(configured: ServerDefinition, createClient: () => Client, options: OpenOptions): Promise<McpSession> {
+  const def = await withCommandValues(configured, options.signal);
   const url = parseServerUrl(def);
   const { store, state } = options.oauth;
   const authProvider = await abortable(authProviderFor(def, store, state), options.signal);

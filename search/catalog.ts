@@ -2,7 +2,8 @@
  * The ToolSearch description: what the tool does, and a catalog of what it can find, small at any scale.
  *
  * Every server gets one line at the richest level the token budget allows, cheapest upgrades first:
- *   0. `- jira-cloud: 91 tools`
+ *   0. `- jira-cloud: 91 tools` (then the same with the server's configured description, when it has one:
+ *      `- jira-cloud (Issues and sprints of the ACME team): 91 tools`, and so on for each level below)
  *   1. `- jira-cloud: 91 tools, e.g. issues, sprint, filter, worklog` (the words that set its tool names apart)
  *   2–4. the same with 8, 16 and 32 words
  *   5. `- jira-cloud (jira_cloud__…): jira_add_comment, jira_add_labels, …` (every tool name)
@@ -128,7 +129,10 @@ function renderLevels(servers: readonly ServerEntry[]): (server: ServerEntry) =>
       .filter((chosen) => chosen.length > 0)
       .map((chosen) => `${count}, e.g. ${chosen.join(", ")}`);
     const cheaperThanNames = new Set(summaries.filter((summary) => summary.length < names.length));
-    return [count, ...cheaperThanNames, names, [`- ${named}:`, ...described].join("\n")];
+    const levels = [count, ...cheaperThanNames, names, [`- ${named}:`, ...described].join("\n")];
+    // The server's description (its config's) is an upgrade like the others: at scale, every server counted beats
+    // a few described and the rest cut off.
+    return about ? [`- ${server.name}: ${server.tools.length} ${plural(server.tools.length, "tool")}`, ...levels] : levels;
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * Ranks tools for a ToolSearch request: BM25F over each tool's name parts, server name, description, parameter
- * names and parameter descriptions, and the intents its name and description name (search/intents.ts), for the
+ * names and parameter descriptions, its server's configured `description` (Pi 1.x's built-in ranks by it too), and
+ * the intents its name and description name (search/intents.ts), for the
  * weighted terms search/query.ts reads out of the request, with a boost for names the request spells out.
  */
 import { foldAccents } from "./words.ts";
@@ -36,11 +37,13 @@ const NAME_INTENT_REPEATS = 2;
 // Fields, in the order `fieldTexts` returns them, then the intents its name and description name (search/intents.ts).
 // Weight: how much a word there says about the tool. Length normalisation (BM25's b): 0 ignores the field's length,
 // 1 fully divides by it.
-const FIELD_WEIGHTS = [3, 1.5, 1, 0.5, 0.3, INTENT_FIELD_WEIGHT] as const;
-const FIELD_LENGTH_NORMS = [0.3, 0, 0.75, 0.75, 0.75, 0] as const;
+// A server's description is about all its tools, so a word there says less about any one of them than its own
+// description does.
+const FIELD_WEIGHTS = [3, 1.5, 1, 0.5, 0.3, 0.5, INTENT_FIELD_WEIGHT] as const;
+const FIELD_LENGTH_NORMS = [0.3, 0, 0.75, 0.75, 0.75, 0.75, 0] as const;
 const NAME_FIELD = 0;
 const DESCRIPTION_FIELD = 2;
-const INTENT_FIELD = 5;
+const INTENT_FIELD = 6;
 const FIELD_COUNT = FIELD_WEIGHTS.length;
 
 const K1 = 1.5;
@@ -61,9 +64,10 @@ const SHARED_SLOTS = 5;
 const SLOT_CANDIDATES = 20;
 const NOT_LETTER_OR_DIGIT = /[^\p{L}\p{N}]+/gu;
 
-export function buildSearchIndex(tools: readonly ToolMetadata[]): ToolSearchIndex {
+/** `serverDescriptions`: server name → its configured `description`. */
+export function buildSearchIndex(tools: readonly ToolMetadata[], serverDescriptions: ReadonlyMap<string, string> = new Map()): ToolSearchIndex {
   const reader = new TermReader();
-  const catalog = readCatalog(tools, reader);
+  const catalog = readCatalog(tools, reader, serverDescriptions);
   const vocabulary = reader.vocabulary();
   const postings = buildPostings(catalog, vocabulary.terms.length);
   const names = nameTermsOf(catalog);
@@ -103,7 +107,7 @@ interface CatalogTerms {
   fieldStart: Int32Array;
 }
 
-function readCatalog(tools: readonly ToolMetadata[], reader: TermReader): CatalogTerms {
+function readCatalog(tools: readonly ToolMetadata[], reader: TermReader, serverDescriptions: ReadonlyMap<string, string>): CatalogTerms {
   const termIds = new IntList();
   const fieldStart = new Int32Array(tools.length * FIELD_COUNT + 1);
   tools.forEach((tool, doc) => {
@@ -115,7 +119,7 @@ function readCatalog(tools: readonly ToolMetadata[], reader: TermReader): Catalo
       [NAME_FIELD]: nameWords,
       [DESCRIPTION_FIELD]: descriptionWords,
     };
-    fieldTexts(tool).forEach((texts, field) => {
+    fieldTexts(tool, serverDescriptions.get(tool.serverName)).forEach((texts, field) => {
       texts.forEach((text, i) => reader.appendTermIds(text, termIds, i === 0 ? intentWords[field] : undefined));
       fieldStart[doc * FIELD_COUNT + field + 1] = termIds.length;
     });
@@ -134,7 +138,7 @@ function appendIntents(words: readonly string[], repeats: number, reader: TermRe
 }
 
 /** The texts of each field of a tool, in FIELD_WEIGHTS order; the description comes first in its field. */
-function fieldTexts(tool: ToolMetadata): string[][] {
+function fieldTexts(tool: ToolMetadata, serverDescription: string | undefined): string[][] {
   const parameterNames: string[] = [];
   const parameterDescriptions: string[] = [];
   collectParameters(tool.inputSchema, 0, parameterNames, parameterDescriptions);
@@ -146,6 +150,7 @@ function fieldTexts(tool: ToolMetadata): string[][] {
     tool.resourceUri ? [description, tool.resourceUri] : [description],
     parameterNames,
     parameterDescriptions,
+    serverDescription ? [serverDescription.slice(0, MAX_DESCRIPTION_CHARS)] : [],
   ];
 }
 

@@ -76,7 +76,7 @@ describe("upstream 2.x configs", () => {
     ]);
   });
 
-  it("warns, naming the field, of a secret written as upstream's !command (never run here) or !! escape, and keeps the server", () => {
+  it("runs env and headers !commands at the server's start (!! is a literal !); warns of a bearerToken !command, never run here", () => {
     const file = sandbox.write("home/.pi/agent/mcp.json", {
       mcpServers: {
         local: { command: "x", env: { TOKEN: "!op read op://vault/token", PLAIN: "value" } },
@@ -85,13 +85,10 @@ describe("upstream 2.x configs", () => {
     });
     const config = sandbox.load();
     expect(Object.keys(serversByName(config))).toEqual(["local", "remote"]);
-    expect(serversByName(config).local).toMatchObject({ env: { TOKEN: "!op read op://vault/token", PLAIN: "value" } });
-    const why = `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs no config value and passes it as written (put the secret in an environment variable and use \${VAR})`;
-    expect(problemLines(config)).toEqual([
-      `warning ${file}: server "local": "env.TOKEN": ${why}`,
-      `warning ${file}: server "remote": "headers.X-Key": begins with "!!", which pi-mcp-adapter 2.x reads as one literal "!"; this adapter passes the value as written`,
-      `warning ${file}: server "remote": "bearerToken": ${why}`,
-    ]);
+    expect(serversByName(config).local).toMatchObject({ env: { TOKEN: "!op read op://vault/token", PLAIN: "value" }, commandValues: ["env.TOKEN"] });
+    expect(serversByName(config).remote).toMatchObject({ headers: { "X-Key": "!literal" } });
+    const why = `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env and headers values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
+    expect(problemLines(config)).toEqual([`warning ${file}: server "remote": "bearerToken": ${why}`]);
   });
 
   it("skips an rmcp-mux socket server with one error saying sockets are not supported; the others load", () => {

@@ -425,7 +425,7 @@ describe("loadConfig: bad input", () => {
   it("warns about unknown fields and fields of the other transport, and drops them", () => {
     writeUser({
       mcpServers: {
-        a: { command: "x", timeout: 30, headers: { A: "b" } },
+        a: { command: "x", timeoutSec: 30, headers: { A: "b" } },
         b: { url: "http://127.0.0.1:1/mcp", env: { A: "b" }, cwd: "/tmp" },
       },
       servers: {},
@@ -435,7 +435,7 @@ describe("loadConfig: bad input", () => {
     const f = userFile();
     expect(config.problems.map(({ level, message }) => `${level} ${message}`)).toEqual([
       `warning ${f}: "servers": unknown top-level field, ignored`,
-      `warning ${f}: server "a": "timeout": unknown field, ignored`,
+      `warning ${f}: server "a": "timeoutSec": unknown field, ignored`,
       `warning ${f}: server "a": "headers": only applies to an HTTP server (url); ignored`,
       `warning ${f}: server "b": "env": only applies to a process (command); ignored`,
       `warning ${f}: server "b": "cwd": only applies to a process (command); ignored`,
@@ -484,6 +484,20 @@ describe("loadConfig: bad input", () => {
       "warning settings.colour",
     ]);
     expect(config.problems[0]!.message).toBe(`${f}: "settings.toolPrefix": must be one of "server", "short", "none", "mcp" (got "long"); ignored (the default applies)`);
+  });
+
+  it("settings.script: true, false or { enabled, timeoutMs, memoryMb }; a bad field warns and keeps the rest", () => {
+    writeUser({ settings: { script: { timeoutMs: 0, memoryMb: 32, active: true } } });
+    const config = sandbox.load();
+    expect(config.settings).toEqual({ script: { memoryMb: 32 } });
+    expect(messages(config)).toEqual([
+      `${userFile()}: "settings.script.timeoutMs": must be a number > 0 (got the number 0); ignored (the default applies)`,
+      `${userFile()}: "settings.script.active": unknown field, ignored`,
+    ]);
+    writeUser({ settings: { script: "yes" } });
+    expect(messages(sandbox.load())).toEqual([
+      `${userFile()}: "settings.script": must be true, false or { "enabled", "timeoutMs", "memoryMb" } (got a string); ignored (the default applies)`,
+    ]);
   });
 
   it("never throws, whatever the files hold", () => {

@@ -104,7 +104,8 @@ describe(`security on Pi ${host.version}`, () => {
     const commands = ["$(touch pwned-1)", "`touch pwned-2`", "!touch pwned-3", "; touch pwned-4", "$$(touch pwned-5)"];
     const servers = {
       "../../escape": faulty({ FAULT_ODD_TOOLS: "1" }, { cwd: "." }),
-      literal: faulty({ SUBSHELL: "$(touch pwned-6)", BANG: "!touch pwned-7" }, { args: [FAULTY_SERVER, ...commands], cwd: "." }),
+      // "!!" is a literal "!" (a single "!" in env or headers of the user's own file is a command: builtin-config tests).
+      literal: faulty({ SUBSHELL: "$(touch pwned-6)", BANG: "!!touch pwned-7" }, { args: [FAULTY_SERVER, ...commands], cwd: "." }),
       unresolved: { command: "sh", args: ["-c", "${$(touch pwned-8)}"], cwd: "." },
     };
     await writeFile(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: servers }));

@@ -1,7 +1,7 @@
 /**
  * Interactive mode: the real `pi` TUI in a terminal (tmux), the user typing a prompt and `/mcp status`. The model
  * finds the echo tool and calls it within that prompt, as in the other modes. And a tool under `approveTools` asks
- * in the TUI's dialog and runs once the user picks "Allow once".
+ * in the TUI's dialog and runs once the user picks "Allow once", also when a codemode script calls it.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -15,6 +15,7 @@ import { FAUX_MODEL, type FauxRecordLine } from "./helpers/faux-provider-extensi
 import { currentHost } from "./helpers/hosts.ts";
 import { itemsRan, itemsServer, warmCache } from "./helpers/items-fixture.ts";
 import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
+import { ordersLog, ordersServer } from "./helpers/orders-task.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
 
 const host = currentHost();
@@ -103,4 +104,26 @@ test(`interactive mode on Pi ${host.version}: an approveTools tool asks in the T
   await expect.poll(screen, { timeout: 30_000 }).toContain("Deleted.");
   tmux("send-keys", "-t", SESSION, "/quit", "Enter");
   await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
+});
+
+test.skipIf(host.version.startsWith("1."))(`interactive mode on Pi ${host.version}: a codemode script calling an approveTools tool asks in the TUI; allowed once, the call runs`, async () => {
+  const dirs = await mcpDirs({ mcpServers: { orders: ordersServer({ approveTools: ["refund_*"] }) }, settings: { script: true } });
+  cleanups.push(dirs.cleanup);
+  await warmCache(dirs, "orders");
+  const steps = join(dirs.cwd, "steps.json");
+  const code = "return await tools.orders__refund_order({ id: 'ORD-1004' });";
+  await writeFile(steps, JSON.stringify([{ toolCalls: [{ name: "codemode", arguments: { code } }] }, "Refunded."]));
+  const recordFile = await startTui(dirs, "test/helpers/faux-json-script.ts", { PI_FAUX_STEPS: steps });
+
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP ");
+  tmux("send-keys", "-t", SESSION, "refund order 1004", "Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain('MCP server "orders" wants to run refund_order with {"id":"ORD-1004"}. Allow it?');
+  expect(ordersLog(dirs)).toEqual([]);
+  tmux("send-keys", "-t", SESSION, "Enter");
+  await expect.poll(() => toolResults(recordFile), { timeout: 30_000 }).toHaveLength(1);
+  expect((await toolResults(recordFile)).map((result) => [result.toolName, result.isError, result.text])).toEqual([["codemode", false, "refunded ORD-1004"]]);
+  expect(ordersLog(dirs)).toEqual([{ refund: "ORD-1004" }]);
+  await expect.poll(screen, { timeout: 30_000 }).toContain("Refunded.");
+  tmux("send-keys", "-t", SESSION, "/quit", "Enter");
+  await expect.poll(() => descendantProcesses("orders-server.mjs"), { timeout: 30_000 }).toEqual([]);
 });

@@ -113,7 +113,10 @@ describe("large results kept in files", () => {
     const open = callLimits({ outputGuard: false }, { outputGuard: true });
     expect(transformResourceResult({ contents: [{ uri: "a://1", text: whole }] }, open).content).toEqual([{ type: "text", text: whole }]);
     const tight = callLimits(undefined, { outputGuard: { maxLines: 3 }, requestTimeoutMs: 1500 });
-    expect(tight).toEqual({ requestTimeoutMs: 1500, maxTotalTimeoutMs: DEFAULT_MAX_TOTAL_TIMEOUT_MS, maxTextBytes: MAX_TEXT_BYTES, maxTextLines: 3 });
+    expect(tight).toEqual({
+      requestTimeoutMs: 1500,
+      requestTimeoutSource: "settings.requestTimeoutMs",
+      maxTotalTimeoutMs: DEFAULT_MAX_TOTAL_TIMEOUT_MS, maxTextBytes: MAX_TEXT_BYTES, maxTextLines: 3 });
     expect(callLimits({ requestTimeoutMs: 0 }, {}).requestTimeoutMs).toBe(DEFAULT_REQUEST_TIMEOUT_MS);
     expect(callLimits({ requestTimeoutMs: 200 }, { requestTimeoutMs: 1500 }).requestTimeoutMs).toBe(200);
   });

@@ -16,7 +16,7 @@ export interface ToolFilter {
 
 const compiled = new Map<string, RegExp>();
 
-function isGlob(pattern: string): boolean {
+export function isGlob(pattern: string): boolean {
   return pattern.includes("*") || pattern.includes("?");
 }
 
@@ -30,10 +30,14 @@ function globRegExp(pattern: string): RegExp {
   return regexp;
 }
 
+export function globMatches(pattern: string, name: string): boolean {
+  return globRegExp(pattern).test(name);
+}
+
 /** True when one of the patterns matches one of the names. */
 export function matchesAnyPattern(patterns: readonly string[] | undefined, names: readonly string[]): boolean {
   if (!patterns || patterns.length === 0) return false;
-  return patterns.some((pattern) => (isGlob(pattern) ? names.some((name) => globRegExp(pattern).test(name)) : names.includes(pattern)));
+  return patterns.some((pattern) => (isGlob(pattern) ? names.some((name) => globMatches(pattern, name)) : names.includes(pattern)));
 }
 
 /**
