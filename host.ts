@@ -3,6 +3,17 @@
  * first to offer them from the run's next turn; older hosts only from the user's next prompt.
  */
 
+export {
+  BUILTIN_TOOL_SEARCH,
+  duplicateToolSearch,
+  type ExposedToolInfo,
+  reachNames,
+  serverNamespace,
+  type ToolExposure,
+  type ToolExposureFields,
+  type ToolReach,
+} from "./host/exposure.ts";
+
 /** What the running host can do with tools activated during a run. */
 export interface HostCapabilities {
   version: string;

@@ -27,7 +27,7 @@ import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
 import { ignored, openDebugLog } from "./util/debug-log.ts";
 import { errorMessage } from "./util/guards.ts";
-import { detectHost } from "./host.ts";
+import { detectHost, duplicateToolSearch } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
 import { MetadataCacheWriter } from "./tools/cache-writer.ts";
@@ -40,7 +40,8 @@ import type { McpExtensionState } from "./state.ts";
 import { SCRIPT_TOOL_NAME, scriptSettings, scriptToolDefinition } from "./script-tool.ts";
 import { executeMcpTool } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
-import { currentToolSearchDescription, mcpCallDefinition, type ToolSearchDetails, toolSearchDefinition } from "./tool-search.ts";
+import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
+import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
 import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
@@ -118,7 +119,7 @@ export class McpAdapter {
     }
     this.state = state;
     reportConfigProblems(state);
-    this.narrowActiveTools(state, loadedInSession(ctx));
+    this.narrowActiveTools(state, loadedIn(ctx.sessionManager.getBranch()));
     state.startup = this.runStartup(state);
     state.lifecycle.startHealthChecks();
     updateStatus(state);
@@ -140,6 +141,23 @@ export class McpAdapter {
     // load the connection code while it thinks, not when the call arrives.
     const offersMcpTool = [...state.offeredThisRun].some((name) => state.tools.byName.has(name));
     if (offersMcpTool) setImmediate(() => state.manager.preloadConnectionCode());
+  }
+
+  /**
+   * session_tree: the user moved to another point of the session. The MCP tools loaded on the new branch are
+   * active, those loaded only on other branches are not, and server instructions count as shown only if shown there.
+   */
+  onTreeNavigated(ctx: ExtensionContext): void {
+    const state = this.state;
+    if (!state || state.shutDown) return;
+    const branch = ctx.sessionManager.getBranch();
+    const onBranch = new Set([...loadedIn(branch)].filter((name) => state.tools.byName.has(name)));
+    state.instructionsShown.clear();
+    for (const server of instructedIn(branch)) state.instructionsShown.add(server);
+    const next = activeOnBranch(this.pi.getActiveTools(), onBranch, loadedIn(ctx.sessionManager.getEntries()), state.directToolNames);
+    if (!next) return;
+    this.registerByName(state, [...onBranch]);
+    this.pi.setActiveTools(next);
   }
 
   /** turn_end: bring back eager/keep-alive servers that dropped. Never waits. */
@@ -256,7 +274,7 @@ export class McpAdapter {
       stats: createCallStats(config.settings, this.agentDir),
       searchIndex: undefined,
       semantic: semanticRanker(config, this.agentDir, ui, view),
-      instructionsShown: instructedInSession(ctx),
+      instructionsShown: instructedIn(ctx.sessionManager.getBranch()),
       offeredThisRun: new Set(),
       startup: Promise.resolve(),
       cacheWriter: new MetadataCacheWriter(this.agentDir, (result) => {
@@ -282,15 +300,24 @@ export class McpAdapter {
     const wanted = new Set([...this.adapterToolNames(state), ...state.directToolNames]);
     for (const name of restore) if (state.tools.byName.has(name)) wanted.add(name);
     this.registerByName(state, [...wanted]);
-    const kept = this.pi.getActiveTools().filter((name) => !ours.has(name) || wanted.has(name));
+    const active = this.pi.getActiveTools();
+    const duplicate = wanted.has(TOOL_SEARCH_NAME) ? duplicateToolSearch(this.pi.getAllTools(), active, (name) => ours.has(name)) : undefined;
+    if (duplicate) state.ui.notify(`MCP: Pi's ${duplicate} is off in this session: ${TOOL_SEARCH_NAME} finds the same MCP tools.`, "info");
+    const kept = active.filter((name) => name !== duplicate && (!ours.has(name) || wanted.has(name)));
     this.pi.setActiveTools([...new Set([...kept, ...wanted])]);
+  }
+
+  /** tool_call: what a call of a tool that reaches others (codemode) may call is registered first (tool-search.ts). */
+  async beforeToolCall(toolName: string, input: Record<string, unknown>): Promise<void> {
+    const state = this.state;
+    if (state && !state.shutDown) await registerReachedTools(this.pi, state, (name) => this.registrar.isRegistered(name), { toolName, input });
   }
 
   /** MCP tools (by Pi name) registered with Pi if they are not yet; unknown names are ignored. */
   private registerByName(state: McpExtensionState, names: readonly string[]): void {
     const missing = names.flatMap((name) => {
       const tool = this.registrar.isRegistered(name) ? undefined : state.tools.byName.get(name);
-      return tool ? [mcpToolDefinition(tool, this.run)] : [];
+      return tool ? [mcpToolDefinition(tool, this.run, state)] : [];
     });
     this.registrar.register(missing);
   }
@@ -308,7 +335,7 @@ export class McpAdapter {
 
   /** Every MCP tool of the view, and the adapter's own tools it needs. */
   private definitions(view: ToolView) {
-    const definitions = [...view.tools.byName.values()].map((tool) => mcpToolDefinition(tool, this.run));
+    const definitions = [...view.tools.byName.values()].map((tool) => mcpToolDefinition(tool, this.run, view));
     const access = () => this.requireState();
     if (this.needsToolSearch(view)) definitions.push(toolSearchDefinition(this.pi, access, currentToolSearchDescription(view)));
     if (this.needsMcpCall(view)) definitions.push(mcpCallDefinition(this.pi, access, this.run));
@@ -447,23 +474,3 @@ function persist(state: McpExtensionState, name: string, entry: CachedServerEntr
   state.cacheWriter.queue(name, entry);
 }
 
-/** Tools loaded by ToolSearch earlier in this session (before a reload, resume or fork): they stay loaded. */
-function loadedInSession(ctx: ExtensionContext): Set<string> {
-  return namesInToolSearchDetails(ctx, "loaded");
-}
-
-/** Servers whose instructions a ToolSearch answer showed earlier in this session: the model has them already. */
-function instructedInSession(ctx: ExtensionContext): Set<string> {
-  return namesInToolSearchDetails(ctx, "instructed");
-}
-
-/** The names a list field of every ToolSearch answer on the session's branch holds. */
-function namesInToolSearchDetails(ctx: ExtensionContext, field: "loaded" | "instructed"): Set<string> {
-  const names = new Set<string>();
-  for (const entry of ctx.sessionManager.getBranch()) {
-    if (entry.type !== "message" || entry.message.role !== "toolResult" || entry.message.toolName !== TOOL_SEARCH_NAME) continue;
-    const list = (entry.message.details as Partial<ToolSearchDetails> | undefined)?.[field];
-    for (const name of Array.isArray(list) ? list : []) if (typeof name === "string") names.add(name);
-  }
-  return names;
-}

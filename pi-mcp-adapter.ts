@@ -30,6 +30,8 @@ export default function piMcpAdapter(pi: ExtensionAPI): void {
     claim.release();
     return adapter.shutdown(event.reason);
   });
+  pi.on("session_tree", (_event, ctx) => adapter.onTreeNavigated(ctx));
+  pi.on("tool_call", (event) => adapter.beforeToolCall(event.toolName, event.input));
   pi.on("agent_start", () => adapter.onAgentStart());
   pi.on("turn_end", () => adapter.onTurnEnd());
 }

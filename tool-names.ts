@@ -12,7 +12,7 @@ import { compareStrings } from "./util/text.ts";
  */
 export const BUILTIN_TOOL_NAMES: ReadonlySet<string> = new Set(["read", "bash", "edit", "write", "grep", "find", "ls", "powershell"]);
 /** Names of the adapter's own tools. */
-const ADAPTER_TOOL_NAMES: ReadonlySet<string> = new Set([TOOL_SEARCH_NAME, MCP_CALL_NAME]);
+export const ADAPTER_TOOL_NAMES: ReadonlySet<string> = new Set([TOOL_SEARCH_NAME, MCP_CALL_NAME]);
 export const PREFIX_SEPARATOR = "__";
 /** What every provider accepts (Anthropic, OpenAI, Google): `^[a-zA-Z0-9_-]{1,64}$`. */
 const MAX_TOOL_NAME_LENGTH = 64;

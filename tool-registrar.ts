@@ -14,7 +14,10 @@
  */
 import type { AgentToolResult, AgentToolUpdateCallback, ExtensionAPI, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { TSchema } from "typebox";
+import { reachNames, serverNamespace, type ToolExposure, type ToolExposureFields, type ToolReach } from "./host.ts";
+import type { ToolView } from "./tool-view.ts";
 import type { ToolMetadata } from "./types.ts";
+import { getServerPrefix, PREFIX_SEPARATOR } from "./tool-names.ts";
 
 export type McpToolRunner = (
   piName: string,
@@ -30,14 +33,46 @@ export function jsonSchemaParameters(schema: Record<string, unknown>): TSchema {
   return schema as unknown as TSchema;
 }
 
-export function mcpToolDefinition(tool: ToolMetadata, run: McpToolRunner): ToolDefinition {
+/** What a definition reads of the view: which tools are direct, and each server's instructions. */
+export type DefinitionView = Pick<ToolView, "directToolNames" | "inventories">;
+
+/**
+ * The one place an MCP tool's exposure is decided (host/exposure.ts says what each means): a direct tool is declared
+ * to the model from the start, every other one is deferred (loaded by ToolSearch, callable from codemode scripts).
+ */
+export function mcpToolExposure(tool: ToolMetadata, view: DefinitionView): ToolExposure {
+  return view.directToolNames.has(tool.name) ? "direct" : "deferred";
+}
+
+export function mcpToolDefinition(tool: ToolMetadata, run: McpToolRunner, view: DefinitionView): ToolDefinition {
+  const exposure: ToolExposureFields = {
+    exposure: mcpToolExposure(tool, view),
+    namespace: serverNamespace(tool.serverName, view.inventories.get(tool.serverName)?.instructions),
+  };
   return {
     name: tool.name,
     label: `${tool.serverName}: ${tool.originalName}`,
     description: tool.description || `${tool.originalName} (MCP server ${tool.serverName})`,
     parameters: jsonSchemaParameters(tool.inputSchema),
     execute: (_toolCallId, params, signal, onUpdate, ctx) => run(tool.name, params, signal, onUpdate, ctx),
+    ...exposure,
   };
+}
+
+/**
+ * What a call of a tool that reaches other tools (a `codemode` script) may call among the MCP tools: their names,
+ * and whether it may reach a server whose tools are not known yet (then they are waited for, boundedly).
+ */
+export function reachedBy(reach: ToolReach, view: Pick<ToolView, "config" | "servers" | "inventories" | "tools">): { tools: string[]; unknownServer: boolean } {
+  const prefixOf = (server: string) => {
+    const mode = view.servers.get(server)?.toolPrefix ?? view.config.settings.toolPrefix ?? "server";
+    return mode === "none" ? undefined : `${getServerPrefix(server, mode)}${PREFIX_SEPARATOR}`;
+  };
+  const tools = [...view.tools.byName.values()].filter((tool) => reachNames(reach, tool.name, prefixOf(tool.serverName))).map((tool) => tool.name);
+  const unknownServer = [...view.servers.values()].some(
+    (server) => server.enabled !== false && !view.inventories.has(server.name) && (reach === "all" || reachNames(reach, "", prefixOf(server.name) ?? server.name)),
+  );
+  return { tools, unknownServer };
 }
 
 export class ToolRegistrar {
@@ -78,6 +113,6 @@ export class ToolRegistrar {
   }
 }
 
-function fingerprintOf(definition: ToolDefinition): string {
-  return JSON.stringify([definition.label, definition.description, definition.parameters]);
+function fingerprintOf(definition: ToolDefinition & ToolExposureFields): string {
+  return JSON.stringify([definition.label, definition.description, definition.parameters, definition.exposure, definition.namespace]);
 }

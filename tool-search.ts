@@ -10,7 +10,7 @@ import { validateToolArguments } from "@mariozechner/pi-ai";
 import { type AgentToolResult, defineTool, type ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { waitAtMost } from "./util/abort.ts";
-import type { HostCapabilities } from "./host.ts";
+import type { ExposedToolInfo, HostCapabilities, ToolExposureFields } from "./host.ts";
 import { buildSearchIndex, type ToolSearchIndex } from "./search/tool-index.ts";
 import { RERANK_DEPTH, type SemanticRanker } from "./search/semantic.ts";
 import { candidateLines, MAX_CANDIDATES } from "./search/suggestions.ts";
@@ -18,10 +18,11 @@ import { instructionsToShow } from "./search/server-instructions.ts";
 import type { McpServerManager } from "./server-manager.ts";
 import { buildToolSearchDescription, type CatalogServerInfo } from "./search/catalog.ts";
 import { TOOLS_PER_SEARCH } from "./search/slots.ts";
-import { jsonSchemaParameters, type McpToolRunner } from "./tool-registrar.ts";
+import { jsonSchemaParameters, type McpToolRunner, reachedBy } from "./tool-registrar.ts";
 import { oneLine, truncate } from "./util/text.ts";
 import type { ToolView } from "./tool-view.ts";
 import { MCP_CALL_NAME, TOOL_SEARCH_NAME, type ServerDefinition, type ToolMetadata } from "./types.ts";
+import { ADAPTER_TOOL_NAMES } from "./tool-names.ts";
 
 /** The ranking index, for the parts of the session that rebuild it when the config changes. */
 export type { ToolSearchIndex } from "./search/tool-index.ts";
@@ -87,8 +88,24 @@ export type PiActiveTools = Pick<ExtensionAPI, "getActiveTools" | "setActiveTool
 /** Reads the adapter's current state; throws when the adapter is not running. */
 export type StateAccess = () => ToolSearchContext;
 
+/** Scripts have nothing to load: ToolSearch is the model's. A search may load any tool; `select:` names its tools. */
+const TOOL_SEARCH_EXPOSURE: ToolExposureFields = {
+  exposure: "model-only",
+  reachesTools: (input) => {
+    const query = typeof input.query === "string" ? input.query.trim() : "";
+    return query.toLowerCase().startsWith(SELECT_PREFIX) ? selectedNames(query.slice(SELECT_PREFIX.length)) : "all";
+  },
+};
+
+/** Scripts call MCP tools themselves; McpCall reaches the one tool it names. */
+const MCP_CALL_EXPOSURE: ToolExposureFields = {
+  exposure: "model-only",
+  reachesTools: (input) => (typeof input.tool === "string" ? [input.tool] : []),
+};
+
 export function toolSearchDefinition(pi: PiActiveTools, access: StateAccess, description: string) {
   return defineTool({
+    ...TOOL_SEARCH_EXPOSURE,
     name: TOOL_SEARCH_NAME,
     label: "Tool search",
     description,
@@ -112,6 +129,7 @@ export function currentToolSearchDescription(view: ToolView): string {
 
 export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: McpToolRunner) {
   return defineTool({
+    ...MCP_CALL_EXPOSURE,
     name: MCP_CALL_NAME,
     label: "Call MCP tool",
     // ToolSearch's answer says when to use it, with an example: this text is in every request, that answer only once.
@@ -119,6 +137,8 @@ export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: M
     parameters: MCP_CALL_PARAMETERS,
     execute: async (toolCallId, params, signal, onUpdate, ctx) => {
       const { tool: name, arguments: args } = params;
+      // A tool of a server still being listed at startup is waited for, as a search would.
+      if (!access().tools.byName.has(name)) await waitForStartup(access(), signal);
       const tool = access().tools.byName.get(name);
       if (!tool) throw new Error(`"${name}" is not an MCP tool. Use ${TOOL_SEARCH_NAME} to find and load one first.`);
       // The same coercion and validation Pi applies to a direct call of the tool.
@@ -126,10 +146,32 @@ export function mcpCallDefinition(pi: PiActiveTools, access: StateAccess, run: M
         { name: tool.name, description: tool.description, parameters: jsonSchemaParameters(tool.inputSchema) },
         { type: "toolCall", id: toolCallId, name: tool.name, arguments: args ?? {} },
       );
-      activate(pi, access(), [tool.name]);
-      return run(tool.name, validated, signal, onUpdate, ctx);
+      const loaded = activate(pi, access(), [tool.name]);
+      const result = await run(tool.name, validated, signal, onUpdate, ctx);
+      // Recorded like ToolSearch's loads: the tool stays loaded on this branch after a reload, resume or fork.
+      return loaded.length > 0 ? { ...result, details: { ...(result.details as object), loaded } } : result;
     },
   });
+}
+
+/**
+ * tool_call of a tool that reaches other tools (Pi 1.x's `codemode`; `reachesTools` exists only there): the MCP
+ * tools the call may reach are registered with Pi before it runs (once the session is bound, only tools to be active
+ * are registered otherwise), after the listing of a server it may reach whose tools are not known yet.
+ */
+export async function registerReachedTools(
+  pi: Pick<ExtensionAPI, "getAllTools">,
+  state: ToolSearchContext & Pick<ToolView, "config">,
+  isRegistered: (name: string) => boolean,
+  call: { toolName: string; input: Record<string, unknown> },
+): Promise<void> {
+  if (state.tools.byName.has(call.toolName) || ADAPTER_TOOL_NAMES.has(call.toolName)) return;
+  const allKnown = [...state.servers.values()].every((server) => server.enabled === false || state.inventories.has(server.name));
+  if (allKnown && [...state.tools.byName.keys()].every(isRegistered)) return; // the common case: nothing to do
+  const reach = (pi.getAllTools() as ExposedToolInfo[]).find((tool) => tool.name === call.toolName)?.reachesTools?.(call.input);
+  if (reach === undefined) return;
+  if (reachedBy(reach, state).unknownServer) await waitForStartup(state, undefined);
+  state.registerTools(reachedBy(reach, state).tools);
 }
 
 /** The servers' configured `description`s, a search field of their tools. */
@@ -204,7 +246,7 @@ function searchIndex(state: ToolSearchContext): ToolSearchIndex {
 function selectByName(state: ToolSearchContext, list: string): { tools: ToolMetadata[]; notes: string[] } {
   const tools: ToolMetadata[] = [];
   const notes: string[] = [];
-  for (const name of list.split(",").map((part) => part.trim()).filter(Boolean)) {
+  for (const name of selectedNames(list)) {
     const matches = resolveName(state, name);
     if (matches.length === 1) {
       if (!tools.includes(matches[0])) tools.push(matches[0]);
@@ -219,6 +261,10 @@ function selectByName(state: ToolSearchContext, list: string): { tools: ToolMeta
     notes.push(`Loaded the first ${TOOLS_PER_SEARCH}; not loaded: ${tools.slice(TOOLS_PER_SEARCH).map((tool) => tool.name).join(", ")}.`);
   }
   return { tools: tools.slice(0, TOOLS_PER_SEARCH), notes };
+}
+
+function selectedNames(list: string): string[] {
+  return list.split(",").map((part) => part.trim()).filter(Boolean);
 }
 
 function resolveName(state: ToolSearchContext, name: string): ToolMetadata[] {
@@ -276,12 +322,19 @@ function answer(query: string, loaded: string[], lines: string[]): AgentToolResu
   return { content: [{ type: "text", text: lines.join("\n") }], details: { query, loaded } };
 }
 
-/** Adds to the active set (registering with Pi what was not yet); never drops what the model already has. */
-export function activate(pi: PiActiveTools, state: ToolSearchContext, names: readonly string[]): void {
+/**
+ * Adds to the active set (registering with Pi what was not yet); never drops what the model already has. Returns
+ * the names it activated.
+ */
+export function activate(pi: PiActiveTools, state: ToolSearchContext, names: readonly string[]): string[] {
+  // Read first: older hosts activate a tool when it is registered for the first time.
+  const before = new Set(pi.getActiveTools());
+  const missing = names.filter((name) => !before.has(name));
   state.registerTools(names);
   const active = pi.getActiveTools();
-  const missing = names.filter((name) => !active.includes(name));
-  if (missing.length > 0) pi.setActiveTools([...active, ...missing]);
+  const inactive = missing.filter((name) => !active.includes(name));
+  if (inactive.length > 0) pi.setActiveTools([...active, ...inactive]);
+  return missing;
 }
 
 const ONE_LINE_CHARS = 200;

@@ -48,6 +48,7 @@ function fakePi(builtins: string[] = ["read", "bash"]) {
     },
     registerCommand: () => {},
     getActiveTools: () => [...active],
+    getAllTools: () => [...registered.values()].map(({ name }) => ({ name })),
     setActiveTools: (names: string[]) => void (active = [...names]),
     getFlag: () => undefined,
     appendEntry: () => {},

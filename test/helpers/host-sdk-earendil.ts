@@ -77,7 +77,9 @@ export const createSdkRuntime: CreateSdkRuntime = async (options) => {
   const runtime: AgentSessionRuntime = await createAgentSessionRuntime(createRuntime, {
     cwd: options.cwd,
     agentDir: options.agentDir,
-    sessionManager: SessionManager.inMemory(options.cwd),
+    sessionManager: options.sessionDir
+      ? SessionManager.continueRecent(options.cwd, options.sessionDir)
+      : SessionManager.inMemory(options.cwd),
   });
   return {
     runtime: runtime as unknown as HostRuntime,

@@ -17,14 +17,22 @@ export interface HostAgentSession {
   readonly messages: readonly HostMessage[];
   readonly systemPrompt: string;
   readonly extensionRunner: { getCommand(name: string): unknown };
+  /** `/tree`: move to another entry of the session (`session_tree`). */
+  navigateTree(targetId: string, options?: object): Promise<{ cancelled: boolean }>;
   /** The session's entries (custom entries extensions wrote among them). */
-  readonly sessionManager: { getBranch(): readonly HostSessionEntry[] };
+  readonly sessionManager: {
+    getBranch(): readonly HostSessionEntry[];
+    getEntries(): readonly HostSessionEntry[];
+    getSessionFile(): string | undefined;
+  };
 }
 
 export interface HostSessionEntry {
+  id: string;
   type: string;
   customType?: string;
   data?: unknown;
+  message?: HostMessage & { toolName?: string; details?: unknown };
 }
 
 export interface HostMessage {
@@ -47,7 +55,8 @@ export interface HostRuntime {
   readonly session: HostAgentSession;
   setRebindSession(rebind: () => Promise<void>): void;
   newSession(options?: unknown): Promise<{ cancelled: boolean }>;
-  fork(entryId: string, options?: unknown): Promise<{ cancelled: boolean }>;
+  /** `/fork`: `position: "at"` keeps the entry itself in the new session. */
+  fork(entryId: string, options?: { position?: "before" | "at" }): Promise<{ cancelled: boolean }>;
   switchSession(sessionPath: string, options?: unknown): Promise<{ cancelled: boolean }>;
   dispose(): Promise<void>;
 }
@@ -59,6 +68,8 @@ export interface SdkRuntimeOptions {
   script: ModelScript;
   /** In-memory settings; the adapter adds what keeps a scripted run deterministic (no retries, no cache warming). */
   settings: Record<string, unknown>;
+  /** Session files go there, and a start continues the most recent one (a resume); default: in memory. */
+  sessionDir?: string;
 }
 
 export interface SdkRuntime {

@@ -32,6 +32,8 @@ export interface SessionOptions {
   settings?: Record<string, unknown>;
   /** How the user answers extension dialogs (default: confirm → no, select/input → dismissed). */
   dialogs?: DialogAnswers;
+  /** Keep the session in a file (in a temp dir of its own): `restart()` then resumes it. Default: in memory. */
+  persistSession?: boolean;
 }
 
 export interface DialogAnswers {
@@ -82,8 +84,15 @@ export interface PiSession {
   activeToolNames(): string[];
   /** `/reload`: `session_shutdown {reason: "reload"}`, the factories run again, `session_start {reason: "reload"}`. */
   reload(): Promise<void>;
-  /** Quit and start Pi again on the same cwd and agentDir (`session_start {reason: "startup"}`). */
+  /**
+   * Quit and start Pi again on the same cwd and agentDir (`session_start {reason: "startup"}`); with
+   * `persistSession`, the new process resumes the same session file.
+   */
   restart(): Promise<void>;
+  /** `/tree`: move to an entry of the session (`session_tree`). */
+  navigateTree(entryId: string): Promise<void>;
+  /** `/fork` at an entry: a new session holding the branch up to it (`session_start {reason: "fork"}`). */
+  fork(entryId: string): Promise<void>;
   /** Quit (`session_shutdown {reason: "quit"}`) and remove the temp dirs this harness created. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -113,6 +122,7 @@ export async function startSession(options: SessionOptions): Promise<PiSession> 
   let agentDir: string;
   const extensionPaths = options.extensions.map((path) => resolve(path));
   const settings = options.settings ?? {};
+  let sessionDir: string | undefined;
   // Extensions find the agent dir with getAgentDir(), i.e. $PI_CODING_AGENT_DIR, as under the CLI.
   const previousAgentDirEnv = process.env.PI_CODING_AGENT_DIR;
   const restoreAgentDirEnv = () => {
@@ -121,11 +131,12 @@ export async function startSession(options: SessionOptions): Promise<PiSession> 
   };
   const start = () => {
     process.env.PI_CODING_AGENT_DIR = agentDir;
-    return startRuntime(createSdkRuntime, { cwd, agentDir, extensionPaths, script, settings }, records, options.dialogs ?? {});
+    return startRuntime(createSdkRuntime, { cwd, agentDir, extensionPaths, script, settings, sessionDir }, records, options.dialogs ?? {});
   };
   try {
     cwd = await tempDir(options.cwd, "pi-cwd-");
     agentDir = await tempDir(options.agentDir, "pi-agent-");
+    if (options.persistSession) sessionDir = await tempDir(undefined, "pi-sessions-");
     sdk = await start();
   } catch (error) {
     restoreAgentDirEnv();
@@ -181,6 +192,16 @@ export async function startSession(options: SessionOptions): Promise<PiSession> 
       sdk = await start();
       running = true;
     },
+    async navigateTree(entryId) {
+      const result = await sdk.runtime.session.navigateTree(entryId);
+      if (result.cancelled) throw new Error(`navigating to ${entryId} was cancelled`);
+      await sdk.settle();
+    },
+    async fork(entryId) {
+      const result = await sdk.runtime.fork(entryId, { position: "at" });
+      if (result.cancelled) throw new Error(`forking at ${entryId} was cancelled`);
+      await sdk.settle();
+    },
     async dispose() {
       await quit();
       await removeOwnedDirs();
@@ -216,7 +237,7 @@ async function startRuntime(
       commandContextActions: {
         waitForIdle: () => sdk.waitForIdle(),
         newSession: (opts: unknown) => sdk.runtime.newSession(opts),
-        fork: (entryId: string, opts: unknown) => sdk.runtime.fork(entryId, opts),
+        fork: (entryId: string, opts?: { position?: "before" | "at" }) => sdk.runtime.fork(entryId, opts),
         navigateTree: async () => ({ cancelled: true }),
         switchSession: (path: string, opts: unknown) => sdk.runtime.switchSession(path, opts),
         reload: () => sdk.reload(),
