@@ -21,7 +21,6 @@ import { statSync } from "node:fs";
 import { forEachAtMost } from "./util/async-work.ts";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
-import { loadConfig } from "./config.ts";
 import { NeedsAuthError } from "./connection/session.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./connection/elicitation.ts";
@@ -40,10 +39,10 @@ import { executeMcpTool } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, type ToolSearchDetails, toolSearchDefinition } from "./tool-search.ts";
 import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
+import { SessionConfig } from "./session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
 
-export const CONFIG_FLAG = "mcp-config";
 const BOOTSTRAP_CONCURRENCY = 10;
 /** How long shutdown waits for the last cache writes (a lock held by another process must not hold Pi open). */
 const SHUTDOWN_CACHE_FLUSH_MS = 5_000;
@@ -63,6 +62,7 @@ export class McpAdapter {
   private readonly host = detectHost(VERSION);
   private readonly run: McpToolRunner = (name, params, signal, onUpdate, ctx) =>
     executeMcpTool(this.requireState(), name, params, signal, onUpdate, ctx);
+  private readonly sessionConfig: SessionConfig;
   private state: McpExtensionState | undefined;
   private early: EarlyView | undefined;
   private generation = 0;
@@ -70,6 +70,7 @@ export class McpAdapter {
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
     this.registrar = new ToolRegistrar(pi);
+    this.sessionConfig = new SessionConfig(pi, this.agentDir);
     this.prompts = new PromptCommandRegistry(pi, () => this.state);
   }
 
@@ -85,8 +86,7 @@ export class McpAdapter {
   /** Module scope: every cached tool, with no server started. Never throws. */
   registerEarly(): void {
     try {
-      const configPath = configFlagFromArgv(process.argv);
-      const config = loadConfig({ agentDir: this.agentDir, cwd: process.cwd(), configPath });
+      const config = this.sessionConfig.loadEarly();
       const cache = loadMetadataCache(this.agentDir);
       const view = buildToolView(config, cache);
       this.registrar.register(this.definitions(view));
@@ -102,6 +102,7 @@ export class McpAdapter {
     await this.stopState();
     if (generation !== this.generation) return; // a newer session_start took over while the old state shut down
     const ui = createUi(ctx, () => generation !== this.generation);
+    this.sessionConfig.beginSession(ctx);
     let state: McpExtensionState;
     try {
       state = this.createState(ctx, ui);
@@ -115,6 +116,16 @@ export class McpAdapter {
     state.startup = this.runStartup(state);
     state.lifecycle.startHealthChecks();
     updateStatus(state);
+    // A project Pi cannot decide about waits for the user's answer; the session then follows it.
+    void this.sessionConfig.askIfWaiting(ctx.ui, state.cwd, state.config).then(
+      async (answered) => void (answered && !state.shutDown && (await this.reloadConfig(state))),
+      () => {},
+    );
+  }
+
+  /** mcp_servers_change (Pi 1.x): another extension registered or removed a server; the session follows. */
+  onMcpServersChange(): void {
+    if (this.state && !this.state.shutDown) void this.reloadConfig(this.state).catch(() => {});
   }
 
   /** `reason`: Pi's (`quit`, `reload`, `new`, `resume`, `fork`); calls cut short by the shutdown are told it. */
@@ -162,9 +173,8 @@ export class McpAdapter {
     return view;
   }
 
-  private loadSessionConfig(cwd: string) {
-    const configPath = this.pi.getFlag(CONFIG_FLAG);
-    return loadConfig({ agentDir: this.agentDir, cwd, configPath: typeof configPath === "string" ? configPath : undefined });
+  private loadSessionConfig(cwd: string): LoadedConfig {
+    return this.sessionConfig.loadForSession(cwd, this.pi);
   }
 
   /**
@@ -176,6 +186,7 @@ export class McpAdapter {
     const change = await applyConfig(state, this.loadSessionConfig(state.cwd), loadMetadataCache(this.agentDir));
     if (state.shutDown) return change;
     this.syncRegistrations(state);
+    this.prompts.update(state);
     const started = change.started.flatMap((name) => state.servers.get(name) ?? []);
     await Promise.all([
       bootstrap(state, started.filter((server) => connectsOnFirstUse(server) && !state.inventories.has(server.name))),
@@ -359,16 +370,6 @@ export class McpAdapter {
     await state.lifecycle.stop();
     await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_CACHE_FLUSH_MS), state.stats?.flush(), state.semantic?.stop()]);
   }
-}
-
-/** Pi parses `--mcp-config` only for the session; at module scope its value is read from the command line. */
-function configFlagFromArgv(argv: readonly string[]): string | undefined {
-  const flag = `--${CONFIG_FLAG}`;
-  for (let index = 0; index < argv.length; index++) {
-    if (argv[index] === flag) return argv[index + 1];
-    if (argv[index]!.startsWith(`${flag}=`)) return argv[index]!.slice(flag.length + 1);
-  }
-  return undefined;
 }
 
 /** Changes whenever the file is rewritten (or appears, or goes away). */
