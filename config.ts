@@ -127,6 +127,9 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
  */
 function readUntrustedFile(kind: ConfigSourceKind, file: string, context: InterpolationContext, project: ProjectConfig): OwnFile | undefined {
   const read = readConfigFile(file, "json");
+  if (read.status === "absent") return undefined;
+  // A broken file may configure anything: once the project is trusted, its error is reported.
+  if (read.status === "error") project.files.push(file);
   if (read.status !== "ok") return undefined;
   const ignored: ConfigProblem[] = [];
   const options: EntryOptions = { file, context, interpolate: false, allowOverride: true, reportUnknownFields: false, defaultsSyntax: true };

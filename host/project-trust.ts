@@ -74,7 +74,7 @@ export class ProjectTrust {
   async ask(ui: TrustQuestion, cwd: string, project: ProjectConfig, timeoutMs: number): Promise<TrustVerdict> {
     const files = project.files.map((file) => relative(cwd, file) || file).join(", ");
     const title =
-      `This project's MCP config (${files}) defines servers: ${project.servers.join(", ") || "none"}. ` +
+      `This project's MCP config (${files}) ${project.servers.length > 0 ? `defines servers: ${project.servers.join(", ")}` : "configures MCP"}. ` +
       "Each runs a command on this machine or connects to a URL, with your credentials. Use them?";
     const choice = await ui.select(title, [YES, NO], { timeout: timeoutMs });
     if (choice !== YES && choice !== NO) return { trusted: false, by: "unanswered" };

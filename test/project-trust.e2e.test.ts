@@ -1,0 +1,124 @@
+/**
+ * Project trust and `--no-mcp` in the real Pi (SDK sessions with a UI that answers dialogs, and the CLI in print
+ * mode, where nobody can be asked), against the real items fixture server.
+ */
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import { ENTRY, waitForStatus } from "./helpers/fault-setup.ts";
+import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
+import { ITEMS_SERVER, itemsRan, itemsServer } from "./helpers/items-fixture.ts";
+import { type McpDirs, mcpDirs } from "./helpers/mcp-setup.ts";
+import { runPrint } from "./helpers/pi-print.ts";
+import { type PiSession, startSession } from "./helpers/pi-session.ts";
+import { descendantProcesses } from "./helpers/processes.ts";
+
+const host = currentHost();
+const QUESTION = "This project's MCP config";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A user file with no server, and a project whose `.pi/mcp.json` has an eager server (it would start at once). */
+async function projectWithServer(): Promise<McpDirs> {
+  const dirs = await mcpDirs({ mcpServers: {} });
+  cleanups.push(dirs.cleanup);
+  await mkdir(join(dirs.cwd, ".pi"));
+  await writeFile(join(dirs.cwd, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { repo: itemsServer({ lifecycle: "eager" }) } }));
+  return dirs;
+}
+
+async function sessionAnswering(dirs: McpDirs, answer: string | undefined): Promise<PiSession> {
+  const pi = await startSession({
+    extensions: [ENTRY],
+    agentDir: dirs.agentDir,
+    cwd: dirs.cwd,
+    dialogs: { select: (title) => (title.startsWith(QUESTION) ? answer : undefined) },
+  });
+  cleanups.push(() => pi.dispose());
+  return pi;
+}
+
+async function search(pi: PiSession, query: string): Promise<string> {
+  pi.script([{ toolCalls: [{ name: "ToolSearch", arguments: { query } }] }, "ok"]);
+  await pi.prompt(`find ${query}`);
+  return pi.toolResults.at(-1)!.text;
+}
+
+const questions = (pi: PiSession) => pi.ui.filter((entry) => entry.kind === "dialog" && entry.title.startsWith(QUESTION));
+
+describe(`project trust on Pi ${host.version} (no trust model of its own: the adapter asks)`, () => {
+  test("answered No: the project's eager server never starts, its tools are not offered, /mcp status says why and how", async () => {
+    const dirs = await projectWithServer();
+    const pi = await sessionAnswering(dirs, "No");
+    const status = await waitForStatus(pi, /you answered No/);
+    expect(status).toContain(`Project MCP config not used (${join(dirs.cwd, ".pi", "mcp.json")}; servers: repo)`);
+    expect(status).toContain("--mcp-trust-project");
+    expect(questions(pi)).toHaveLength(1);
+    expect(pi.activeToolNames()).not.toContain("ToolSearch"); // no server: the adapter costs the model nothing
+    expect(await descendantProcesses(ITEMS_SERVER)).toEqual([]);
+    expect(existsSync(join(dirs.agentDir, "mcp-cache.json"))).toBe(false); // never listed either
+
+    await pi.restart(); // remembered for this content: not asked again
+    await waitForStatus(pi, /you answered No for these files as they are now/);
+    expect(questions(pi)).toHaveLength(1);
+    expect(await descendantProcesses(ITEMS_SERVER)).toEqual([]);
+  });
+
+  test("answered Yes: the project's servers come in without /reload, and the answer is remembered until a file changes", async () => {
+    const dirs = await projectWithServer();
+    const pi = await sessionAnswering(dirs, "Yes, use them");
+    await waitForStatus(pi, /✓ repo: connected/);
+    expect(await search(pi, "select:repo__echo")).toContain("repo__echo");
+    pi.script([{ toolCalls: [{ name: "repo__echo", arguments: { text: "trusted" } }] }, "done"]);
+    await pi.prompt("echo");
+    expect(itemsRan(dirs)).toContain("echo");
+
+    await pi.restart();
+    await waitForStatus(pi, /✓ repo: connected/);
+    expect(questions(pi)).toHaveLength(1);
+
+    // The file changed: what was trusted is not what it says now.
+    await writeFile(join(dirs.cwd, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { repo: itemsServer({ lifecycle: "eager", debug: true }) } }));
+    await pi.restart();
+    await waitForStatus(pi, /✓ repo: connected/);
+    expect(questions(pi)).toHaveLength(2);
+  });
+});
+
+describe(`project trust and --no-mcp in print mode on Pi ${host.version}`, () => {
+  test("nobody to ask: the project's servers stay off and /mcp status says how to allow them; --mcp-trust-project allows them", async () => {
+    const dirs = await projectWithServer();
+    const untrusted = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    const said = untrusted.stdout + untrusted.stderr;
+    expect(said).toContain("the project is not trusted and there is no UI to ask. To use them: start Pi with --mcp-trust-project");
+    expect(said).toContain(`"trustProjectServers": true } in ${join(dirs.agentDir, "mcp.json")}`);
+    expect(said).not.toContain("repo: connected");
+    expect(existsSync(join(dirs.agentDir, "mcp-cache.json"))).toBe(false);
+
+    const trusted = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], args: ["--mcp-trust-project"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    expect(trusted.exitCode).toBe(0);
+    expect(trusted.stdout + trusted.stderr).toContain("✓ repo: connected");
+    expect(trusted.stdout + trusted.stderr).not.toContain("Project MCP config not used");
+  });
+
+  test("--no-mcp: no server listed or started, no ToolSearch offered, /mcp says MCP is off", async () => {
+    const dirs = await mcpDirs({ mcpServers: { items: itemsServer({ lifecycle: "eager" }) } });
+    cleanups.push(dirs.cleanup);
+    const on = await runPrint({ extensions: [REPO_ROOT], script: ["hi"], prompts: ["/mcp status", "hello"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    expect(on.requests[0]!.tools.map((tool) => tool.name)).toContain("ToolSearch");
+    expect(on.stdout + on.stderr).toContain("✓ items: connected");
+    expect(existsSync(join(dirs.agentDir, "mcp-cache.json"))).toBe(true); // the eager server was listed
+
+    const other = await mcpDirs({ mcpServers: { items: itemsServer({ lifecycle: "eager" }) } });
+    cleanups.push(other.cleanup);
+    const off = await runPrint({ extensions: [REPO_ROOT], script: ["hi"], prompts: ["/mcp status", "hello"], args: ["--no-mcp"], agentDir: other.agentDir, cwd: other.cwd });
+    expect(off.exitCode).toBe(0);
+    expect(off.stdout + off.stderr).toContain("MCP is off for this run (--no-mcp)");
+    expect(off.requests[0]!.tools.map((tool) => tool.name)).not.toContain("ToolSearch");
+    expect(existsSync(join(other.agentDir, "mcp-cache.json"))).toBe(false);
+  });
+});
