@@ -3,13 +3,15 @@
  * project files of imported hosts, and each server in them is a command run with the user's rights or a URL sent
  * credentials: they start nothing, and their cached tools are not offered, until the project is trusted.
  *
- * - Pi 1.x decides project trust itself (its "Trust project folder?" prompt, `--approve`, `/trust`,
- *   `defaultProjectTrust`) before `session_start`: `ctx.isProjectTrusted()` is followed, as its built-in MCP does.
- * - Older Pi has no trust model. `--mcp-trust-project` (this run) or `settings.trustProjectServers` in a user file
+ * - Pi ≥ 0.87 decides project trust itself (its "Trust project folder?" prompt, `--approve`, `/trust`,
+ *   `defaultProjectTrust`) before `session_start`: its decision (`ctx.isProjectTrusted()`) is followed, as Pi 1.x's
+ *   built-in MCP does, where it made one (see `hostProjectTrust`).
+ * - Otherwise (Pi 0.73 has no trust model; a project Pi found nothing to decide about): the adapter decides. `--mcp-trust-project` (this run) or `settings.trustProjectServers` in a user file
  *   (every project) trust without asking; otherwise the user is asked once in the UI, and the answer is remembered
  *   in `<agentDir>/mcp-trust.json` for the project's path and its files' content (a changed or new file is asked
  *   about again). With nobody to ask, the project's servers stay off and `/mcp status` says how to allow them.
  */
+import * as piHost from "@mariozechner/pi-coding-agent";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
@@ -29,10 +31,18 @@ export interface TrustVerdict {
   by: TrustSource;
 }
 
-/** What Pi says about the project: `undefined` on a host without a trust model (before Pi 1.x). */
-export function hostProjectTrust(ctx: object): boolean | undefined {
+/**
+ * What Pi decided about the project: `undefined` when it decided nothing. A host without a trust model (0.73) never
+ * does; a host with one (0.87, 1.x) also says "trusted" for a project where it found nothing to decide about, and its
+ * list of files that need trust may not name ours (0.87 knows no `mcp.json`, no Pi knows `.mcp.json`): its "yes"
+ * counts only when Pi did have a decision to make (`hasTrustRequiringProjectResources`). Its "no" always counts.
+ */
+export function hostProjectTrust(ctx: { cwd: string }): boolean | undefined {
   const isProjectTrusted = (ctx as { isProjectTrusted?: unknown }).isProjectTrusted;
-  return typeof isProjectTrusted === "function" ? Boolean(isProjectTrusted.call(ctx)) : undefined;
+  if (typeof isProjectTrusted !== "function") return undefined;
+  if (isProjectTrusted.call(ctx) !== true) return false;
+  const decided = (piHost as Record<string, unknown>).hasTrustRequiringProjectResources;
+  return typeof decided === "function" && decided(ctx.cwd) === true ? true : undefined;
 }
 
 /** One remembered answer: the content of the project's files it was given for. */

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { ENTRY, waitForStatus } from "./helpers/fault-setup.ts";
+import { callLoaded, ENTRY, search, waitForStatus } from "./helpers/fault-setup.ts";
 import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
 import { ITEMS_SERVER, itemsRan, itemsServer } from "./helpers/items-fixture.ts";
 import { type McpDirs, mcpDirs } from "./helpers/mcp-setup.ts";
@@ -42,12 +42,6 @@ async function sessionAnswering(dirs: McpDirs, answer: string | undefined): Prom
   return pi;
 }
 
-async function search(pi: PiSession, query: string): Promise<string> {
-  pi.script([{ toolCalls: [{ name: "ToolSearch", arguments: { query } }] }, "ok"]);
-  await pi.prompt(`find ${query}`);
-  return pi.toolResults.at(-1)!.text;
-}
-
 const questions = (pi: PiSession) => pi.ui.filter((entry) => entry.kind === "dialog" && entry.title.startsWith(QUESTION));
 
 describe(`project trust on Pi ${host.version} (no trust model of its own: the adapter asks)`, () => {
@@ -72,9 +66,9 @@ describe(`project trust on Pi ${host.version} (no trust model of its own: the ad
     const dirs = await projectWithServer();
     const pi = await sessionAnswering(dirs, "Yes, use them");
     await waitForStatus(pi, /✓ repo: connected/);
-    expect(await search(pi, "select:repo__echo")).toContain("repo__echo");
-    pi.script([{ toolCalls: [{ name: "repo__echo", arguments: { text: "trusted" } }] }, "done"]);
+    pi.script([search("select:repo__echo"), callLoaded("repo__echo", { text: "trusted" }), "done"]);
     await pi.prompt("echo");
+    expect(pi.toolResults.map((result) => result.text).join("\n")).toContain("repo__echo");
     expect(itemsRan(dirs)).toContain("echo");
 
     await pi.restart();
