@@ -8,7 +8,7 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { needsApproval } from "./calls/approvals.ts";
 import { openInBrowser } from "./util/browser.ts";
-import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands/manage.ts";
+import { addServerHint, isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands/manage.ts";
 import { describeTarget } from "./config/display.ts";
 import { describeSource } from "./config/display.ts";
 import { NeedsAuthError } from "./connection/session.ts";
@@ -140,7 +140,7 @@ function statusHeadline(state: StatusContext, servers: readonly ServerDefinition
   if (servers.length === 0 && skipped === 0) {
     return problems.some((problem) => problem.level === "error")
       ? `MCP: no servers loaded (see the errors below). Your config file: ${userFile}`
-      : `MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to ${userFile} (see the README).`;
+      : `MCP: no servers configured. ${addServerHint(userFile)}`;
   }
   const enabled = servers.filter((server) => server.enabled !== false).length;
   const counts = [`${enabled} enabled`];

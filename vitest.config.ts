@@ -1,9 +1,9 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * `npm test` runs vitest twice, once per Pi host, because each host runs in-process on its own Node:
- * Node 20 runs every test with Pi 0.73.1; Node 22 (`PI_TEST_HOST=0.87.1`) runs the end-to-end tests
- * (`*.e2e.test.ts`, which use test/helpers/pi-session.ts and pi-print.ts) again with Pi 0.87.1.
+ * `npm test` runs vitest three times, once per Pi host, because each host runs in-process on its own Node:
+ * Node 20 runs every test with Pi 0.73.1; Node 22 (`PI_TEST_HOST=0.87.1`, then `=1.5.2`) runs the end-to-end tests
+ * (`*.e2e.test.ts`, which use test/helpers/pi-session.ts and pi-print.ts) again with Pi 0.87.1 and with Pi 1.5.2.
  */
 const host = process.env.PI_TEST_HOST ?? "0.73.1";
 

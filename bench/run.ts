@@ -172,11 +172,12 @@ function goalsTable(goals: Goal[]): string {
 function machine(): string {
   const cpu = cpus();
   const node22 = HOSTS["0.87.1"].nodeBinary;
+  const node22Hosts = Object.values(HOSTS).filter((host) => host.nodeBinary === node22).map((host) => `Pi ${host.version}`).join(", ");
   const node22Version = existsSync(node22) ? execFileSync(node22, ["--version"], { encoding: "utf8" }).trim() : "not installed";
   const piVersions = Object.values(HOSTS).map((host) => `${host.packageName} ${packageVersion(host.packageName)}`);
   return [
     `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB memory, Linux ${release()}`,
-    `Node ${process.version} (Pi 0.73.1 and the other sections) and ${node22Version} (Pi 0.87.1)`,
+    `Node ${process.version} (Pi 0.73.1 and the other sections) and ${node22Version} (${node22Hosts})`,
     piVersions.join(", "),
     `@modelcontextprotocol/sdk ${packageVersion("@modelcontextprotocol/sdk")}`,
     "shared with other work (figures from a quiet machine would be lower, ratios about the same)",

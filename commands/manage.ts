@@ -4,12 +4,13 @@
  * else in it as it was) and then the session follows the new config at once (no /reload): a server's tools come or
  * go, its process is started or stopped.
  *
- * enable/disable write `{ "enabled": … }` to the file the user picks, among those where it takes effect: the
- * project's `.pi/mcp.json` (highest precedence), or the user file when no project file defines the server (an
- * override in a lower file than the definition would be ignored). With no UI, `--project` or `--user` picks, else the
- * user file when it can. add writes the user file; remove edits the file that defines the server.
+ * enable/disable write `{ "enabled": … }` to the file the user picks, among those where it takes effect: the user
+ * file (offered first) or the project's `.pi/mcp.json` for a server the user file can override, the project's file
+ * alone for a server the project defines (an override in a lower file than the definition would be ignored). With no
+ * UI, `--project` or `--user` picks, else the user file when it can. add writes the user file; remove edits the file that defines the server.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describeSource } from "../config.ts";
 import { parseServerEntry } from "../config.ts";
@@ -23,6 +24,11 @@ import { DIALOG_TIMEOUT_MS, showText } from "../ui.ts";
 export const MANAGE_SUBCOMMANDS = ["enable", "disable", "add", "remove"] as const;
 export type ManageSubcommand = (typeof MANAGE_SUBCOMMANDS)[number];
 
+/** How a user with no server adds one: said by `/mcp status` and the empty `/mcp` panel. */
+export function addServerHint(userFile: string): string {
+  return `Add one with /mcp add <name> <command or url>, or add them to ${userFile} (see the README).`;
+}
+
 export const MANAGE_USAGE = "/mcp enable|disable <server> [--project|--user] | add <name> <command> [args…] | add <name> <url> | remove <name>";
 
 /** Names that make good tool prefixes and config keys: letters, digits, `_` and `-`. */
@@ -33,6 +39,8 @@ const OWN_KINDS: ReadonlySet<ConfigSourceKind> = new Set(["project", "project-sh
 interface FileChoice {
   label: string;
   path: string;
+  /** Said beside the path when offered, e.g. that the file does not exist yet. */
+  note?: string;
 }
 
 /** The words of a command line; "double" or 'single' quotes keep spaces inside one word (a path, an argument). */
@@ -145,12 +153,20 @@ function validateEntry(state: McpExtensionState, file: string, name: string, ent
   if (parsed.kind !== "server" || refused.length > 0) throw new Error(`not added: ${refused.map((problem) => problem.message).join("; ")}`);
 }
 
-/** Files where an `enabled` override takes effect for this server, highest precedence first. */
+/**
+ * Files where an `enabled` override takes effect for this server, the one offered first first. A server the project
+ * defines or disabled can only be switched in the project's file. Otherwise the user file comes first: the project
+ * file is offered second, and said to be new when it does not exist yet (creating it makes Pi 1.x ask the user to
+ * trust the project from then on, so it is never the default).
+ */
 function overrideFiles(state: McpExtensionState, server: ServerDefinition): FileChoice[] {
-  const project: FileChoice = { label: "project", path: join(state.cwd, ".pi", "mcp.json") };
+  const projectPath = join(state.cwd, ".pi", "mcp.json");
+  const project: FileChoice = { label: "project", path: projectPath };
   const user: FileChoice = { label: "user", path: state.config.userFile };
   const definedInProject = server.source.kind === "project" || server.source.kind === "project-shared";
-  return definedInProject ? [project] : [project, user];
+  if (definedInProject) return [project];
+  if (server.disabledIn?.path === projectPath) return [project, user];
+  return [user, existsSync(projectPath) ? project : { ...project, note: "a new file" }];
 }
 
 async function pickFile(ctx: ExtensionCommandContext, choices: FileChoice[], flags: readonly string[], title: string): Promise<FileChoice | undefined> {
@@ -160,8 +176,8 @@ async function pickFile(ctx: ExtensionCommandContext, choices: FileChoice[], fla
     if (!choice) throw new Error(`${flagged}: the choices are ${choices.map((candidate) => `--${candidate.label} (${candidate.path})`).join(", ")}`);
     return choice;
   }
-  if (choices.length === 1 || !ctx.hasUI) return choices.at(-1);
-  const labels = choices.map((choice) => `${choice.label}: ${choice.path}`);
+  if (choices.length === 1 || !ctx.hasUI) return choices.find((choice) => choice.label === "user") ?? choices[0];
+  const labels = choices.map((choice) => `${choice.label}: ${choice.path}${choice.note ? ` (${choice.note})` : ""}`);
   const picked = await ctx.ui.select(title, labels, { timeout: DIALOG_TIMEOUT_MS });
   return picked === undefined ? undefined : choices[labels.indexOf(picked)];
 }

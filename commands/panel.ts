@@ -8,7 +8,7 @@
 import { DynamicBorder, type ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { Container, type SelectItem, SelectList, Text } from "@mariozechner/pi-tui";
 import { canSignIn } from "../server-manager.ts";
-import { runManageCommand } from "./manage.ts";
+import { addServerHint, runManageCommand } from "./manage.ts";
 import type { McpExtensionState } from "../state.ts";
 import type { ServerDefinition } from "../types.ts";
 import { DIALOG_TIMEOUT_MS, showText } from "../ui.ts";
@@ -48,7 +48,7 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
       list.onCancel = () => done(undefined);
       const panel = new Container();
       panel.addChild(border());
-      panel.addChild(new Text(theme.fg("accent", theme.bold(`MCP servers (${items.length})`))));
+      panel.addChild(new Text(theme.fg("accent", theme.bold(`MCP servers (${state.servers.size})`))));
       panel.addChild(list);
       panel.addChild(new Text(theme.fg("dim", "↑↓ select · enter actions · esc close")));
       panel.addChild(border());
@@ -69,7 +69,13 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
   }
 }
 
+/** The value of the one row the panel shows when there is no server: choosing it closes the panel. */
+const NO_SERVER_ROW = "";
+
 function serverItems(state: McpExtensionState, actions: PanelActions): SelectItem[] {
+  if (state.servers.size === 0) {
+    return [{ value: NO_SERVER_ROW, label: "No servers yet", description: addServerHint(state.config.userFile) }];
+  }
   return [...state.servers.values()].map((server) => ({
     value: server.name,
     label: server.name,

@@ -351,17 +351,20 @@ describe(`answers the protocol does not allow, and calls cut by the session's en
     expect(pi.toolResults[3]!.text.length).toBeLessThan(300);
   });
 
-  test.each(["reload", "quit"] as const)("a call still running at %s is told the session ended, not that the server failed", async (end) => {
+  // Pi 1.x refuses /reload while a response streams, and aborts the run before it quits: there the call is cancelled
+  // by Pi's abort before the session ends (the run ends "aborted").
+  const abortsRunFirst = host.version.startsWith("1.");
+  const ends = abortsRunFirst ? (["quit"] as const) : (["reload", "quit"] as const);
+  test.each(ends)("a call still running at %s is told it was stopped, not that the server failed", async (end) => {
     const dirs = await harness.dirs({ slow: faulty({ FAULT_LOG: "slow.log" }, { cwd: "." }) });
     const pi = await harness.session(dirs, [search("select:slow__hang"), callLoaded("slow__hang"), "done"]);
-    const prompt = pi.prompt("wait for it");
+    const prompt = pi.prompt("wait for it").catch(() => {});
     await waitFor(() => readEvents(join(dirs.cwd, "slow.log")).some((entry) => entry.event === "call"));
     await (end === "reload" ? pi.reload() : pi.dispose());
-    await prompt.catch(() => {});
+    await prompt;
     const why = end === "reload" ? "the MCP adapter is reloading (/reload)" : "the Pi session ended";
-    expect(results(pi).slice(1)).toEqual([
-      [proxied("slow__hang"), true, `MCP tool "hang" on server "slow" was stopped before it answered: ${why}. The server did not fail.`],
-    ]);
+    const told = abortsRunFirst ? "was cancelled." : `was stopped before it answered: ${why}. The server did not fail.`;
+    expect(results(pi).slice(1)).toEqual([[proxied("slow__hang"), true, `MCP tool "hang" on server "slow" ${told}`]]);
   });
 });
 

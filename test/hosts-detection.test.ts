@@ -23,7 +23,7 @@ test.each([
   expect(hostRefreshesToolsEachTurn(version)).toBe(expected);
 });
 
-test("agrees with what the harness observed on both installed hosts", () => {
+test("agrees with what the harness observed on every installed host", () => {
   for (const host of Object.values(HOSTS)) {
     expect(hostRefreshesToolsEachTurn(host.version)).toBe(host.refreshesToolsEachTurn);
   }

@@ -6,6 +6,7 @@
  * $PANEL_CAPTURE when set (for the notes).
  */
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -97,8 +98,9 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   keys("Down");
   keys("Enter");
   await expect.poll(screen, { timeout: 30_000 }).toContain('Disable MCP server "items" in');
+  // The file that defines it first; the project's, which does not exist, after it and said to be new.
+  expect(screen()).toMatch(/→ user: [^\n]*\n[^\n]*project: [^\n]*\.pi\/mcp\.json \(a new file\)/);
   await save("Disable: which file");
-  keys("Down"); // project first, then user
   keys("Enter");
   await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ items +disabled · user: /);
   await save("the panel again, items disabled");
@@ -109,9 +111,9 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   await expect.poll(screen, { timeout: 30_000 }).toMatch(/Enable[\s\S]*Show tools/);
   keys("Enter");
   await expect.poll(screen, { timeout: 30_000 }).toContain('Enable MCP server "items" in');
-  keys("Down");
   keys("Enter");
   await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ items +not started · 10 tools/);
+  expect(existsSync(join(dirs.cwd, ".pi", "mcp.json"))).toBe(false);
   keys("Escape");
   await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (2)");
   await save("Esc closed the panel");
@@ -154,5 +156,21 @@ test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on
 
   keys("Escape");
   await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (2)");
+  keys("/quit", "Enter");
+}, 300_000);
+
+test(`the /mcp panel on Pi ${host.version} with no server says how to add one, and Enter closes it`, async () => {
+  const dirs = await mcpDirs({ mcpServers: {} });
+  cleanups.push(dirs.cleanup);
+  await startTui(dirs);
+  await expect.poll(screen, { timeout: 30_000 }).toContain("faux-1"); // the footer: the TUI is up
+
+  openPanel();
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (0)");
+  expect(screen()).toMatch(/→ No servers yet +Add one with \/mcp add <name> <command or url>/);
+  expect(screen()).not.toContain("No matching");
+  await save("the panel with no server");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (0)");
   keys("/quit", "Enter");
 }, 300_000);

@@ -8,7 +8,7 @@
  *
  * Steps may be functions of the request (see faux-script.ts). When `PI_FAUX_RECORD` names a file, every model
  * request and tool result is appended to it as a JSON line (`{"request": …}` / `{"toolResult": …}`), which
- * `runPrint` reads back. Works on both hosts: each aliases `@mariozechner/pi-ai` to its own copy.
+ * `runPrint` reads back. Works on every host: each aliases `@mariozechner/pi-ai` to its own copy.
  */
 import { appendFileSync } from "node:fs";
 import * as piAi from "@mariozechner/pi-ai";
@@ -27,7 +27,7 @@ export const FAUX_MODEL = "faux/faux-1";
 
 export type FauxRecordLine = { request: ModelRequest } | { toolResult: ToolResultRecord };
 
-/** 0.87.1's pi-ai exports the transcript replay; 0.73.1's has none (its model gets `tools` directly). */
+/** 0.87.1's and 1.5.2's pi-ai export the transcript replay; 0.73.1's has none (its model gets `tools` directly). */
 const replay = ("getCurrentTools" in piAi ? piAi : undefined) as TranscriptReplay | undefined;
 
 export function fauxProviderExtension(steps: readonly ScriptStep[]) {

