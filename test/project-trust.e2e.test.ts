@@ -22,12 +22,15 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A user file with no server, and a project whose `.pi/mcp.json` has an eager server (it would start at once). */
-async function projectWithServer(): Promise<McpDirs> {
+/**
+ * A user file with no server, and a project whose config file has an eager server (it would start at once):
+ * `.mcp.json` by default, a file no Pi guards with its own trust (so the adapter decides on every host).
+ */
+async function projectWithServer(file = ".mcp.json"): Promise<McpDirs> {
   const dirs = await mcpDirs({ mcpServers: {} });
   cleanups.push(dirs.cleanup);
-  await mkdir(join(dirs.cwd, ".pi"));
-  await writeFile(join(dirs.cwd, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { repo: itemsServer({ lifecycle: "eager" }) } }));
+  await mkdir(join(dirs.cwd, ".pi"), { recursive: true });
+  await writeFile(join(dirs.cwd, file), JSON.stringify({ mcpServers: { repo: itemsServer({ lifecycle: "eager" }) } }));
   return dirs;
 }
 
@@ -44,12 +47,12 @@ async function sessionAnswering(dirs: McpDirs, answer: string | undefined): Prom
 
 const questions = (pi: PiSession) => pi.ui.filter((entry) => entry.kind === "dialog" && entry.title.startsWith(QUESTION));
 
-describe(`project trust on Pi ${host.version} (no trust model of its own: the adapter asks)`, () => {
+describe(`project trust on Pi ${host.version} where Pi decides nothing (the adapter asks)`, () => {
   test("answered No: the project's eager server never starts, its tools are not offered, /mcp status says why and how", async () => {
     const dirs = await projectWithServer();
     const pi = await sessionAnswering(dirs, "No");
     const status = await waitForStatus(pi, /you answered No/);
-    expect(status).toContain(`Project MCP config not used (${join(dirs.cwd, ".pi", "mcp.json")}; servers: repo)`);
+    expect(status).toContain(`Project MCP config not used (${join(dirs.cwd, ".mcp.json")}; servers: repo)`);
     expect(status).toContain("--mcp-trust-project");
     expect(questions(pi)).toHaveLength(1);
     expect(pi.activeToolNames()).not.toContain("ToolSearch"); // no server: the adapter costs the model nothing
@@ -76,7 +79,7 @@ describe(`project trust on Pi ${host.version} (no trust model of its own: the ad
     expect(questions(pi)).toHaveLength(1);
 
     // The file changed: what was trusted is not what it says now.
-    await writeFile(join(dirs.cwd, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { repo: itemsServer({ lifecycle: "eager", debug: true }) } }));
+    await writeFile(join(dirs.cwd, ".mcp.json"), JSON.stringify({ mcpServers: { repo: itemsServer({ lifecycle: "eager", debug: true }) } }));
     await pi.restart();
     await waitForStatus(pi, /✓ repo: connected/);
     expect(questions(pi)).toHaveLength(2);
@@ -114,5 +117,22 @@ describe(`project trust and --no-mcp in print mode on Pi ${host.version}`, () =>
     expect(off.stdout + off.stderr).toContain("MCP is off for this run (--no-mcp)");
     expect(off.requests[0]!.tools.map((tool) => tool.name)).not.toContain("ToolSearch");
     expect(existsSync(join(other.agentDir, "mcp-cache.json"))).toBe(false);
+  });
+});
+
+// Pi 1.x guards `.pi/mcp.json` with its own project trust (0.87 has the trust model but does not guard that file).
+describe.runIf(host.version === "1.5.2")(`project trust decided by Pi ${host.version} itself`, () => {
+  test("--no-approve: the project's .pi/mcp.json servers stay off and /mcp status says Pi does not trust it; --approve: on", async () => {
+    const dirs = await projectWithServer(".pi/mcp.json");
+    const declined = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], args: ["--no-approve"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    expect(declined.stdout + declined.stderr).toContain("Pi does not trust this project");
+    expect(declined.stdout + declined.stderr).not.toContain("repo: connected");
+    expect(existsSync(join(dirs.agentDir, "mcp-cache.json"))).toBe(false);
+    // Our own flag does not overrule Pi's decision.
+    const flagged = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], args: ["--no-approve", "--mcp-trust-project"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    expect(flagged.stdout + flagged.stderr).not.toContain("repo: connected");
+
+    const approved = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], args: ["--approve"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    expect(approved.stdout + approved.stderr).toContain("✓ repo: connected");
   });
 });
