@@ -16,6 +16,8 @@ import { descendantProcesses } from "./helpers/processes.ts";
 
 const host = currentHost();
 const QUESTION = "This project's MCP config";
+/** Print-mode tests run the CLI two or three times, each a Pi start and a server start. */
+const CLI_RUNS_TIMEOUT_MS = 180_000;
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -100,7 +102,7 @@ describe(`project trust and --no-mcp in print mode on Pi ${host.version}`, () =>
     expect(trusted.exitCode).toBe(0);
     expect(trusted.stdout + trusted.stderr).toContain("✓ repo: connected");
     expect(trusted.stdout + trusted.stderr).not.toContain("Project MCP config not used");
-  });
+  }, CLI_RUNS_TIMEOUT_MS);
 
   test("--no-mcp: no server listed or started, no ToolSearch offered, /mcp says MCP is off", async () => {
     const dirs = await mcpDirs({ mcpServers: { items: itemsServer({ lifecycle: "eager" }) } });
@@ -117,7 +119,7 @@ describe(`project trust and --no-mcp in print mode on Pi ${host.version}`, () =>
     expect(off.stdout + off.stderr).toContain("MCP is off for this run (--no-mcp)");
     expect(off.requests[0]!.tools.map((tool) => tool.name)).not.toContain("ToolSearch");
     expect(existsSync(join(other.agentDir, "mcp-cache.json"))).toBe(false);
-  });
+  }, CLI_RUNS_TIMEOUT_MS);
 });
 
 // Pi 1.x guards `.pi/mcp.json` with its own project trust (0.87 has the trust model but does not guard that file).
@@ -134,5 +136,28 @@ describe.runIf(host.version === "1.5.2")(`project trust decided by Pi ${host.ver
 
     const approved = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], args: ["--approve"], agentDir: dirs.agentDir, cwd: dirs.cwd });
     expect(approved.stdout + approved.stderr).toContain("✓ repo: connected");
+  }, CLI_RUNS_TIMEOUT_MS);
+});
+
+// Pi 1.x: servers other extensions register are ours to connect (pi.getMcpServers, mcp_servers_change).
+describe.runIf(host.version === "1.5.2")(`servers other extensions register on Pi ${host.version}`, () => {
+  test("listed with the extension as source, found and called through ToolSearch; added and removed as they come and go", async () => {
+    const dirs = await mcpDirs({ mcpServers: {} });
+    cleanups.push(dirs.cleanup);
+    const fixture = join(REPO_ROOT, "test/fixtures/extensions/registers-mcp-server.ts");
+    const pi = await startSession({ extensions: [ENTRY, fixture], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    cleanups.push(() => pi.dispose());
+    const status = await waitForStatus(pi, /reg: [^\n]*10 tools/);
+    expect(status).toContain(`source: ${fixture} (extension)`);
+    pi.script([search("select:reg__echo"), callLoaded("reg__echo", { text: "registered" }), "done"]);
+    await pi.prompt("echo");
+    expect(itemsRan(dirs)).toContain("echo");
+
+    await pi.command("/reg-late");
+    await waitForStatus(pi, /✓ late: connected/);
+    await pi.command("/reg-drop");
+    const after = await waitForStatus(pi, /^(?![\s\S]*late:)/);
+    expect(after).toContain("reg:");
+    expect(pi.errors).toEqual([]);
   });
 });
