@@ -25,7 +25,12 @@ import { ignored } from "./util/debug-log.ts";
 const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
 const USAGE = `/mcp status | tools [server] | prompts [server] | reconnect [name] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
 
-export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtensionState | undefined): void {
+/** `notRunning`: the answer while there is no state (a session starting or ending, or MCP off for the run). */
+export function registerCommands(
+  pi: ExtensionAPI,
+  currentState: () => McpExtensionState | undefined,
+  notRunning = "MCP adapter: not running (no session yet).",
+): void {
   pi.registerCommand("mcp", {
     description: `MCP servers: ${USAGE}`,
     getArgumentCompletions: (prefix) => {
@@ -34,7 +39,7 @@ export function registerCommands(pi: ExtensionAPI, currentState: () => McpExtens
     },
     handler: async (args, ctx) => {
       const state = currentState();
-      if (!state) return showText(ctx, "MCP adapter: not running (no session yet).");
+      if (!state) return showText(ctx, notRunning);
       // In the TUI, a bare /mcp opens the panel; other modes (RPC cannot show it) print the status.
       if (args.trim() === "" && ctx.hasUI && (await openServersPanel(ctx, state, panelActions(pi, ctx, state)))) return;
       // Quotes are read as /mcp enable reads them: a server name with spaces may be quoted or not.

@@ -22,6 +22,7 @@ import {
   type ImportKind,
   type LoadedConfig,
   type McpSettings,
+  type ProjectConfig,
   type ServerDefinition,
   type ServerEntry,
 } from "./types.ts";
@@ -45,11 +46,21 @@ export interface LoadConfigOptions {
   /** Default `process.platform`. */
   platform?: NodeJS.Platform;
   /**
-   * The project's files (`.pi/mcp.json`, `.mcp.json`) are trusted: their `!command` values may run (when the server
-   * starts). Default false: such a server is reported and not started. The user's own files always may; other
-   * tools' files (`imports`) never do.
+   * The project's files may configure servers (the session's trust decision, host/project-trust.ts). Default false:
+   * they are read only to note what they define (`LoadedConfig.project`); their servers, settings and imports are left
+   * out, and their `!command` values never run.
    */
   projectTrusted?: boolean;
+  /** Servers other extensions registered with Pi (`pi.registerMcpServer`, Pi 1.x): below every file. */
+  registered?: readonly ExtensionServer[];
+}
+
+/** A server another extension registered with Pi: its entry is in the `mcpServers` shape. */
+export interface ExtensionServer {
+  name: string;
+  config: unknown;
+  /** The extension that registered it: the server's source. */
+  extensionPath: string;
 }
 
 type OwnFileKind = Extract<ConfigSourceKind, "project" | "project-shared" | "user" | "user-shared">;
@@ -63,6 +74,7 @@ const OWN_FILES: ReadonlyArray<{ kind: OwnFileKind; label: string }> = [
 ];
 
 const OWN_TOP_LEVEL_KEYS = new Set(["mcpServers", "mcp-servers", "imports", "settings", "$schema"]);
+const PROJECT_KINDS: ReadonlySet<ConfigSourceKind> = new Set(["project", "project-shared"]);
 
 interface OwnFile {
   layer: ConfigLayer;
@@ -85,21 +97,78 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
   const context = interpolationContext(options);
   const problems: ConfigProblem[] = [];
   const userFile = ownFilePath("user", options, context);
+  const project: ProjectConfig = { trusted: options.projectTrusted === true, files: [], servers: [] };
   const ownFiles = OWN_FILES.flatMap(({ kind }) => {
     const file = ownFilePath(kind, options, context);
     // `--mcp-config ~/.config/mcp/mcp.json` makes the shared file the user file: it is read once.
     if (kind === "user-shared" && file === userFile) return [];
-    const trusted = (kind !== "project" && kind !== "project-shared") || options.projectTrusted === true;
-    const own = readOwnFile(kind, file, context, problems, kind === "user" && options.configPath !== undefined, trusted);
+    const untrusted = PROJECT_KINDS.has(kind) && !project.trusted;
+    const own = untrusted ? readUntrustedFile(kind, file, context, project) : readOwnFile(kind, file, context, problems, kind === "user" && options.configPath !== undefined);
+    if (own && PROJECT_KINDS.has(kind) && !untrusted) noteTrustedFile(own, project, problems);
     return own ? [own] : [];
   });
 
   const imports = [...new Set([...ownFiles].reverse().flatMap((own) => own.imports))];
-  const layers = [...ownFiles.map((own) => own.layer), ...imports.flatMap((kind) => importHostServers(kind, context, problems))];
+  const layers = [
+    ...ownFiles.map((own) => own.layer),
+    ...imports.flatMap((kind) => importHostServers(kind, context, problems, project)),
+    ...registeredLayers(options.registered ?? [], context, problems),
+  ];
   const servers = resolveServers(layers, problems);
   // Lowest precedence first, so a project file's setting replaces the user's.
   const settings = Object.assign({}, ...[...ownFiles].reverse().map((own) => own.settings)) as McpSettings;
-  return { servers, settings, problems, userFile };
+  return { servers, settings, problems, userFile, ...(project.files.length > 0 ? { project } : {}) };
+}
+
+/**
+ * An untrusted project's own file: only entries that switch a server off are used (a project may always turn a
+ * server off, as `/mcp disable --project` writes); whatever else it configures is noted and waits for trust, and its
+ * problems are not reported (the file is not in use).
+ */
+function readUntrustedFile(kind: ConfigSourceKind, file: string, context: InterpolationContext, project: ProjectConfig): OwnFile | undefined {
+  const read = readConfigFile(file, "json");
+  if (read.status === "absent") return undefined;
+  // A broken file may configure anything: once the project is trusted, its error is reported.
+  if (read.status === "error") project.files.push(file);
+  if (read.status !== "ok") return undefined;
+  const ignored: ConfigProblem[] = [];
+  const options: EntryOptions = { file, context, interpolate: false, allowOverride: true, reportUnknownFields: false, defaultsSyntax: true, commands: "refused" };
+  const entries = Object.entries(serverTable(read.data, file, ignored)).map(([name, raw]) => ({ name, parsed: parseServerEntry(name, raw, options, ignored) }));
+  const disabling = entries.filter(({ parsed }) => parsed.kind === "override" && onlyDisables(parsed.entry));
+  const held = entries.filter((entry) => !disabling.includes(entry)).map((entry) => entry.name);
+  if (held.length > 0 || read.data.settings !== undefined || read.data.imports !== undefined) {
+    project.files.push(file);
+    project.servers.push(...held);
+  }
+  return disabling.length > 0 ? { layer: { source: { kind, path: file }, entries: disabling }, settings: {}, imports: [] } : undefined;
+}
+
+function onlyDisables(entry: ServerEntry): boolean {
+  const set = Object.entries(entry).filter(([, value]) => value !== undefined);
+  return set.length === 1 && set[0]![0] === "enabled" && set[0]![1] === false;
+}
+
+/** A trusted project's own file is noted like an untrusted one; it may not trust projects (a project cannot trust itself). */
+function noteTrustedFile(own: OwnFile, project: ProjectConfig, problems: ConfigProblem[]): void {
+  const file = own.layer.source.path;
+  const servers = own.layer.entries.map((entry) => entry.name);
+  if (servers.length > 0 || Object.keys(own.settings).length > 0 || own.imports.length > 0) project.files.push(file);
+  project.servers.push(...servers);
+  if (own.settings.trustProjectServers === undefined) return;
+  delete own.settings.trustProjectServers;
+  problems.push(configProblem("warning", { file, field: "settings.trustProjectServers" }, "is read only from your user files (a project cannot trust itself); ignored"));
+}
+
+/** Servers of other extensions, a layer per extension, validated as entries of our files are (problems name the extension). */
+function registeredLayers(registered: readonly ExtensionServer[], context: InterpolationContext, problems: ConfigProblem[]): ConfigLayer[] {
+  const byExtension = new Map<string, ExtensionServer[]>();
+  for (const server of registered) byExtension.set(server.extensionPath, [...(byExtension.get(server.extensionPath) ?? []), server]);
+  return [...byExtension].map(([file, servers]) => {
+    // Pi trust-gates the extensions themselves, so what they register is the user's own: its `!command` values run.
+    const options: EntryOptions = { file, context, interpolate: true, allowOverride: false, reportUnknownFields: false, defaultsSyntax: true, commands: "run" };
+    const entries = servers.map(({ name, config }) => ({ name, parsed: parseServerEntry(name, config, options, problems) }));
+    return { source: { kind: "extension", path: file }, entries };
+  });
 }
 
 export function interpolationContext(options: LoadConfigOptions): InterpolationContext {
@@ -125,14 +194,16 @@ function ownFilePath(kind: OwnFileKind, options: LoadConfigOptions, context: Int
   }
 }
 
-/** `given`: the file was named with --mcp-config, so its absence is worth a warning; `trusted`: its commands may run. */
+/**
+ * `given`: the file was named with --mcp-config, so its absence is worth a warning. Its `!command` values may run: it
+ * is the user's, or a project's the user trusts (an untrusted project's files go to readUntrustedFile instead).
+ */
 function readOwnFile(
   kind: ConfigSourceKind,
   file: string,
   context: InterpolationContext,
   problems: ConfigProblem[],
   given: boolean,
-  trusted: boolean,
 ): OwnFile | undefined {
   const read = readConfigFile(file, "json");
   if (read.status === "absent") {
@@ -148,8 +219,7 @@ function readOwnFile(
     if (!OWN_TOP_LEVEL_KEYS.has(key)) problems.push(configProblem("warning", { file, field: key }, "unknown top-level field, ignored"));
   }
   const source: ConfigSource = { kind, path: file };
-  const commands = trusted ? "run" : "refused";
-  const options: EntryOptions = { file, context, interpolate: true, allowOverride: true, reportUnknownFields: true, defaultsSyntax: true, commands };
+  const options: EntryOptions = { file, context, interpolate: true, allowOverride: true, reportUnknownFields: true, defaultsSyntax: true, commands: "run" };
   const entries = Object.entries(serverTable(data, file, problems)).map(([name, raw]) => ({
     name,
     parsed: parseServerEntry(name, raw, options, problems),

@@ -1,7 +1,10 @@
 /**
- * What the running Pi can do with tools activated during a run. Pi 0.80.3 (its CHANGELOG, issue #6162) was the
- * first to offer them from the run's next turn; older hosts only from the user's next prompt.
+ * What the running Pi can do, found out by looking (feature detection), never from its version number where the
+ * feature itself can be seen: tools activated during a run (Pi 0.80.3, its CHANGELOG, issue #6162, was the first to
+ * offer them from the run's next turn; older hosts only from the user's next prompt), a trust model for projects
+ * (host/project-trust.ts), its own MCP support and servers other extensions register (Pi 1.x).
  */
+import type { ExtensionServer } from "./config.ts";
 
 export {
   BUILTIN_TOOL_SEARCH,
@@ -48,4 +51,19 @@ export function hostRefreshesToolsEachTurn(version: string): boolean {
     if (parts[index] !== FIRST_REFRESHING_RELEASE[index]) return parts[index]! > FIRST_REFRESHING_RELEASE[index]!;
   }
   return true;
+}
+
+export { hostProjectTrust, ProjectTrust, TRUST_FLAG, type TrustQuestion, type TrustVerdict } from "./host/project-trust.ts";
+
+/** Servers other extensions registered with `pi.registerMcpServer()` (Pi 1.x); none on a host without that API. */
+export function hostMcpServers(pi: object): ExtensionServer[] {
+  const getMcpServers = (pi as { getMcpServers?: unknown }).getMcpServers;
+  if (typeof getMcpServers !== "function") return [];
+  const servers: unknown = getMcpServers.call(pi);
+  return Array.isArray(servers) ? (servers as ExtensionServer[]) : [];
+}
+
+/** Pi has its own MCP support (1.x): `pi.registerMcpServer`, `mcp_servers_change`, and its `--no-mcp` flag. */
+export function hostHasOwnMcp(pi: object): boolean {
+  return typeof (pi as { getMcpServers?: unknown }).getMcpServers === "function";
 }

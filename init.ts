@@ -21,7 +21,6 @@ import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "
 import { statSync } from "node:fs";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
-import { hideConfigSecretsInDebugLog, loadConfig } from "./config.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
@@ -43,11 +42,11 @@ import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-reg
 import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
 import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
 import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
+import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
 import { reportConfigProblems, reportConnectFailure, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
 
-export const CONFIG_FLAG = "mcp-config";
 /** How long shutdown waits for the last cache writes (a lock held by another process must not hold Pi open). */
 const SHUTDOWN_CACHE_FLUSH_MS = 5_000;
 
@@ -66,15 +65,15 @@ export class McpAdapter {
   private readonly host = detectHost(VERSION, piHost);
   private readonly run: McpToolRunner = (name, params, signal, onUpdate, ctx) =>
     executeMcpTool(this.requireState(), name, params, signal, onUpdate, ctx);
+  private readonly sessionConfig: SessionConfig;
   private state: McpExtensionState | undefined;
   private early: EarlyView | undefined;
   private generation = 0;
-  /** The trust hook of the project's `!command` values (config.ts `projectTrusted`): the session's, once it starts. */
-  private projectTrusted = false;
 
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
     this.registrar = new ToolRegistrar(pi);
+    this.sessionConfig = new SessionConfig(pi, this.agentDir);
     this.prompts = new PromptCommandRegistry(pi, () => this.state);
     openDebugLog(this.agentDir);
   }
@@ -91,9 +90,7 @@ export class McpAdapter {
   /** Module scope: every cached tool, with no server started. Never throws. */
   registerEarly(): void {
     try {
-      const configPath = configFlagFromArgv(process.argv);
-      const config = loadConfig({ agentDir: this.agentDir, cwd: process.cwd(), configPath });
-      hideConfigSecretsInDebugLog(config);
+      const config = this.sessionConfig.loadEarly();
       const cache = loadMetadataCache(this.agentDir);
       const view = buildToolView(config, cache);
       this.registrar.register(this.definitions(view));
@@ -109,7 +106,7 @@ export class McpAdapter {
     await this.stopState();
     if (generation !== this.generation) return; // a newer session_start took over while the old state shut down
     const ui = createUi(ctx, () => generation !== this.generation);
-    this.projectTrusted = hostTrustsProject(ctx);
+    this.sessionConfig.beginSession(ctx);
     let state: McpExtensionState;
     try {
       state = this.createState(ctx, ui);
@@ -123,6 +120,16 @@ export class McpAdapter {
     state.startup = this.runStartup(state);
     state.lifecycle.startHealthChecks();
     updateStatus(state);
+    // A project Pi cannot decide about waits for the user's answer; the session then follows it.
+    void this.sessionConfig.askIfWaiting(ctx.ui, state.cwd, state.config).then(
+      async (answered) => void (answered && !state.shutDown && (await this.reloadConfig(state))),
+      () => {},
+    );
+  }
+
+  /** mcp_servers_change (Pi 1.x): another extension registered or removed a server; the session follows. */
+  onMcpServersChange(): void {
+    if (this.state && !this.state.shutDown) void this.reloadConfig(this.state).catch(() => {});
   }
 
   /** `reason`: Pi's (`quit`, `reload`, `new`, `resume`, `fork`); calls cut short by the shutdown are told it. */
@@ -187,16 +194,8 @@ export class McpAdapter {
     return view;
   }
 
-  private loadSessionConfig(cwd: string) {
-    const configPath = this.pi.getFlag(CONFIG_FLAG);
-    const config = loadConfig({
-      agentDir: this.agentDir,
-      cwd,
-      configPath: typeof configPath === "string" ? configPath : undefined,
-      projectTrusted: this.projectTrusted,
-    });
-    hideConfigSecretsInDebugLog(config);
-    return config;
+  private loadSessionConfig(cwd: string): LoadedConfig {
+    return this.sessionConfig.loadForSession(cwd, this.pi);
   }
 
   /**
@@ -208,6 +207,7 @@ export class McpAdapter {
     const change = await applyConfig(state, this.loadSessionConfig(state.cwd), loadMetadataCache(this.agentDir));
     if (state.shutDown) return change;
     this.syncRegistrations(state);
+    this.prompts.update(state);
     const started = change.started.flatMap((name) => state.servers.get(name) ?? []);
     await Promise.all([
       this.listUncached(state, started.filter((server) => connectsOnFirstUse(server) && !state.inventories.has(server.name))),
@@ -428,23 +428,7 @@ export class McpAdapter {
   }
 }
 
-/** Pi parses `--mcp-config` only for the session; at module scope its value is read from the command line. */
-function configFlagFromArgv(argv: readonly string[]): string | undefined {
-  const flag = `--${CONFIG_FLAG}`;
-  for (let index = 0; index < argv.length; index++) {
-    if (argv[index] === flag) return argv[index + 1];
-    if (argv[index]!.startsWith(`${flag}=`)) return argv[index]!.slice(flag.length + 1);
-  }
-  return undefined;
-}
-
 /** Changes whenever the file is rewritten (or appears, or goes away). */
-/** Pi ≥ 1.x says whether the user trusts the project; older hosts have no trust model, so nothing says it is. */
-function hostTrustsProject(ctx: ExtensionContext): boolean {
-  const host = ctx as ExtensionContext & { isProjectTrusted?: () => boolean };
-  return typeof host.isProjectTrusted === "function" && host.isProjectTrusted() === true;
-}
-
 function fileStamp(path: string): string {
   try {
     const stats = statSync(path);

@@ -8,10 +8,15 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { registerCommands } from "./commands.ts";
 import { claimSession, secondCopyWarning } from "./host/extension-copies.ts";
-import { CONFIG_FLAG, McpAdapter } from "./init.ts";
+import { hostHasOwnMcp, TRUST_FLAG } from "./host.ts";
+import { McpAdapter } from "./init.ts";
+import { CONFIG_FLAG } from "./config/session-config.ts";
 import { createUi } from "./ui.ts";
+import { flagFromArgv } from "./util/argv.ts";
 
 const LOCATION = dirname(fileURLToPath(import.meta.url));
+/** Pi 1.x's own switch for its MCP support; we register it where Pi does not know it, and honour it everywhere. */
+const NO_MCP_FLAG = "no-mcp";
 
 export default function piMcpAdapter(pi: ExtensionAPI): void {
   const claim = claimSession(pi, LOCATION);
@@ -21,8 +26,16 @@ export default function piMcpAdapter(pi: ExtensionAPI): void {
     pi.on("session_start", (_event, ctx) => createUi(ctx, () => false).notify(secondCopyWarning(otherCopy, LOCATION), "warning"));
     return;
   }
-  const adapter = new McpAdapter(pi);
   pi.registerFlag(CONFIG_FLAG, { description: "Path of the MCP config file to use instead of ~/.pi/agent/mcp.json", type: "string" });
+  pi.registerFlag(TRUST_FLAG, { description: "Use this project's MCP servers (.pi/mcp.json, .mcp.json) without asking, for this run", type: "boolean" });
+  if (!hostHasOwnMcp(pi)) pi.registerFlag(NO_MCP_FLAG, { description: "Turn MCP off for this run: no server listed or started, no MCP tool", type: "boolean" });
+  // Read from the command line: Pi 1.x keeps --no-mcp for itself (it never reaches pi.getFlag), and tools are
+  // registered below, before Pi hands extensions their flags.
+  if (flagFromArgv(process.argv, NO_MCP_FLAG) !== undefined) {
+    registerCommands(pi, () => undefined, "MCP is off for this run (--no-mcp): no server is started and no MCP tool is offered.");
+    return;
+  }
+  const adapter = new McpAdapter(pi);
   adapter.registerEarly();
   registerCommands(pi, () => adapter.current());
   pi.on("session_start", (_event, ctx) => adapter.start(ctx));
@@ -34,4 +47,8 @@ export default function piMcpAdapter(pi: ExtensionAPI): void {
   pi.on("tool_call", (event) => adapter.beforeToolCall(event.toolName, event.input));
   pi.on("agent_start", () => adapter.onAgentStart());
   pi.on("turn_end", () => adapter.onTurnEnd());
+  // Handling this event is what tells Pi 1.x that this extension connects the servers other extensions register.
+  // (An event the older hosts' types do not name.)
+  const on = pi.on as unknown as (event: string, handler: () => void) => void;
+  if (hostHasOwnMcp(pi)) on.call(pi, "mcp_servers_change", () => adapter.onMcpServersChange());
 }

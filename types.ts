@@ -164,11 +164,14 @@ export interface McpSettings {
   captureStats?: boolean | CaptureStatsSettings;
   search?: SearchSettings;
   script?: boolean | ScriptSettings;
+  /** Use every project's MCP config without asking (read from the user's files only: a project cannot trust itself). */
+  trustProjectServers?: boolean;
 }
 
 /** Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process. */
 /** `user-shared`: `~/.config/mcp/mcp.json`, the host-neutral file upstream 2.x reads too. */
-export type ConfigSourceKind = "user" | "project" | "project-shared" | "user-shared" | ImportKind;
+/** `extension`: registered by another Pi extension (`pi.registerMcpServer`, Pi 1.x); `path` is that extension's. */
+export type ConfigSourceKind = "user" | "project" | "project-shared" | "user-shared" | "extension" | ImportKind;
 
 export interface ConfigSource {
   kind: ConfigSourceKind;
@@ -199,6 +202,21 @@ export interface LoadedConfig {
   problems: ConfigProblem[];
   /** The user file in use: `<agentDir>/mcp.json`, or the file given with `--mcp-config` (which may not exist). */
   userFile: string;
+  /** What the project directory's files configure, applied only once the project is trusted (absent: they configure nothing). */
+  project?: ProjectConfig;
+}
+
+/**
+ * The project's part of the config: `.pi/mcp.json`, `.mcp.json`, and the project files of imported hosts
+ * (`.cursor/mcp.json`, `.vscode/mcp.json`, ...). A repository can write them, so they start nothing until the user
+ * trusts the project (host/project-trust.ts).
+ */
+export interface ProjectConfig {
+  trusted: boolean;
+  /** The project's files that configure servers, settings or imports, highest precedence first. */
+  files: string[];
+  /** The servers they define: in `servers` when trusted, left out when not. */
+  servers: string[];
 }
 
 // ---------------------------------------------------------------------------------------------

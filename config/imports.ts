@@ -10,7 +10,7 @@ import { configProblem, type ProblemLocation } from "./problems.ts";
 import { describeValue, isJsonObject } from "../util/guards.ts";
 import { lookupEnv, type InterpolationContext } from "./interpolation.ts";
 import { expandHome, pathModule } from "../util/paths.ts";
-import type { ConfigProblem, ImportKind } from "../types.ts";
+import type { ConfigProblem, ImportKind, ProjectConfig } from "../types.ts";
 
 /**
  * Where a host keeps its servers, highest precedence first (a project file before the user file).
@@ -45,6 +45,37 @@ export function hostConfigFiles(kind: ImportKind, context: InterpolationContext)
 
 const VSCODE_SETTINGS = "settings.json";
 
+/** How many of `hostConfigFiles` (the first ones) are in the project directory: a repository can write them. */
+const PROJECT_FILE_COUNT: Readonly<Record<ImportKind, number>> = {
+  cursor: 1,
+  "claude-code": 0,
+  "claude-desktop": 0,
+  codex: 1,
+  windsurf: 0,
+  vscode: 2,
+};
+
+/**
+ * Whether a host file is the project's. Claude Code's "local" scope is not: it lives in the user's `~/.claude.json`,
+ * written by the user's own `claude mcp add`.
+ */
+function isProjectFile(kind: ImportKind, file: string, context: InterpolationContext): boolean {
+  return hostConfigFiles(kind, context).slice(0, PROJECT_FILE_COUNT[kind]).includes(file);
+}
+
+/**
+ * A project file that defines servers is noted in `project`; its servers are taken only when the project is trusted
+ * (else its problems are not reported either: the file is not in use).
+ */
+function admitProjectFile(kind: ImportKind, file: string, servers: RawServers, context: InterpolationContext, project: ProjectConfig): boolean {
+  if (!isProjectFile(kind, file, context)) return true;
+  if (servers.length > 0) {
+    project.files.push(file);
+    project.servers.push(...servers.map(([name]) => name));
+  }
+  return project.trusted;
+}
+
 /** Where desktop apps keep their settings: `%APPDATA%`, `~/Library/Application Support`, `$XDG_CONFIG_HOME`. */
 function applicationSupportDir(context: InterpolationContext): string {
   const { join } = pathModule(context.platform);
@@ -58,9 +89,12 @@ function envPath(context: InterpolationContext, name: string): string | undefine
   return value ? expandHome(value, context.homeDir, context.platform) : undefined;
 }
 
-/** The servers a host defines for this project, as layers, highest precedence first. */
-export function importHostServers(kind: ImportKind, context: InterpolationContext, problems: ConfigProblem[]): ConfigLayer[] {
-  return kind === "codex" ? importCodex(context, problems) : importJsonHost(kind, context, problems);
+/**
+ * The servers a host defines for this project, as layers, highest precedence first. Its files in the project
+ * directory count only when the project is trusted (`project.trusted`); they are noted in `project` either way.
+ */
+export function importHostServers(kind: ImportKind, context: InterpolationContext, problems: ConfigProblem[], project: ProjectConfig): ConfigLayer[] {
+  return kind === "codex" ? importCodex(context, problems, project) : importJsonHost(kind, context, problems, project);
 }
 
 type RawServers = Array<[string, unknown]>;
@@ -111,11 +145,14 @@ function serverTable(container: Record<string, unknown>, key: string, where: Pro
 // JSON hosts: Cursor, Claude Code, Claude Desktop, Windsurf, VS Code
 // ---------------------------------------------------------------------------------------------
 
-function importJsonHost(kind: Exclude<ImportKind, "codex">, context: InterpolationContext, problems: ConfigProblem[]): ConfigLayer[] {
+function importJsonHost(kind: Exclude<ImportKind, "codex">, context: InterpolationContext, problems: ConfigProblem[], project: ProjectConfig): ConfigLayer[] {
   return hostConfigFiles(kind, context).flatMap((file) => {
-    const data = readHostFile(file, "json", problems);
+    // An untrusted project's file is read only to know what it defines: its problems are nobody's concern yet.
+    const fileProblems = isProjectFile(kind, file, context) && !project.trusted ? [] : problems;
+    const data = readHostFile(file, "json", fileProblems);
     if (!data) return [];
-    const servers = jsonHostServers(kind, data, file, context, problems);
+    const servers = jsonHostServers(kind, data, file, context, fileProblems);
+    if (!admitProjectFile(kind, file, servers, context, project)) return [];
     // Of these hosts only Claude Code reads `${VAR:-default}` itself.
     const options = hostEntryOptions(file, context, true, kind === "claude-code");
     const timeouts = kind === "claude-code" ? claudeCodeTimeouts(file, context, problems) : {};
@@ -211,14 +248,17 @@ function mapJsonHostEntry(raw: unknown, where: ProblemLocation, defaults: Record
 // Codex: TOML, `[mcp_servers.<name>]`, secrets referenced by environment variable name
 // ---------------------------------------------------------------------------------------------
 
-function importCodex(context: InterpolationContext, problems: ConfigProblem[]): ConfigLayer[] {
+function importCodex(context: InterpolationContext, problems: ConfigProblem[], project: ProjectConfig): ConfigLayer[] {
   const [projectFile, userFile] = hostConfigFiles("codex", context) as [string, string];
   const user = readHostFile(userFile, "toml", problems);
   const layers: ConfigLayer[] = [];
   if (existsSync(projectFile)) {
     if (user && isTrustedProject(user, context)) {
-      const project = readHostFile(projectFile, "toml", problems);
-      if (project) layers.push(codexLayer(projectFile, project, context, problems));
+      // Trusted in Codex, and still the repository's file: it needs the project trusted here too.
+      const fileProblems = project.trusted ? problems : [];
+      const data = readHostFile(projectFile, "toml", fileProblems);
+      const servers = data ? serverTable(data, "mcp_servers", { file: projectFile, field: "mcp_servers" }, fileProblems) : [];
+      if (data && admitProjectFile("codex", projectFile, servers, context, project)) layers.push(codexLayer(projectFile, data, context, problems));
     } else {
       problems.push(
         configProblem("warning", { file: projectFile }, `skipped: Codex reads a project's config only once the project is trusted (trust_level = "trusted" in ${userFile})`),

@@ -31,6 +31,7 @@ const SETTINGS_CHECKS = {
   requestTimeoutMs: timeLimit,
   maxTotalTimeoutMs: timeLimit,
   outputGuard,
+  trustProjectServers: boolean,
 } satisfies Record<string, Check<unknown>>;
 
 /** A setting with a bad value is left out (its default applies), except where that would not be safe. */

@@ -20,6 +20,7 @@ export interface ConfigSandbox {
   place(fixture: string, destination: string): string;
   /** Writes text (or JSON for a non-string) to `<root>/<destination>`; returns the absolute destination. */
   write(destination: string, content: unknown): string;
+  /** The project is trusted unless `projectTrusted: false` is given (most tests are about what its files mean). */
   load(options?: Partial<LoadConfigOptions>): LoadedConfig;
   remove(): void;
 }
@@ -44,7 +45,7 @@ export function createConfigSandbox(): ConfigSandbox {
     agentDir,
     place: (fixture, destination) => write(destination, readFileSync(path.join(FIXTURES, fixture), "utf8").replaceAll("__PROJECT__", project)),
     write,
-    load: (options) => loadConfig({ agentDir, cwd: project, homeDir: home, env: {}, platform: "linux", ...options }),
+    load: (options) => loadConfig({ agentDir, cwd: project, homeDir: home, env: {}, platform: "linux", projectTrusted: true, ...options }),
     remove: () => rmSync(root, { recursive: true, force: true }),
   };
 }

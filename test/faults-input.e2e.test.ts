@@ -8,6 +8,7 @@ import { describe, expect, test } from "vitest";
 import { CACHE_VERSION } from "../metadata-cache.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { callLoaded, faultHarness, faulty, notifications, search } from "./helpers/fault-setup.ts";
+import { trustProject } from "./helpers/mcp-setup.ts";
 import type { ToolCallSpec } from "./helpers/faux-script.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
 
@@ -51,6 +52,7 @@ describe(`bad input on Pi ${host.version}`, () => {
     await mkdir(join(dirs.cwd, ".pi"));
     const projectFile = join(dirs.cwd, ".pi", "mcp.json");
     await writeFile(projectFile, '{ "mcpServers": { "half": { "command": "node", } ');
+    await trustProject(dirs); // else the project's file is not read (and its error not reported)
 
     const pi = await harness.session(dirs, [search("echo the text back"), callLoaded("good__echo", { text: "configured" }), "done"]);
     await pi.prompt("echo");

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
 import { itemsServer, warmCache } from "./helpers/items-fixture.ts";
-import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
+import { type McpDirs, mcpDirs, REAL_SERVERS, trustProject } from "./helpers/mcp-setup.ts";
 import { runPrint, runRpc } from "./helpers/pi-print.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
@@ -94,6 +94,7 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
     const projectFile = join(dirs.cwd, ".pi", "mcp.json");
     await mkdir(join(dirs.cwd, ".pi"));
     await writeFile(projectFile, JSON.stringify({ mcpServers: { local: itemsServer() } }, null, 2));
+    await trustProject(dirs);
     const pi = await session(dirs);
     const output = await pi.command("/mcp disable local");
     expect(output.ui.filter((entry) => entry.kind === "dialog")).toEqual([]);
@@ -107,6 +108,7 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
     const projectFile = join(dirs.cwd, ".pi", "mcp.json");
     await mkdir(join(dirs.cwd, ".pi"));
     await writeFile(projectFile, JSON.stringify({ mcpServers: { "Local Items": itemsServer() } }, null, 2));
+    await trustProject(dirs);
     const pi = await session(dirs);
     expect((await pi.command('/mcp reconnect "Local Items"')).text).toMatch(/^✓ Local Items: connected/);
     expect((await pi.command("/mcp reconnect Local Items")).text).toMatch(/^✓ Local Items: connected/);

@@ -4,6 +4,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadConfig } from "../../config.ts";
+import { ProjectTrust } from "../../host.ts";
 import { REPO_ROOT } from "./hosts.ts";
 
 const bin = (pkg: string, file: string) => join(REPO_ROOT, "node_modules", pkg, file);
@@ -37,4 +39,11 @@ export async function mcpDirs(config: Record<string, unknown>): Promise<McpDirs>
       await rm(cwd, { recursive: true, force: true });
     },
   };
+}
+
+/** The user answered Yes, before, to using the project's MCP config as its files are now (as Pi before 1.x asks). */
+export async function trustProject(dirs: Pick<McpDirs, "agentDir" | "cwd">): Promise<void> {
+  const project = loadConfig({ agentDir: dirs.agentDir, cwd: dirs.cwd, projectTrusted: false }).project;
+  if (!project) throw new Error(`no project MCP config in ${dirs.cwd} to trust`);
+  await new ProjectTrust(dirs.agentDir).ask({ select: async () => "Yes, use them" }, dirs.cwd, project, 1000);
 }

@@ -1,0 +1,110 @@
+/**
+ * The config a session runs with: the user's files always, the project's once the project is trusted
+ * (host/project-trust.ts), and the servers other extensions registered with Pi. What the project may do is decided
+ * here, once per load, so that nothing downstream (startup, listing, npx resolution, `!command` values) has to ask:
+ * an untrusted project's servers are simply not in the config.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { type ExtensionServer, hideConfigSecretsInDebugLog, loadConfig } from "../config.ts";
+import { hostMcpServers, hostProjectTrust, ProjectTrust, TRUST_FLAG, type TrustQuestion, type TrustVerdict } from "../host.ts";
+import type { LoadedConfig } from "../types.ts";
+import { DIALOG_TIMEOUT_MS } from "../ui.ts";
+import { flagFromArgv } from "../util/argv.ts";
+
+export const CONFIG_FLAG = "mcp-config";
+
+interface LoadInputs {
+  cwd: string;
+  /** `--mcp-config <path>`. */
+  configPath: string | undefined;
+  /** `--mcp-trust-project`. */
+  trustFlag: boolean;
+  /** `pi.getMcpServers()` where Pi has it. */
+  registered: readonly ExtensionServer[];
+}
+
+export class SessionConfig {
+  private readonly pi: Pick<ExtensionAPI, "getFlag">;
+  private readonly agentDir: string;
+  private readonly trust: ProjectTrust;
+  /** Pi's own answer about the project (`ctx.isProjectTrusted()`, Pi 1.x); `undefined` on a host without a trust model. */
+  private hostTrusted: boolean | undefined;
+  /** Someone can answer a dialog (the TUI, an RPC client): an undecided project is asked about (`askIfWaiting`). */
+  private canAsk = false;
+  /**
+   * Verdicts the user gave in this process: an answer the store could not keep, and a dismissed question (not asked
+   * again until Pi restarts).
+   */
+  private readonly given = new Map<string, TrustVerdict>();
+  /** The last load's verdict on the project; `undefined` when no project file configures anything. */
+  private verdict: TrustVerdict | undefined;
+
+  constructor(pi: Pick<ExtensionAPI, "getFlag">, agentDir: string) {
+    this.pi = pi;
+    this.agentDir = agentDir;
+    this.trust = new ProjectTrust(agentDir);
+  }
+
+  /**
+   * Module scope: Pi has not parsed the flags yet (they are read from the command line), nor decided about the
+   * project: only a trust given before (the flag, the setting, a remembered answer) lets the project in here.
+   */
+  loadEarly(): LoadedConfig {
+    const configPath = flagFromArgv(process.argv, CONFIG_FLAG);
+    return this.load({
+      cwd: process.cwd(),
+      configPath: typeof configPath === "string" ? configPath : undefined,
+      trustFlag: flagFromArgv(process.argv, TRUST_FLAG) !== undefined,
+      registered: [],
+    });
+  }
+
+  /** session_start: what this session's Pi says about the project, and whether a dialog can be shown. */
+  beginSession(ctx: ExtensionContext): void {
+    this.hostTrusted = hostProjectTrust(ctx);
+    this.canAsk = ctx.hasUI;
+  }
+
+  loadForSession(cwd: string, pi: object): LoadedConfig {
+    const configPath = this.pi.getFlag(CONFIG_FLAG);
+    return this.load({
+      cwd,
+      configPath: typeof configPath === "string" ? configPath : undefined,
+      trustFlag: this.pi.getFlag(TRUST_FLAG) === true,
+      registered: hostMcpServers(pi),
+    });
+  }
+
+  /**
+   * When the last load left the project waiting for the user: asks, remembers the answer, and returns true (the
+   * caller loads the config again to follow it). Otherwise returns false at once.
+   */
+  async askIfWaiting(ui: TrustQuestion, cwd: string, config: LoadedConfig): Promise<boolean> {
+    if (this.verdict?.by !== "asking" || !config.project) return false;
+    const verdict = await this.trust.ask(ui, cwd, config.project, DIALOG_TIMEOUT_MS);
+    this.given.set(cwd, verdict);
+    return true;
+  }
+
+  private load(inputs: LoadInputs): LoadedConfig {
+    const config = this.decideAndLoad(inputs);
+    hideConfigSecretsInDebugLog(config);
+    return config;
+  }
+
+  private decideAndLoad(inputs: LoadInputs): LoadedConfig {
+    const options = { agentDir: this.agentDir, cwd: inputs.cwd, configPath: inputs.configPath, registered: inputs.registered };
+    // Loaded without the project first: its settings are then the user's own, which a project must not change.
+    const userOnly = loadConfig({ ...options, projectTrusted: false });
+    if (!userOnly.project) {
+      this.verdict = undefined;
+      return userOnly;
+    }
+    const verdict = this.trust.decide(inputs.cwd, userOnly, this.hostTrusted, inputs.trustFlag) ??
+      this.given.get(inputs.cwd) ?? { trusted: false, by: this.canAsk ? "asking" : "no-ui" };
+    this.verdict = verdict;
+    if (verdict.trusted) return loadConfig({ ...options, projectTrusted: true });
+    const problem = this.trust.explain(verdict, userOnly);
+    return problem ? { ...userOnly, problems: [...userOnly.problems, problem] } : userOnly;
+  }
+}
