@@ -18,7 +18,16 @@ import { openServersPanel, type PanelActions } from "./commands/panel.ts";
 import { DEFAULT_SIGN_IN_TIMEOUT_MS } from "./connection/oauth-signins.ts";
 import type { McpExtensionState } from "./state.ts";
 import type { ServerDefinition } from "./types.ts";
-import { describeStatus, disabledState, firstLine, lastErrorLines, panelSummary, statusReport, toolCount, updateStatus } from "./commands/status-report.ts";
+import {
+  describeStatus,
+  disabledState,
+  firstLine,
+  lastErrorLines,
+  panelSummary,
+  statusReport,
+  toolCount,
+  updateStatus,
+} from "./commands/status-report.ts";
 import { showText } from "./ui.ts";
 import { ignored } from "./util/debug-log.ts";
 
@@ -60,18 +69,25 @@ export function registerCommands(
   pi.registerCommand("mcp-auth", {
     description: "Sign in to an MCP server (OAuth), or see how to give it credentials: /mcp-auth <server> [--logout | --cancel]",
     getArgumentCompletions: (prefix) => {
-      const items = [...(currentState()?.servers.keys() ?? [])].filter((name) => name.startsWith(prefix)).map((name) => ({ value: name, label: name }));
+      const items = [...(currentState()?.servers.keys() ?? [])]
+        .filter((name) => name.startsWith(prefix))
+        .map((name) => ({ value: name, label: name }));
       return items.length > 0 ? items : null;
     },
     handler: async (args, ctx) => {
       const state = currentState();
       const [name = "", option] = splitArguments(args);
       const server = state?.servers.get(name);
-      if (!state || !server) return showText(ctx, `Usage: ${AUTH_USAGE}. Servers: ${[...(state?.servers.keys() ?? [])].join(", ") || "none"}`);
+      if (!state || !server)
+        return showText(ctx, `Usage: ${AUTH_USAGE}. Servers: ${[...(state?.servers.keys() ?? [])].join(", ") || "none"}`);
       if (!canSignIn(server)) return showText(ctx, authHelp(state, server));
       if (server.enabled === false) return showText(ctx, `MCP server "${name}" is disabled; enable it before signing in.`);
       if (option === "--logout") return signOut(ctx, state, server);
-      if (option === "--cancel") return showText(ctx, state.manager.cancelSignIn(name) ? `Cancelling the sign-in to "${name}".` : `No sign-in to "${name}" is under way.`);
+      if (option === "--cancel")
+        return showText(
+          ctx,
+          state.manager.cancelSignIn(name) ? `Cancelling the sign-in to "${name}".` : `No sign-in to "${name}" is under way.`,
+        );
       if (option) return deliverCallback(ctx, state, name, option);
       await startSignIn(ctx, state, server);
     },
@@ -104,7 +120,8 @@ async function startSignIn(ctx: ExtensionCommandContext, state: McpExtensionStat
 const AUTH_USAGE = "/mcp-auth <server> [--logout | --cancel | <address the browser ended up on>]";
 
 function toolsReport(pi: ExtensionAPI, state: McpExtensionState, serverName: string | undefined): string {
-  if (serverName && !state.servers.has(serverName)) return `No MCP server named "${serverName}". Servers: ${[...state.servers.keys()].join(", ")}`;
+  if (serverName && !state.servers.has(serverName))
+    return `No MCP server named "${serverName}". Servers: ${[...state.servers.keys()].join(", ")}`;
   const active = new Set(pi.getActiveTools());
   const lines: string[] = [];
   // In the order /mcp status lists them.
@@ -184,7 +201,12 @@ async function reportReconnect(state: McpExtensionState, name: string, done: str
 async function signOut(ctx: ExtensionCommandContext, state: McpExtensionState, server: ServerDefinition): Promise<void> {
   const forgot = await state.manager.signOut(server);
   if (!state.shutDown) updateStatus(state);
-  showText(ctx, forgot ? `Signed out of MCP server "${server.name}": its tokens and client registration are forgotten.` : `MCP server "${server.name}" was not signed in.`);
+  showText(
+    ctx,
+    forgot
+      ? `Signed out of MCP server "${server.name}": its tokens and client registration are forgotten.`
+      : `MCP server "${server.name}" was not signed in.`,
+  );
 }
 
 function deliverCallback(ctx: ExtensionCommandContext, state: McpExtensionState, name: string, address: string): void {

@@ -103,7 +103,9 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
     // `--mcp-config ~/.config/mcp/mcp.json` makes the shared file the user file: it is read once.
     if (kind === "user-shared" && file === userFile) return [];
     const untrusted = PROJECT_KINDS.has(kind) && !project.trusted;
-    const own = untrusted ? readUntrustedFile(kind, file, context, project) : readOwnFile(kind, file, context, problems, kind === "user" && options.configPath !== undefined);
+    const own = untrusted
+      ? readUntrustedFile(kind, file, context, project)
+      : readOwnFile(kind, file, context, problems, kind === "user" && options.configPath !== undefined);
     if (own && PROJECT_KINDS.has(kind) && !untrusted) noteTrustedFile(own, project, problems);
     return own ? [own] : [];
   });
@@ -125,15 +127,31 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
  * server off, as `/mcp disable --project` writes); whatever else it configures is noted and waits for trust, and its
  * problems are not reported (the file is not in use).
  */
-function readUntrustedFile(kind: ConfigSourceKind, file: string, context: InterpolationContext, project: ProjectConfig): OwnFile | undefined {
+function readUntrustedFile(
+  kind: ConfigSourceKind,
+  file: string,
+  context: InterpolationContext,
+  project: ProjectConfig,
+): OwnFile | undefined {
   const read = readConfigFile(file, "json");
   if (read.status === "absent") return undefined;
   // A broken file may configure anything: once the project is trusted, its error is reported.
   if (read.status === "error") project.files.push(file);
   if (read.status !== "ok") return undefined;
   const ignored: ConfigProblem[] = [];
-  const options: EntryOptions = { file, context, interpolate: false, allowOverride: true, reportUnknownFields: false, defaultsSyntax: true, commands: "refused" };
-  const entries = Object.entries(serverTable(read.data, file, ignored)).map(([name, raw]) => ({ name, parsed: parseServerEntry(name, raw, options, ignored) }));
+  const options: EntryOptions = {
+    file,
+    context,
+    interpolate: false,
+    allowOverride: true,
+    reportUnknownFields: false,
+    defaultsSyntax: true,
+    commands: "refused",
+  };
+  const entries = Object.entries(serverTable(read.data, file, ignored)).map(([name, raw]) => ({
+    name,
+    parsed: parseServerEntry(name, raw, options, ignored),
+  }));
   const disabling = entries.filter(({ parsed }) => parsed.kind === "override" && onlyDisables(parsed.entry));
   const held = entries.filter((entry) => !disabling.includes(entry)).map((entry) => entry.name);
   if (held.length > 0 || read.data.settings !== undefined || read.data.imports !== undefined) {
@@ -156,7 +174,13 @@ function noteTrustedFile(own: OwnFile, project: ProjectConfig, problems: ConfigP
   project.servers.push(...servers);
   if (own.settings.trustProjectServers === undefined) return;
   delete own.settings.trustProjectServers;
-  problems.push(configProblem("warning", { file, field: "settings.trustProjectServers" }, "is read only from your user files (a project cannot trust itself); ignored"));
+  problems.push(
+    configProblem(
+      "warning",
+      { file, field: "settings.trustProjectServers" },
+      "is read only from your user files (a project cannot trust itself); ignored",
+    ),
+  );
 }
 
 /** Servers of other extensions, a layer per extension, validated as entries of our files are (problems name the extension). */
@@ -165,7 +189,15 @@ function registeredLayers(registered: readonly ExtensionServer[], context: Inter
   for (const server of registered) byExtension.set(server.extensionPath, [...(byExtension.get(server.extensionPath) ?? []), server]);
   return [...byExtension].map(([file, servers]) => {
     // Pi trust-gates the extensions themselves, so what they register is the user's own: its `!command` values run.
-    const options: EntryOptions = { file, context, interpolate: true, allowOverride: false, reportUnknownFields: false, defaultsSyntax: true, commands: "run" };
+    const options: EntryOptions = {
+      file,
+      context,
+      interpolate: true,
+      allowOverride: false,
+      reportUnknownFields: false,
+      defaultsSyntax: true,
+      commands: "run",
+    };
     const entries = servers.map(({ name, config }) => ({ name, parsed: parseServerEntry(name, config, options, problems) }));
     return { source: { kind: "extension", path: file }, entries };
   });
@@ -219,7 +251,15 @@ function readOwnFile(
     if (!OWN_TOP_LEVEL_KEYS.has(key)) problems.push(configProblem("warning", { file, field: key }, "unknown top-level field, ignored"));
   }
   const source: ConfigSource = { kind, path: file };
-  const options: EntryOptions = { file, context, interpolate: true, allowOverride: true, reportUnknownFields: true, defaultsSyntax: true, commands: "run" };
+  const options: EntryOptions = {
+    file,
+    context,
+    interpolate: true,
+    allowOverride: true,
+    reportUnknownFields: true,
+    defaultsSyntax: true,
+    commands: "run",
+  };
   const entries = Object.entries(serverTable(data, file, problems)).map(([name, raw]) => ({
     name,
     parsed: parseServerEntry(name, raw, options, problems),
@@ -239,7 +279,9 @@ function serverTable(data: Record<string, unknown>, file: string, problems: Conf
   const table = data[key];
   if (table === undefined) return {};
   if (isJsonObject(table)) return table;
-  problems.push(configProblem("error", { file, field: key }, `must be an object mapping server names to servers (got ${describeValue(table)})`));
+  problems.push(
+    configProblem("error", { file, field: key }, `must be an object mapping server names to servers (got ${describeValue(table)})`),
+  );
   return {};
 }
 
@@ -247,7 +289,9 @@ function parseImports(raw: unknown, file: string, problems: ConfigProblem[]): Im
   if (raw === undefined) return [];
   const known = IMPORT_KINDS.map((kind) => `"${kind}"`).join(", ");
   if (!Array.isArray(raw)) {
-    problems.push(configProblem("error", { file, field: "imports" }, `must be an array of host names (${known}) (got ${describeValue(raw)})`));
+    problems.push(
+      configProblem("error", { file, field: "imports" }, `must be an array of host names (${known}) (got ${describeValue(raw)})`),
+    );
     return [];
   }
   return raw.flatMap((item, index) => {
@@ -292,7 +336,11 @@ function resolveServers(layers: readonly ConfigLayer[], problems: ConfigProblem[
     if (settled.has(name)) continue;
     for (const { source } of pending) {
       problems.push(
-        configProblem("error", { file: source.path, server: name }, "changes a server (no command or url) that no lower-precedence file defines"),
+        configProblem(
+          "error",
+          { file: source.path, server: name },
+          "changes a server (no command or url) that no lower-precedence file defines",
+        ),
       );
     }
   }

@@ -210,8 +210,15 @@ export class McpAdapter {
     this.prompts.update(state);
     const started = change.started.flatMap((name) => state.servers.get(name) ?? []);
     await Promise.all([
-      this.listUncached(state, started.filter((server) => connectsOnFirstUse(server) && !state.inventories.has(server.name))),
-      ...started.filter((server) => !connectsOnFirstUse(server)).map((server) => state.lifecycle.ensureConnected(server.name).catch(ignored(`connecting ${server.name} after a config change (reported)`))),
+      this.listUncached(
+        state,
+        started.filter((server) => connectsOnFirstUse(server) && !state.inventories.has(server.name)),
+      ),
+      ...started
+        .filter((server) => !connectsOnFirstUse(server))
+        .map((server) =>
+          state.lifecycle.ensureConnected(server.name).catch(ignored(`connecting ${server.name} after a config change (reported)`)),
+        ),
     ]);
     if (!state.shutDown) updateStatus(state);
     return change;
@@ -301,7 +308,9 @@ export class McpAdapter {
     for (const name of restore) if (state.tools.byName.has(name)) wanted.add(name);
     this.registerByName(state, [...wanted]);
     const active = this.pi.getActiveTools();
-    const duplicate = wanted.has(TOOL_SEARCH_NAME) ? duplicateToolSearch(this.pi.getAllTools(), active, (name) => ours.has(name)) : undefined;
+    const duplicate = wanted.has(TOOL_SEARCH_NAME)
+      ? duplicateToolSearch(this.pi.getAllTools(), active, (name) => ours.has(name))
+      : undefined;
     if (duplicate) state.ui.notify(`MCP: Pi's ${duplicate} is off in this session: ${TOOL_SEARCH_NAME} finds the same MCP tools.`, "info");
     const kept = active.filter((name) => name !== duplicate && (!ours.has(name) || wanted.has(name)));
     this.pi.setActiveTools([...new Set([...kept, ...wanted])]);
@@ -310,7 +319,8 @@ export class McpAdapter {
   /** tool_call: what a call of a tool that reaches others (codemode) may call is registered first (tool-search.ts). */
   async beforeToolCall(toolName: string, input: Record<string, unknown>): Promise<void> {
     const state = this.state;
-    if (state && !state.shutDown) await registerReachedTools(this.pi, state, (name) => this.registrar.isRegistered(name), { toolName, input });
+    if (state && !state.shutDown)
+      await registerReachedTools(this.pi, state, (name) => this.registrar.isRegistered(name), { toolName, input });
   }
 
   /** MCP tools (by Pi name) registered with Pi if they are not yet; unknown names are ignored. */
@@ -414,7 +424,10 @@ export class McpAdapter {
     updateStatus(state); // bootstrapped lazy servers were ended again
     const directLearned = toolsUnknown.filter((server) => wantsDirectTools(server, rules) && state.inventories.has(server.name));
     if (directLearned.length > 0) {
-      state.ui.notify(`MCP: direct tools of ${directLearned.map((server) => server.name).join(", ")} are available from your next message.`, "info");
+      state.ui.notify(
+        `MCP: direct tools of ${directLearned.map((server) => server.name).join(", ")} are available from your next message.`,
+        "info",
+      );
     }
   }
 
@@ -457,4 +470,3 @@ function semanticRanker(config: LoadedConfig, agentDir: string, ui: McpUi, view:
 function persist(state: McpExtensionState, name: string, entry: CachedServerEntry): void {
   state.cacheWriter.queue(name, entry);
 }
-

@@ -231,9 +231,7 @@ export class McpLifecycleManager {
   }
 
   private async healthCheckPass(): Promise<void> {
-    await Promise.all(
-      [...this.servers.values()].map((def) => (this.keptAlive(def) ? this.revive(def) : this.closeIfIdle(def))),
-    );
+    await Promise.all([...this.servers.values()].map((def) => (this.keptAlive(def) ? this.revive(def) : this.closeIfIdle(def))));
   }
 
   /** `keep-alive`, or `lazy-keep-alive` once in use: revived when it drops. */
@@ -292,4 +290,3 @@ export function connectsOnFirstUse(def: ServerDefinition): boolean {
 function revivalDelayMs(revivalsSoFar: number): number {
   return revivalsSoFar === 0 ? 0 : Math.min(MAX_REVIVAL_DELAY_MS, FIRST_REVIVAL_DELAY_MS * 2 ** (revivalsSoFar - 1));
 }
-

@@ -71,7 +71,7 @@ export interface MetadataCacheSnapshot {
 }
 
 export type WriteResult =
-  | { written: true; path: string; /** Servers whose entry was malformed and so not written. */ rejected: string[] }
+  | { written: true; path: string /** Servers whose entry was malformed and so not written. */; rejected: string[] }
   | { written: false; path: string; reason: string };
 
 export interface WriteOptions {
@@ -166,11 +166,7 @@ export function loadMetadataCache(agentDir: string): MetadataCacheSnapshot {
   return snapshot;
 }
 
-export function getValidEntry(
-  snapshot: MetadataCacheSnapshot,
-  def: ServerDefinition,
-  now = Date.now(),
-): CachedServerEntry | undefined {
+export function getValidEntry(snapshot: MetadataCacheSnapshot, def: ServerDefinition, now = Date.now()): CachedServerEntry | undefined {
   const entry = snapshot.servers.get(def.name);
   if (!entry || entry.configHash !== computeServerHash(def)) return undefined;
   const age = now - entry.cachedAt;

@@ -27,8 +27,12 @@ export default function piMcpAdapter(pi: ExtensionAPI): void {
     return;
   }
   pi.registerFlag(CONFIG_FLAG, { description: "Path of the MCP config file to use instead of ~/.pi/agent/mcp.json", type: "string" });
-  pi.registerFlag(TRUST_FLAG, { description: "Use this project's MCP servers (.pi/mcp.json, .mcp.json) without asking, for this run", type: "boolean" });
-  if (!hostHasOwnMcp(pi)) pi.registerFlag(NO_MCP_FLAG, { description: "Turn MCP off for this run: no server listed or started, no MCP tool", type: "boolean" });
+  pi.registerFlag(TRUST_FLAG, {
+    description: "Use this project's MCP servers (.pi/mcp.json, .mcp.json) without asking, for this run",
+    type: "boolean",
+  });
+  if (!hostHasOwnMcp(pi))
+    pi.registerFlag(NO_MCP_FLAG, { description: "Turn MCP off for this run: no server listed or started, no MCP tool", type: "boolean" });
   // Read from the command line: Pi 1.x keeps --no-mcp for itself (it never reaches pi.getFlag), and tools are
   // registered below, before Pi hands extensions their flags.
   if (flagFromArgv(process.argv, NO_MCP_FLAG) !== undefined) {

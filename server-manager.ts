@@ -174,7 +174,10 @@ export class McpServerManager {
   }
 
   /** Connects many servers, at most `concurrency` at a time; never rejects. Results are in the order given. */
-  async connectAll(defs: readonly ServerDefinition[], concurrency = DEFAULT_CONNECT_CONCURRENCY): Promise<Map<string, ServerConnection | Error>> {
+  async connectAll(
+    defs: readonly ServerDefinition[],
+    concurrency = DEFAULT_CONNECT_CONCURRENCY,
+  ): Promise<Map<string, ServerConnection | Error>> {
     const results: (ServerConnection | Error)[] = [];
     // After shutdown the remaining servers are not tried: each would only be refused.
     const connect = async (def: ServerDefinition, index: number) => void (results[index] = await this.connect(def).catch(toError));
@@ -248,7 +251,12 @@ export class McpServerManager {
     return this.signIns.forget(def);
   }
 
-  getPrompt(name: string, promptName: string, args: Record<string, string>, options: Pick<CallOptions, "signal"> = {}): Promise<GetPromptResult> {
+  getPrompt(
+    name: string,
+    promptName: string,
+    args: Record<string, string>,
+    options: Pick<CallOptions, "signal"> = {},
+  ): Promise<GetPromptResult> {
     return this.track(name, options.signal, (session, signal) => session.getPrompt(promptName, args, this.requestOptions({}, signal)));
   }
 
@@ -256,7 +264,11 @@ export class McpServerManager {
     return this.track(name, options.signal, (session, signal) => session.callTool(toolName, args, this.requestOptions(options, signal)));
   }
 
-  readResource(name: string, uri: string, options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs"> = {}): Promise<ReadResourceResult> {
+  readResource(
+    name: string,
+    uri: string,
+    options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs"> = {},
+  ): Promise<ReadResourceResult> {
     return this.track(name, options.signal, (session, signal) => session.readResource(uri, this.requestOptions(options, signal)));
   }
 
@@ -413,7 +425,11 @@ export class McpServerManager {
    * One request on a connected server, counted in flight (idle shutdown waits for it) and as use, with a signal of its
    * own (see `withOwnSignal`). A request that shows the session is gone drops it: the session reports that itself.
    */
-  private async track<T>(name: string, signal: AbortSignal | undefined, request: (session: McpSession, signal?: AbortSignal) => Promise<T>): Promise<T> {
+  private async track<T>(
+    name: string,
+    signal: AbortSignal | undefined,
+    request: (session: McpSession, signal?: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     const connection = this.requireConnection(name);
     const record = this.record(name);
     record.inFlight++;

@@ -15,13 +15,7 @@ import { callWithUrlElicitation, type UnansweredPages } from "./connection/elici
 import { errorMessage, isJsonObject } from "./util/guards.ts";
 import { formatParameters } from "./tools/json-schema.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
-import {
-  keepOverflow,
-  McpToolError,
-  transformMcpResult,
-  transformResourceResult,
-  type TransformedResult,
-} from "./calls/content.ts";
+import { keepOverflow, McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./calls/content.ts";
 import { keepInFile, resultDir } from "./calls/result-spill.ts";
 import { loadToonEncoder } from "./calls/toon.ts";
 import { expandTemplate } from "./tools/resource-tools.ts";
@@ -99,7 +93,12 @@ async function callTool(
 ): Promise<AgentToolResult<McpToolDetails>> {
   const { settings } = state.config;
   const limits = callLimits(state.servers.get(tool.serverName), settings);
-  const options = { serverName: tool.serverName, toonEncode: settings.toonEncode, maxTextBytes: limits.maxTextBytes, maxTextLines: limits.maxTextLines };
+  const options = {
+    serverName: tool.serverName,
+    toonEncode: settings.toonEncode,
+    maxTextBytes: limits.maxTextBytes,
+    maxTextLines: limits.maxTextLines,
+  };
   if (options.toonEncode) await loadToonEncoder();
   const timeouts = { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs };
   let result: TransformedResult;
@@ -130,13 +129,22 @@ async function callTool(
     result = await keepOverflow(result, (data, mimeType) => keepInFile(dir, data, mimeType, `${tool.serverName}-${tool.originalName}`));
   }
   if (result.isError) throw new McpToolError(result);
-  const details: McpToolDetails = { server: tool.serverName, tool: tool.originalName, truncated: !!result.details.truncation, toonEncoded: result.details.toonEncoded };
+  const details: McpToolDetails = {
+    server: tool.serverName,
+    tool: tool.originalName,
+    truncated: !!result.details.truncation,
+    toonEncoded: result.details.toonEncoded,
+  };
   if (structuredContent !== undefined) details.structuredContent = structuredContent;
   return { content: result.content, details };
 }
 
 /** Pages the server asked the user to open during the call that nobody could be asked about: the model is told. */
-function withUnansweredPages(state: ToolCallContext, serverName: string, result: AgentToolResult<McpToolDetails>): AgentToolResult<McpToolDetails> {
+function withUnansweredPages(
+  state: ToolCallContext,
+  serverName: string,
+  result: AgentToolResult<McpToolDetails>,
+): AgentToolResult<McpToolDetails> {
   const note = state.unansweredPages.take(serverName);
   return note ? { ...result, content: [...result.content, { type: "text", text: note }] } : result;
 }
@@ -177,9 +185,14 @@ async function connectFor(state: ToolCallContext, tool: ToolMetadata, signal: Ab
     .get(tool.serverName)
     ?.find(
       (candidate) =>
-        candidate.originalName === tool.originalName && candidate.resourceUri === tool.resourceUri && candidate.uriTemplate === tool.uriTemplate,
+        candidate.originalName === tool.originalName &&
+        candidate.resourceUri === tool.resourceUri &&
+        candidate.uriTemplate === tool.uriTemplate,
     );
-  if (!current) throw new Error(`MCP server "${tool.serverName}" no longer offers "${tool.originalName}". Use ${TOOL_SEARCH_NAME} to find another tool.`);
+  if (!current)
+    throw new Error(
+      `MCP server "${tool.serverName}" no longer offers "${tool.originalName}". Use ${TOOL_SEARCH_NAME} to find another tool.`,
+    );
   return current;
 }
 
@@ -190,20 +203,31 @@ function asArguments(params: unknown): Record<string, unknown> {
 function progressUpdate(tool: ToolMetadata, progress: Progress): AgentToolResult<McpToolDetails> {
   const amount = progress.total ? `${progress.progress}/${progress.total}` : `${progress.progress}`;
   const text = progress.message ? `${progress.message} (${amount})` : `Progress: ${amount}`;
-  return { content: [{ type: "text", text }], details: { server: tool.serverName, tool: tool.originalName, truncated: false, toonEncoded: false } };
+  return {
+    content: [{ type: "text", text }],
+    details: { server: tool.serverName, tool: tool.originalName, truncated: false, toonEncoded: false },
+  };
 }
 
 /** An error the model can act on: argument problems come with the expected parameters. */
-function callFailure(state: ToolCallContext, tool: ToolMetadata, limits: CallLimits, error: unknown, signal: AbortSignal | undefined): Error {
+function callFailure(
+  state: ToolCallContext,
+  tool: ToolMetadata,
+  limits: CallLimits,
+  error: unknown,
+  signal: AbortSignal | undefined,
+): Error {
   const label = `MCP tool "${tool.originalName}" on server "${tool.serverName}"`;
   // The SDK turns an abort into a RequestTimeout error: only the signal tells a cancel from a timeout.
   if (signal?.aborted) return new Error(`${label} was cancelled.`);
   // Shutdown closes the servers under their calls: the server did nothing wrong.
-  if (state.shutDown) return new Error(`${label} was stopped before it answered: ${sessionEnd(state.shutdownReason)}. The server did not fail.`);
+  if (state.shutDown)
+    return new Error(`${label} was stopped before it answered: ${sessionEnd(state.shutdownReason)}. The server did not fail.`);
   const message = errorMessage(error);
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   if (code === McpErrorCode.InvalidParams) return new Error(`${label}: ${message}\n${formatParameters(tool.inputSchema)}`);
-  if (code === McpErrorCode.RequestTimeout) return new Error(timeoutMessage(label, tool.serverName, limits, (error as { data?: unknown }).data));
+  if (code === McpErrorCode.RequestTimeout)
+    return new Error(timeoutMessage(label, tool.serverName, limits, (error as { data?: unknown }).data));
   if (code === McpErrorCode.ConnectionClosed) return connectionLost(state, tool, label, message);
   return new Error(`${label} failed: ${message}`);
 }

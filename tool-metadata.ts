@@ -15,15 +15,7 @@ import {
 } from "./tools/resource-tools.ts";
 import { isToolFilteredOut, type ToolFilter } from "./tools/filters.ts";
 import { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
-import type {
-  McpPrompt,
-  McpResource,
-  McpResourceTemplate,
-  McpTool,
-  ServerDefinition,
-  ToolMetadata,
-  ToolPrefixMode,
-} from "./types.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ToolMetadata, ToolPrefixMode } from "./types.ts";
 import { allocateToolNames, formatToolName, shortHash, type ToolNameConflict, type ToolNameRequest, toolKey } from "./tool-names.ts";
 import { errorMessage, isJsonObject } from "./util/guards.ts";
 
@@ -175,13 +167,22 @@ function collectCandidates(inventory: ServerInventory, skipped: SkippedTool[]): 
 }
 
 /** A template's tool is named like a resource's (`get_<name>`); one that cannot be read is skipped with why. */
-function templateCandidate(definition: ServerDefinition, template: McpResourceTemplate, taken: Set<string>, skipped: SkippedTool[]): Candidate | undefined {
+function templateCandidate(
+  definition: ServerDefinition,
+  template: McpResourceTemplate,
+  taken: Set<string>,
+  skipped: SkippedTool[],
+): Candidate | undefined {
   const serverName = definition.name;
   let inputSchema: Record<string, unknown>;
   try {
     inputSchema = templateParameters(template);
   } catch (error) {
-    skipped.push({ serverName, name: template.name, reason: `resource template ${template.uriTemplate} cannot be read: ${errorMessage(error)}` });
+    skipped.push({
+      serverName,
+      name: template.name,
+      reason: `resource template ${template.uriTemplate} cannot be read: ${errorMessage(error)}`,
+    });
     return undefined;
   }
   let requestName = resourceToolName({ name: template.name, uri: template.uriTemplate });
@@ -191,7 +192,12 @@ function templateCandidate(definition: ServerDefinition, template: McpResourceTe
     return undefined;
   }
   taken.add(requestName);
-  const read = { name: template.name, description: templateToolDescription(template), inputSchema, target: { uriTemplate: template.uriTemplate } };
+  const read = {
+    name: template.name,
+    description: templateToolDescription(template),
+    inputSchema,
+    target: { uriTemplate: template.uriTemplate },
+  };
   return readCandidate(definition, requestName, read);
 }
 
@@ -216,7 +222,12 @@ function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe
 
 function resourceCandidate(definition: ServerDefinition, resource: McpResource, requestName: string): Candidate {
   const inputSchema = { type: "object", properties: {} };
-  return readCandidate(definition, requestName, { name: resource.name, description: resourceToolDescription(resource), inputSchema, target: { resourceUri: resource.uri } });
+  return readCandidate(definition, requestName, {
+    name: resource.name,
+    description: resourceToolDescription(resource),
+    inputSchema,
+    target: { resourceUri: resource.uri },
+  });
 }
 
 /** A tool that reads a resource: a fixed one (`resourceUri`) or one made from a template and the call's arguments. */
@@ -250,4 +261,3 @@ function readCandidate(definition: ServerDefinition, requestName: string, read: 
 function textOr(value: unknown, fallback: string): string {
   return typeof value === "string" && value.trim() !== "" ? value : fallback;
 }
-

@@ -89,9 +89,7 @@ export function allocateToolNames(
   mode: ToolPrefixMode,
   reserved: ReadonlySet<string> = ADAPTER_TOOL_NAMES,
 ): ToolNameAllocation {
-  const sorted = [...requests].sort(
-    (a, b) => compareStrings(a.serverName, b.serverName) || compareStrings(a.originalName, b.originalName),
-  );
+  const sorted = [...requests].sort((a, b) => compareStrings(a.serverName, b.serverName) || compareStrings(a.originalName, b.originalName));
   const names = new Map<string, string>();
   const owners = new Map<string, ToolNameRequest>();
   const conflicts: ToolNameConflict[] = [];

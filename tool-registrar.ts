@@ -12,7 +12,13 @@
  * it, or it is direct), or to update one registered before; the others are known to the adapter (search, McpCall)
  * and reach Pi when they are loaded.
  */
-import type { AgentToolResult, AgentToolUpdateCallback, ExtensionAPI, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type {
+  AgentToolResult,
+  AgentToolUpdateCallback,
+  ExtensionAPI,
+  ExtensionContext,
+  ToolDefinition,
+} from "@mariozechner/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { reachNames, serverNamespace, type ToolExposure, type ToolExposureFields, type ToolReach } from "./host.ts";
 import type { ToolView } from "./tool-view.ts";
@@ -63,14 +69,22 @@ export function mcpToolDefinition(tool: ToolMetadata, run: McpToolRunner, view: 
  * What a call of a tool that reaches other tools (a `codemode` script) may call among the MCP tools: their names,
  * and whether it may reach a server whose tools are not known yet (then they are waited for, boundedly).
  */
-export function reachedBy(reach: ToolReach, view: Pick<ToolView, "config" | "servers" | "inventories" | "tools">): { tools: string[]; unknownServer: boolean } {
+export function reachedBy(
+  reach: ToolReach,
+  view: Pick<ToolView, "config" | "servers" | "inventories" | "tools">,
+): { tools: string[]; unknownServer: boolean } {
   const prefixOf = (server: string) => {
     const mode = view.servers.get(server)?.toolPrefix ?? view.config.settings.toolPrefix ?? "server";
     return mode === "none" ? undefined : `${getServerPrefix(server, mode)}${PREFIX_SEPARATOR}`;
   };
-  const tools = [...view.tools.byName.values()].filter((tool) => reachNames(reach, tool.name, prefixOf(tool.serverName))).map((tool) => tool.name);
+  const tools = [...view.tools.byName.values()]
+    .filter((tool) => reachNames(reach, tool.name, prefixOf(tool.serverName)))
+    .map((tool) => tool.name);
   const unknownServer = [...view.servers.values()].some(
-    (server) => server.enabled !== false && !view.inventories.has(server.name) && (reach === "all" || reachNames(reach, "", prefixOf(server.name) ?? server.name)),
+    (server) =>
+      server.enabled !== false &&
+      !view.inventories.has(server.name) &&
+      (reach === "all" || reachNames(reach, "", prefixOf(server.name) ?? server.name)),
   );
   return { tools, unknownServer };
 }

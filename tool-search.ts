@@ -230,7 +230,9 @@ async function searchWithCandidates(
 
 /** ToolSearch's ranking (lexical) for the script API's `searchTools` and its close matches: the best `limit` tools. */
 export function rankTools(state: ToolSearchContext, query: string, limit: number): ToolMetadata[] {
-  return searchIndex(state).search(query, limit).map((hit) => hit.tool);
+  return searchIndex(state)
+    .search(query, limit)
+    .map((hit) => hit.tool);
 }
 
 /** Built on first use after the tools change (init.ts drops it). */
@@ -258,13 +260,21 @@ function selectByName(state: ToolSearchContext, list: string): { tools: ToolMeta
     }
   }
   if (tools.length > TOOLS_PER_SEARCH) {
-    notes.push(`Loaded the first ${TOOLS_PER_SEARCH}; not loaded: ${tools.slice(TOOLS_PER_SEARCH).map((tool) => tool.name).join(", ")}.`);
+    notes.push(
+      `Loaded the first ${TOOLS_PER_SEARCH}; not loaded: ${tools
+        .slice(TOOLS_PER_SEARCH)
+        .map((tool) => tool.name)
+        .join(", ")}.`,
+    );
   }
   return { tools: tools.slice(0, TOOLS_PER_SEARCH), notes };
 }
 
 function selectedNames(list: string): string[] {
-  return list.split(",").map((part) => part.trim()).filter(Boolean);
+  return list
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean);
 }
 
 function resolveName(state: ToolSearchContext, name: string): ToolMetadata[] {
@@ -303,7 +313,10 @@ function describeLoaded(state: ToolSearchContext, tools: readonly ToolMetadata[]
         `e.g. ${MCP_CALL_NAME}({"tool": "${viaProxy[0].name}", "arguments": {...}}):`,
     );
     for (const tool of viaProxy) {
-      lines.push(`- ${tool.name}: ${oneLine(tool.description, ONE_LINE_CHARS, "excerpt")}`, `  Parameters (JSON Schema): ${JSON.stringify(tool.inputSchema)}`);
+      lines.push(
+        `- ${tool.name}: ${oneLine(tool.description, ONE_LINE_CHARS, "excerpt")}`,
+        `  Parameters (JSON Schema): ${JSON.stringify(tool.inputSchema)}`,
+      );
     }
   }
   return lines;
@@ -340,4 +353,3 @@ export function activate(pi: PiActiveTools, state: ToolSearchContext, names: rea
 const ONE_LINE_CHARS = 200;
 /** How much of the model's request a "no match" note quotes. */
 const QUOTED_REQUEST_CHARS = 80;
-

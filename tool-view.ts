@@ -29,7 +29,11 @@ export interface ToolView {
 }
 
 /** `live`: inventories listed in this session that still apply (after a config change); they win over the cache. */
-export function buildToolView(config: LoadedConfig, cache: MetadataCacheSnapshot, live: ReadonlyMap<string, ServerInventoryEntry> = new Map()): ToolView {
+export function buildToolView(
+  config: LoadedConfig,
+  cache: MetadataCacheSnapshot,
+  live: ReadonlyMap<string, ServerInventoryEntry> = new Map(),
+): ToolView {
   const inventories = cachedInventories(config, cache);
   for (const [name, inventory] of live) inventories.set(name, inventory);
   return { config, servers: new Map(config.servers.map((server) => [server.name, server])), inventories, ...toolsOf(inventories, config) };
@@ -39,7 +43,12 @@ export function buildToolView(config: LoadedConfig, cache: MetadataCacheSnapshot
  * A server's live (or refreshed) metadata, in the form the cache keeps, or another process's listing of it found in
  * the cache (`origin` "cache"). Returns false when it is what the view had already: then nothing is rebuilt.
  */
-export function updateServerInventory(view: ToolView, name: string, entry: CachedServerEntry, origin: ServerInventoryEntry["origin"] = "live"): boolean {
+export function updateServerInventory(
+  view: ToolView,
+  name: string,
+  entry: CachedServerEntry,
+  origin: ServerInventoryEntry["origin"] = "live",
+): boolean {
   const definition = view.servers.get(name);
   if (!definition) return false;
   const previous = view.inventories.get(name);
@@ -57,7 +66,10 @@ export function directRules(config: LoadedConfig): DirectToolRules {
   };
 }
 
-function toolsOf(inventories: ReadonlyMap<string, ServerInventoryEntry>, config: LoadedConfig): Pick<ToolView, "tools" | "directToolNames"> {
+function toolsOf(
+  inventories: ReadonlyMap<string, ServerInventoryEntry>,
+  config: LoadedConfig,
+): Pick<ToolView, "tools" | "directToolNames"> {
   const tools = buildToolMetadata([...inventories.values()], config.settings);
   const direct = selectDirectTools(tools.byName.values(), directRules(config));
   for (const tool of withDirectInstructions(direct, inventories)) {
@@ -79,9 +91,23 @@ function cachedInventories(config: LoadedConfig, cache: MetadataCacheSnapshot): 
 }
 
 /** Cache entries (read back, or made from a live listing) hold provider-safe schemas already. */
-function inventoryEntry(definition: ServerDefinition, entry: CachedServerEntry, origin: ServerInventoryEntry["origin"]): ServerInventoryEntry {
+function inventoryEntry(
+  definition: ServerDefinition,
+  entry: CachedServerEntry,
+  origin: ServerInventoryEntry["origin"],
+): ServerInventoryEntry {
   const { tools, resources, resourceTemplates, prompts, instructions } = entry;
-  return { definition, tools, resources, resourceTemplates, prompts, instructions, schemasProviderSafe: true, origin, listedAt: entry.cachedAt };
+  return {
+    definition,
+    tools,
+    resources,
+    resourceTemplates,
+    prompts,
+    instructions,
+    schemasProviderSafe: true,
+    origin,
+    listedAt: entry.cachedAt,
+  };
 }
 
 type Lists = Pick<ServerInventoryEntry, "tools" | "resources" | "resourceTemplates" | "prompts" | "instructions">;

@@ -61,13 +61,23 @@ async function round(shared: boolean): Promise<Outcome> {
       configs.map(({ path, names }) => {
         const query = `select:${names.map((name) => `${name}__echo`).join(",")}`;
         const script = [{ toolCalls: [{ name: "ToolSearch", arguments: { query } }] }, "done"];
-        return runPrint({ extensions: [ENTRY], script, prompts: ["load echo"], agentDir, cwd: dir, args: ["--mcp-config", path], timeoutMs: 300_000 });
+        return runPrint({
+          extensions: [ENTRY],
+          script,
+          prompts: ["load echo"],
+          agentDir,
+          cwd: dir,
+          args: ["--mcp-config", path],
+          timeoutMs: 300_000,
+        });
       }),
     );
     const seconds = (performance.now() - start) / 1000;
     const failed = results.filter((result) => result.exitCode !== 0);
     if (failed.length > 0) throw new Error(`${failed.length} sessions failed: ${failed[0]!.stderr.slice(0, 500)}`);
-    const starts = readFileSync(startLog, "utf8").split("\n").filter((line) => line.includes('"start"')).length;
+    const starts = readFileSync(startLog, "utf8")
+      .split("\n")
+      .filter((line) => line.includes('"start"')).length;
     const complete = results.filter((result) => !(result.toolResults[0]?.text ?? "No MCP tool").includes("No MCP tool")).length;
     return { seconds, starts, complete };
   } finally {
@@ -87,7 +97,10 @@ console.log(
 );
 const row = (label: string, outcomes: Outcome[]) => [
   label,
-  spread(outcomes.map((outcome) => outcome.seconds), 1),
+  spread(
+    outcomes.map((outcome) => outcome.seconds),
+    1,
+  ),
   spread(outcomes.map((outcome) => outcome.starts)),
   outcomes.map((outcome) => `${outcome.complete}/${SESSIONS}`).join(", "),
 ];

@@ -22,7 +22,15 @@ import type { ServerDefinition } from "../types.ts";
 import { fixed, median, runs, spread, table } from "./measure.ts";
 
 const RUNS = Number(process.argv.slice(2).find((arg) => /^\d+$/.test(arg)) ?? runs(15, 4));
-const EVERYTHING = join(dirname(fileURLToPath(import.meta.url)), "..", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+const EVERYTHING = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "node_modules",
+  "@modelcontextprotocol",
+  "server-everything",
+  "dist",
+  "index.js",
+);
 const agentDir = mkdtempSync(join(tmpdir(), "pi-mcp-bench-"));
 
 async function timeBaseline(): Promise<number> {
@@ -59,7 +67,9 @@ try {
     baseline.push(await timeBaseline());
     manager.push(await timeManager(run));
   }
-  console.log(`server-everything over stdio, connect → tools/list and resources/list answered, ${RUNS} alternating runs each; median (min–max)\n`);
+  console.log(
+    `server-everything over stdio, connect → tools/list and resources/list answered, ${RUNS} alternating runs each; median (min–max)\n`,
+  );
   console.log(
     table(
       ["client", "latency, ms", "ratio"],

@@ -81,7 +81,9 @@ async function writeCache(agentDir: string, cwd: string, servers: readonly Corpu
   const config = loadConfig({ agentDir, cwd });
   if (config.problems.length > 0) throw new Error(`corpus config: ${config.problems.map((problem) => problem.message).join("; ")}`);
   const toolsOf = new Map(servers.map(({ server, tools }) => [server, tools]));
-  const entries = Object.fromEntries(config.servers.map((definition) => [definition.name, createCacheEntry(definition, toolsOf.get(definition.name) ?? [], [])]));
+  const entries = Object.fromEntries(
+    config.servers.map((definition) => [definition.name, createCacheEntry(definition, toolsOf.get(definition.name) ?? [], [])]),
+  );
   const result = await writeServerEntries(agentDir, entries);
   if (!result.written) throw new Error(`corpus cache not written: ${result.reason}`);
 }

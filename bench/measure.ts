@@ -45,7 +45,7 @@ export function spread(values: readonly number[], digits = 0, scale = 1): string
 
 /** A markdown table; `align` per column: "l" or "r" (default right, first column left). */
 export function table(headers: readonly string[], rows: readonly (readonly (string | number)[])[], align?: string): string {
-  const aligns = headers.map((_, i) => (align?.[i] ?? (i === 0 ? "l" : "r")) === "l" ? "---" : "---:");
+  const aligns = headers.map((_, i) => ((align?.[i] ?? (i === 0 ? "l" : "r")) === "l" ? "---" : "---:"));
   const line = (cells: readonly (string | number)[]) => `| ${cells.join(" | ")} |`;
   return [line(headers), line(aligns), ...rows.map(line)].join("\n");
 }

@@ -94,7 +94,8 @@ try {
 async function resolve(server: BenchServer): Promise<SpawnForm> {
   const { args } = npxCommand(server);
   const resolution = await resolveNpxCommand("npx", args, { agentDir, env, cwd: project });
-  if (resolution?.kind !== "resolved") throw new Error(`${server.packageName} did not resolve: ${resolution?.reason ?? "not an npx command"}`);
+  if (resolution?.kind !== "resolved")
+    throw new Error(`${server.packageName} did not resolve: ${resolution?.reason ?? "not an npx command"}`);
   return resolution;
 }
 

@@ -31,6 +31,10 @@ export function plainBm25(tools: readonly ToolMetadata[]): Ranker {
       }
       return { tool, score };
     });
-    return scored.filter((hit) => hit.score > 0).sort((a, b) => b.score - a.score).slice(0, limit).map((hit) => hit.tool);
+    return scored
+      .filter((hit) => hit.score > 0)
+      .sort((a, b) => b.score - a.score)
+      .slice(0, limit)
+      .map((hit) => hit.tool);
   };
 }

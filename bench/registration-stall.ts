@@ -84,7 +84,10 @@ for (const run of CASES) {
   for (let index = 0; index < RUNS; index++) stalls.push(await measure(run));
   const total = run.servers * (run.tools + FIXTURE_TOOLS) + (run.resources ?? 0);
   rows.push([run.label, fixed(total), `${fixed(median(stalls))} ms`, stalls.map((stall) => fixed(stall)).join(", ")]);
-  if (run.tools === 4_000) reportFinding(`Pi ${host.version}: longest event-loop stall while registering 4,000 uncached tools of one server: ${fixed(median(stalls))} ms`);
+  if (run.tools === 4_000)
+    reportFinding(
+      `Pi ${host.version}: longest event-loop stall while registering 4,000 uncached tools of one server: ${fixed(median(stalls))} ms`,
+    );
 }
 console.log(`Pi ${host.version}, median of ${RUNS} run(s) each:\n`);
 console.log(table(["uncached server(s)", "tools and resources listed", "longest stall", "runs (ms)"], rows));

@@ -35,13 +35,22 @@ const SECTIONS: Section[] = [
   { id: "npx", title: "5. Memory of npx-configured servers", script: "npx-memory.ts" },
   { id: "quality", title: "6. Search quality", script: "search-quality.ts" },
   { id: "quality-pi", title: "6b. Search quality over the real Pi (MetaTool held-out)", script: "search-quality-pi.ts", perHost: true },
-  { id: "quality-semantic", title: "6c. Search quality with semantic re-ranking (a real sentence encoder)", script: "search-quality-semantic.ts" },
+  {
+    id: "quality-semantic",
+    title: "6c. Search quality with semantic re-ranking (a real sentence encoder)",
+    script: "search-quality-semantic.ts",
+  },
   { id: "connect", title: "Connect latency (server manager against the bare SDK)", script: "connect-latency.ts" },
   { id: "registration", title: "Registration stall (tools listed for the first time)", script: "registration-stall.ts", perHost: true },
   { id: "script-engines", title: "7a. Script engines (quickjs-wasi, quickjs-emscripten)", script: "script-engines.ts" },
   { id: "script-calls", title: "7b. Tool calls from a codemode script vs direct", script: "script-overhead.ts", perHost: true },
   { id: "script-task", title: "7. The orders task: direct calls vs one codemode script", script: "script-task.ts" },
-  { id: "concurrency", title: "Ten sessions at once on one agent dir (uncached servers listed once)", script: "concurrent-sessions.ts", perHost: true },
+  {
+    id: "concurrency",
+    title: "Ten sessions at once on one agent dir (uncached servers listed once)",
+    script: "concurrent-sessions.ts",
+    perHost: true,
+  },
 ];
 
 const RESULTS_FILE = join(REPO_ROOT, "bench/RESULTS.md");
@@ -122,7 +131,10 @@ function runSection(section: Section, host: PiHost | undefined): Promise<{ stdou
     child.on("error", (error) => resolve({ stdout: `${stdout}\n\n**The section could not start: ${error.message}**`, failed: true }));
     child.on("close", (code, signal) => {
       const failed = code !== 0;
-      resolve({ stdout: failed ? `${stdout}\n\n**The section failed (${signal ?? `exit ${code}`}); its error is in the console output.**` : stdout, failed });
+      resolve({
+        stdout: failed ? `${stdout}\n\n**The section failed (${signal ?? `exit ${code}`}); its error is in the console output.**` : stdout,
+        failed,
+      });
     });
   });
 }
@@ -169,14 +181,20 @@ function report(summary: SummaryLine[], previous: string): string {
 
 function goalsTable(goals: Goal[]): string {
   if (goals.length === 0) return "(no goal was measured in this run)";
-  const rows = goals.map((goal) => `| ${goal.goal} | ${goal.target} | ${goal.measured} | ${goal.met ? "met" : "**missed**"}${goal.margin ? `: ${goal.margin}` : ""} |`);
+  const rows = goals.map(
+    (goal) =>
+      `| ${goal.goal} | ${goal.target} | ${goal.measured} | ${goal.met ? "met" : "**missed**"}${goal.margin ? `: ${goal.margin}` : ""} |`,
+  );
   return ["| goal | target | measured | verdict |", "| --- | --- | --- | --- |", ...rows].join("\n");
 }
 
 function machine(): string {
   const cpu = cpus();
   const node22 = HOSTS["0.87.1"].nodeBinary;
-  const node22Hosts = Object.values(HOSTS).filter((host) => host.nodeBinary === node22).map((host) => `Pi ${host.version}`).join(", ");
+  const node22Hosts = Object.values(HOSTS)
+    .filter((host) => host.nodeBinary === node22)
+    .map((host) => `Pi ${host.version}`)
+    .join(", ");
   const node22Version = existsSync(node22) ? execFileSync(node22, ["--version"], { encoding: "utf8" }).trim() : "not installed";
   const piVersions = Object.values(HOSTS).map((host) => `${host.packageName} ${packageVersion(host.packageName)}`);
   return [

@@ -84,7 +84,9 @@ async function quickjsEmscripten(): Promise<EngineFigures> {
     runtime.dispose();
   }
   const before = rssMiB();
-  const live = await Promise.all(Array.from({ length: LIVE_VMS }, async () => (await newQuickJSWASMModule(RELEASE_SYNC)).newRuntime().newContext()));
+  const live = await Promise.all(
+    Array.from({ length: LIVE_VMS }, async () => (await newQuickJSWASMModule(RELEASE_SYNC)).newRuntime().newContext()),
+  );
   const perVmMiB = (rssMiB() - before) / LIVE_VMS;
   for (const context of live) {
     const { runtime } = context;
@@ -130,6 +132,12 @@ console.log(`Engines in one process (Node ${process.version}); ${VM_STARTS} VM s
 console.log(
   table(
     ["engine", "load + compile, ms", "VM start, ms (median)", "resident memory per live VM, MiB", "async host call, µs"],
-    rows.map(([name, figures]) => [name, fixed(figures.loadMs), fixed(figures.startMs, 1), fixed(figures.perVmMiB, 2), fixed(figures.perCallUs)]),
+    rows.map(([name, figures]) => [
+      name,
+      fixed(figures.loadMs),
+      fixed(figures.startMs, 1),
+      fixed(figures.perVmMiB, 2),
+      fixed(figures.perCallUs),
+    ]),
   ),
 );

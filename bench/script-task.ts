@@ -41,7 +41,11 @@ function messageText(message: RequestMessage): string {
 }
 
 function requestTokens(request: ModelRequest): number {
-  return tokens(request.systemPrompt) + tokens(JSON.stringify(request.tools)) + request.messages.reduce((sum, message) => sum + tokens(messageText(message)), 0);
+  return (
+    tokens(request.systemPrompt) +
+    tokens(JSON.stringify(request.tools)) +
+    request.messages.reduce((sum, message) => sum + tokens(messageText(message)), 0)
+  );
 }
 
 async function measure(mode: TaskMode): Promise<TaskTokens> {
@@ -99,6 +103,8 @@ for (const host of benchHosts()) {
     met: same && saving >= MIN_SAVING,
     margin: `${fixed((saving - MIN_SAVING) * 100, 1)} points`,
   });
-  reportFinding(`Pi ${host.version}: with settings.script on, the codemode tool adds ${fixed(script.scriptToolTokens)} tokens to every request`);
+  reportFinding(
+    `Pi ${host.version}: with settings.script on, the codemode tool adds ${fixed(script.scriptToolTokens)} tokens to every request`,
+  );
   console.log();
 }

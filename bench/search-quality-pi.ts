@@ -12,7 +12,15 @@
 import { buildSearchIndex } from "../search/tool-index.ts";
 import { TOOLS_PER_SEARCH } from "../search/slots.ts";
 import type { ToolMetadata } from "../types.ts";
-import { evalKey, evaluate, indexRanker, type EvalPart, type EvalRequest, type Ranker, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";
+import {
+  evalKey,
+  evaluate,
+  indexRanker,
+  type EvalPart,
+  type EvalRequest,
+  type Ranker,
+  type Scores,
+} from "../test/fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet, METATOOL_SERVER, metaToolTools } from "../test/fixtures/search-eval/metatool.ts";
 import { REPO_ROOT } from "../test/helpers/hosts.ts";
 import { startSession } from "../test/helpers/pi-session.ts";
@@ -55,7 +63,8 @@ async function rankThroughPi(): Promise<Map<string, ToolMetadata[]>> {
         pi.script([{ toolCalls: [{ name: "ToolSearch", arguments: { query } }] }, "done"]);
         await pi.prompt(query);
         const result = pi.toolResults.at(-1);
-        if (result?.toolName !== "ToolSearch" || result.isError) throw new Error(`ToolSearch failed for ${JSON.stringify(query)}: ${result?.text}`);
+        if (result?.toolName !== "ToolSearch" || result.isError)
+          throw new Error(`ToolSearch failed for ${JSON.stringify(query)}: ${result?.text}`);
         rankings.set(query, listedTools(result.text));
         pi.session.setActiveToolsByName(initiallyActive);
       }
@@ -80,7 +89,9 @@ const rankers: [string, Ranker][] = [
 ];
 
 const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
-console.log(`MetaTool, ${catalog.length} tools; ${sets.map(([name, requests]) => `${requests.length} ${name}`).join(", ")}; over Pi in ${fixed(piSeconds, 0)} s.\n`);
+console.log(
+  `MetaTool, ${catalog.length} tools; ${sets.map(([name, requests]) => `${requests.length} ${name}`).join(", ")}; over Pi in ${fixed(piSeconds, 0)} s.\n`,
+);
 console.log("| ranker | set | R@1 | R@5 | MRR@5 |");
 console.log("|---|---|---:|---:|---:|");
 const results: Scores[][] = rankers.map(([name, rank]) =>
@@ -91,11 +102,18 @@ const results: Scores[][] = rankers.map(([name, rank]) =>
   }),
 );
 const differing = sets.flatMap(([, requests]) =>
-  requests.filter((request) => rankers[0][1](request.query, TOOLS_PER_SEARCH).slice(0, TOOLS_PER_SEARCH).map(evalKey).join() !== rankers[1][1](request.query, TOOLS_PER_SEARCH).map(evalKey).join()),
+  requests.filter(
+    (request) =>
+      rankers[0][1](request.query, TOOLS_PER_SEARCH).slice(0, TOOLS_PER_SEARCH).map(evalKey).join() !==
+      rankers[1][1](request.query, TOOLS_PER_SEARCH).map(evalKey).join(),
+  ),
 );
 console.log(`\nRequests whose Pi answer differs from the in-process top 5: ${differing.length}.`);
 if (part === "heldout") {
-  for (const [index, target] of [[0, 0.85], [1, 0.8]] as const) {
+  for (const [index, target] of [
+    [0, 0.85],
+    [1, 0.8],
+  ] as const) {
     const [name] = sets[index];
     const scores = results[0][index];
     reportGoal({

@@ -22,7 +22,15 @@ import { RERANK_DEPTH, SemanticRanker } from "../search/semantic.ts";
 import { TOOLS_PER_SEARCH } from "../search/slots.ts";
 import type { ToolMetadata } from "../types.ts";
 import { startEmbeddingsEndpoint } from "../test/fixtures/embeddings-endpoint.ts";
-import { evaluate, indexRanker, loadCorpusTools, loadEvalSet, loadMultiStepSet, type EvalRequest, type Scores } from "../test/fixtures/search-eval/corpus-tools.ts";
+import {
+  evaluate,
+  indexRanker,
+  loadCorpusTools,
+  loadEvalSet,
+  loadMultiStepSet,
+  type EvalRequest,
+  type Scores,
+} from "../test/fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet } from "../test/fixtures/search-eval/metatool.ts";
 
 const MODEL = "universal-sentence-encoder-lite";
@@ -62,7 +70,10 @@ async function semanticScores(index: ToolSearchIndex, semantic: SemanticRanker, 
   const rankings = new Map<string, ToolMetadata[]>();
   for (const { query } of requests) {
     const hits = await semantic.rerank(query, index.search(query, RERANK_DEPTH), index.unknownWordShare(query));
-    rankings.set(query, hits.slice(0, TOOLS_PER_SEARCH).map((hit) => hit.tool));
+    rankings.set(
+      query,
+      hits.slice(0, TOOLS_PER_SEARCH).map((hit) => hit.tool),
+    );
   }
   return evaluate((query) => rankings.get(query) ?? [], requests);
 }
@@ -84,7 +95,11 @@ try {
     for (const part of parts.filter((part) => part.catalog === catalog && !(devOnly && part.heldout))) {
       const requests = part.requests();
       const lexical = indexRanker(index);
-      row("lexical (ours)", part.name, evaluate((query) => lexical(query, TOOLS_PER_SEARCH), requests));
+      row(
+        "lexical (ours)",
+        part.name,
+        evaluate((query) => lexical(query, TOOLS_PER_SEARCH), requests),
+      );
       row("lexical + semantic re-ranking", part.name, await semanticScores(index, semantic, requests));
     }
     await semantic.stop();

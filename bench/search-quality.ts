@@ -18,7 +18,17 @@ import MiniSearch from "minisearch";
 import { buildSearchIndex } from "../search/tool-index.ts";
 import { splitWords, termOf } from "../search/words.ts";
 import type { ToolMetadata } from "../types.ts";
-import { evalKey, evaluate, indexRanker, loadCorpusTools, loadEvalSet, loadMultiStepSet, type EvalRequest, type Ranker, scoreRanking } from "../test/fixtures/search-eval/corpus-tools.ts";
+import {
+  evalKey,
+  evaluate,
+  indexRanker,
+  loadCorpusTools,
+  loadEvalSet,
+  loadMultiStepSet,
+  type EvalRequest,
+  type Ranker,
+  scoreRanking,
+} from "../test/fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet } from "../test/fixtures/search-eval/metatool.ts";
 import { fixed, reportGoal } from "./measure.ts";
 import { PREVIOUS_RANKING_COMMIT, previousBuildSearchIndex } from "./previous-ranking.ts";
@@ -52,7 +62,6 @@ function miniSearch(tools: readonly ToolMetadata[]): Ranker {
       .slice(0, limit)
       .map((result) => tools[result.id as number]);
 }
-
 
 function printMisses(rank: Ranker, requests: readonly EvalRequest[]): void {
   for (const request of requests) {
@@ -101,7 +110,9 @@ console.log("|---|---|---:|---:|---:|");
 const results = rankers.map((ranker) =>
   parts.map((part) => {
     const scores = evaluate(ranker[part.catalog], part.requests);
-    console.log(`| ${ranker.name} | ${part.name} | ${percent(scores.recallAt1)} | ${percent(scores.recallAt5)} | ${scores.mrr.toFixed(3)} |`);
+    console.log(
+      `| ${ranker.name} | ${part.name} | ${percent(scores.recallAt1)} | ${percent(scores.recallAt5)} | ${scores.mrr.toFixed(3)} |`,
+    );
     return scores;
   }),
 );

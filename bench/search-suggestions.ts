@@ -19,7 +19,10 @@ const tools = loadCorpusTools();
 const index = buildSearchIndex(tools);
 
 const loadedLines = (names: readonly { name: string; description: string }[]) =>
-  ["Loaded these tools; call them directly:", ...names.map((tool) => `- ${tool.name}: ${tool.description.replace(/\s+/g, " ").trim().slice(0, 200)}`)].join("\n");
+  [
+    "Loaded these tools; call them directly:",
+    ...names.map((tool) => `- ${tool.name}: ${tool.description.replace(/\s+/g, " ").trim().slice(0, 200)}`),
+  ].join("\n");
 
 const rows = (["dev", "dev2", "heldout"] as const).map((part) => {
   const requests = loadEvalSet(part);
@@ -58,7 +61,16 @@ const rows = (["dev", "dev2", "heldout"] as const).map((part) => {
 
 console.log(
   table(
-    ["set", "requests", "answers with names", "answer tokens (5 loaded)", "added per answer", "added where named", "max added", "misses named"],
+    [
+      "set",
+      "requests",
+      "answers with names",
+      "answer tokens (5 loaded)",
+      "added per answer",
+      "added where named",
+      "max added",
+      "misses named",
+    ],
     rows,
     "lrrrrrrr",
   ),

@@ -133,7 +133,9 @@ async function timeSdkCall(call: CorpusToolCall): Promise<number> {
   const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
   const start = performance.now();
   const client = new Client({ name: "bench", version: "0" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CORPUS_SERVER_SCRIPT, call.server], stderr: "ignore" }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [CORPUS_SERVER_SCRIPT, call.server], stderr: "ignore" }),
+  );
   const result = await client.callTool({ name: call.tool, arguments: call.arguments });
   const elapsed = performance.now() - start;
   await client.close();
@@ -165,7 +167,8 @@ export async function spawnSessionRun(host: PiHost, options: SessionRunOptions):
   const line = stdout.split("\n").find((text) => text.startsWith(RESULT_PREFIX));
   if (!line) throw new Error(`session-run printed no result:\n${stdout.slice(-2_000)}\n${stderr.slice(-2_000)}`);
   const result = JSON.parse(line.slice(RESULT_PREFIX.length)) as SessionRunResult;
-  if (result.problems.length > 0) throw new Error(`session-run ${JSON.stringify(options)} on Pi ${host.version}: ${result.problems.join("; ")}`);
+  if (result.problems.length > 0)
+    throw new Error(`session-run ${JSON.stringify(options)} on Pi ${host.version}: ${result.problems.join("; ")}`);
   return result;
 }
 

@@ -67,8 +67,16 @@ for (const host of benchHosts()) {
         label,
         spread(startup(variant), 0),
         spread(ms(results[variant], (result) => result.processes)),
-        spread(ms(results[variant], (result) => result.rssKiB), 1, 1024),
-        spread(ms(results[variant], (result) => result.peakRssKiB), 1, 1024),
+        spread(
+          ms(results[variant], (result) => result.rssKiB),
+          1,
+          1024,
+        ),
+        spread(
+          ms(results[variant], (result) => result.peakRssKiB),
+          1,
+          1024,
+        ),
       ]),
     ),
   );
@@ -103,7 +111,9 @@ for (const host of benchHosts()) {
     met: processes === 0,
   });
   const rssAdded = (median(ms(results.adapter, (result) => result.rssKiB)) - median(ms(results.alone, (result) => result.rssKiB))) / 1024;
-  reportFinding(`Pi ${host.version}: process RSS with the adapter and ${fixed(TOOLS)} cached tools: ${rssAdded >= 0 ? "+" : ""}${fixed(rssAdded, 1)} MB over Pi alone (medians after startup and a GC).`);
+  reportFinding(
+    `Pi ${host.version}: process RSS with the adapter and ${fixed(TOOLS)} cached tools: ${rssAdded >= 0 ? "+" : ""}${fixed(rssAdded, 1)} MB over Pi alone (medians after startup and a GC).`,
+  );
   reportFinding(
     `Pi ${host.version}: first result of a lazy server's tool: ${fixed(median(firstCall))} ms through the adapter, ${fixed(median(sdkCall))} ms for the bare SDK to spawn, connect and call (${fixed(median(firstCall) / median(sdkCall), 2)}×).`,
   );

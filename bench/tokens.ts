@@ -26,7 +26,10 @@ interface Row {
 const rows: Row[] = [
   { label: "Pi alone (baseline)", options: { servers: 0, extension: false } },
   { label: "adapter, no server configured", options: { servers: 0, extension: true } },
-  ...SERVER_COUNTS.map((servers) => ({ label: `adapter, ${servers} server${servers === 1 ? "" : "s"} cached`, options: { servers, extension: true } })),
+  ...SERVER_COUNTS.map((servers) => ({
+    label: `adapter, ${servers} server${servers === 1 ? "" : "s"} cached`,
+    options: { servers, extension: true },
+  })),
   { label: "adapter, 45 servers, `MCP_DIRECT_TOOLS=*`", options: { servers: corpusServers().length, extension: true, directTools: "*" } },
 ];
 const toolsIn = (servers: number) => firstCorpusServers(servers).reduce((sum, server) => sum + server.tools.length, 0);
@@ -70,7 +73,8 @@ for (const host of benchHosts()) {
     target: `≤ ${fixed(MAX_OVER_BASELINE)} at every size`,
     measured: overs.map((over, i) => `${SERVER_COUNTS[i]}: +${fixed(over)}`).join(", "),
     met: worst <= MAX_OVER_BASELINE,
-    margin: worst <= MAX_OVER_BASELINE ? `45 servers cost ${fixed(full - overs[0])} more than 1` : `over by ${fixed(worst - MAX_OVER_BASELINE)}`,
+    margin:
+      worst <= MAX_OVER_BASELINE ? `45 servers cost ${fixed(full - overs[0])} more than 1` : `over by ${fixed(worst - MAX_OVER_BASELINE)}`,
   });
   console.log();
 }

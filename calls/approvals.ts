@@ -99,7 +99,8 @@ export async function askApproval(
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const label = `MCP tool "${tool.originalName}" on server "${tool.serverName}"`;
-  if (!ctx?.hasUI) throw new Error(`${label} needs the user's approval, and there is no one to ask in this mode. ${howToAllow(context, tool)}`);
+  if (!ctx?.hasUI)
+    throw new Error(`${label} needs the user's approval, and there is no one to ask in this mode. ${howToAllow(context, tool)}`);
   const allowTool = `Allow ${tool.originalName} for this session`;
   const allowServer = `Allow every tool of ${tool.serverName} for this session`;
   const answer = await ctx.ui

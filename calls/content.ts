@@ -159,7 +159,11 @@ function finish(content: PiContent[], isError: boolean, options: TransformOption
     });
   }
   const bounded = boundText(content, { ...limits, notes: limits.binaries });
-  const result: TransformedResult = { content: bounded.content, isError, details: { isError, truncation: bounded.truncation, toonEncoded } };
+  const result: TransformedResult = {
+    content: bounded.content,
+    isError,
+    details: { isError, truncation: bounded.truncation, toonEncoded },
+  };
   if (bounded.wholeText !== undefined || limits.binaries.size > 0) {
     result.overflow = { text: bounded.wholeText, omittedBlocks: bounded.omittedBlocks, binaries: limits.binaries };
   }
@@ -232,7 +236,9 @@ function convertResourceContents(contents: Json, withHeader: boolean, limits: Li
     const size = sizeOfBase64(contents.blob);
     return [
       binaryNote(contents.blob, mimeType, limits, (file) =>
-        file ? `${header} binary content (${mimeType}, ${size}) saved to ${file}` : `${header} binary content (${mimeType}, ${size}) not shown`,
+        file
+          ? `${header} binary content (${mimeType}, ${size}) saved to ${file}`
+          : `${header} binary content (${mimeType}, ${size}) not shown`,
       ),
     ];
   }
@@ -245,7 +251,9 @@ function image(data: unknown, mimeType: unknown, label: string, limits: Limits):
   }
   if (data.length > limits.maxImageBytes) {
     const reason = `${mimeType}, ${sizeOfBase64(data)}, larger than the ${formatSize(limits.maxImageBytes)} of base64 the model can take`;
-    return binaryNote(data, mimeType, limits, (file) => (file ? `[${label} not shown (${reason}); saved to ${file}]` : `[${label} omitted: ${reason}]`));
+    return binaryNote(data, mimeType, limits, (file) =>
+      file ? `[${label} not shown (${reason}); saved to ${file}]` : `[${label} omitted: ${reason}]`,
+    );
   }
   return { type: "image", data, mimeType };
 }

@@ -35,7 +35,10 @@ export function callLimits(server: ServerEntry | undefined, settings: McpSetting
   };
 }
 
-function requestLimit(server: ServerEntry | undefined, settings: McpSettings): Pick<CallLimits, "requestTimeoutMs" | "requestTimeoutSource"> {
+function requestLimit(
+  server: ServerEntry | undefined,
+  settings: McpSettings,
+): Pick<CallLimits, "requestTimeoutMs" | "requestTimeoutSource"> {
   const own = positive(server?.requestTimeoutMs);
   if (own !== undefined) return { requestTimeoutMs: own, requestTimeoutSource: "requestTimeoutMs" };
   const seconds = positive(server?.timeout);
@@ -49,7 +52,8 @@ function requestLimit(server: ServerEntry | undefined, settings: McpSettings): P
 export function requestLimitLine(server: ServerEntry, settings: McpSettings): string | undefined {
   if (server.timeout === undefined && server.requestTimeoutMs === undefined) return undefined;
   const { requestTimeoutMs, requestTimeoutSource } = requestLimit(server, settings);
-  const unused = requestTimeoutSource === "requestTimeoutMs" && server.timeout !== undefined ? ` ("timeout" ${server.timeout} s is not used)` : "";
+  const unused =
+    requestTimeoutSource === "requestTimeoutMs" && server.timeout !== undefined ? ` ("timeout" ${server.timeout} s is not used)` : "";
   return `time limit: ${formatDuration(requestTimeoutMs)} per request without an answer or progress (${requestTimeoutSource})${unused}`;
 }
 
@@ -65,7 +69,11 @@ export function timeoutMessage(label: string, serverName: string, limits: CallLi
   const total = typeof data === "object" && data !== null && "maxTotalTimeout" in data;
   const [field, ms, what] = total
     ? (["maxTotalTimeoutMs", limits.maxTotalTimeoutMs, "in all"] as const)
-    : ([limits.requestTimeoutSource === "timeout" ? "timeout" : "requestTimeoutMs", limits.requestTimeoutMs, "without an answer or progress"] as const);
+    : ([
+        limits.requestTimeoutSource === "timeout" ? "timeout" : "requestTimeoutMs",
+        limits.requestTimeoutMs,
+        "without an answer or progress",
+      ] as const);
   const where =
     field === "timeout"
       ? `(mcpServers.${serverName}.timeout, in seconds)`

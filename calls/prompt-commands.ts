@@ -100,7 +100,8 @@ export class PromptCommandRegistry {
     const values = await askMissing(prompt, parsed.values, ctx);
     if ("error" in values) return showText(ctx, `/${name}: ${values.error}\n${usage(name, prompt)}`);
     // A message a command sends runs once the command is over, and print mode exits then: nobody would see an answer.
-    if (!ctx.hasUI) return showText(ctx, `/${name}: print mode ends before the model could answer a prompt; run it in interactive or RPC mode.`);
+    if (!ctx.hasUI)
+      return showText(ctx, `/${name}: print mode ends before the model could answer a prompt; run it in interactive or RPC mode.`);
     let content: PiContent[];
     try {
       await state.lifecycle.ensureConnected(serverName);
@@ -116,18 +117,25 @@ export class PromptCommandRegistry {
 
 /** `/mcp prompts [server]`: every prompt command, with its arguments. */
 export function promptsReport(state: McpExtensionState, serverName: string | undefined): string {
-  if (serverName && !state.servers.has(serverName)) return `No MCP server named "${serverName}". Servers: ${[...state.servers.keys()].join(", ")}`;
+  if (serverName && !state.servers.has(serverName))
+    return `No MCP server named "${serverName}". Servers: ${[...state.servers.keys()].join(", ")}`;
   const byServer = new Map<string, string[]>();
   for (const [name, target] of promptCommands(state)) {
     if (serverName && target.serverName !== serverName) continue;
     const lines = byServer.get(target.serverName) ?? [];
-    lines.push(`  /${name}${target.prompt.arguments?.map((arg) => ` ${argumentHint(arg)}`).join("") ?? ""}${firstLineAbout(target.prompt)}`);
+    lines.push(
+      `  /${name}${target.prompt.arguments?.map((arg) => ` ${argumentHint(arg)}`).join("") ?? ""}${firstLineAbout(target.prompt)}`,
+    );
     byServer.set(target.serverName, lines);
   }
   const unknown = [...state.servers.values()].filter(
-    (server) => server.enabled !== false && (!serverName || server.name === serverName) && state.inventories.get(server.name)?.prompts === undefined,
+    (server) =>
+      server.enabled !== false && (!serverName || server.name === serverName) && state.inventories.get(server.name)?.prompts === undefined,
   );
-  const lines = [...byServer].flatMap(([server, prompts]) => [`${server} (${prompts.length} ${prompts.length === 1 ? "prompt" : "prompts"}):`, ...prompts]);
+  const lines = [...byServer].flatMap(([server, prompts]) => [
+    `${server} (${prompts.length} ${prompts.length === 1 ? "prompt" : "prompts"}):`,
+    ...prompts,
+  ]);
   if (unknown.length > 0) lines.push(`Prompts not known yet (not listed since): ${unknown.map((server) => server.name).join(", ")}`);
   return lines.length > 0 ? lines.join("\n") : "No MCP prompts.";
 }
@@ -194,7 +202,8 @@ function splitWords(text: string): { words: string[] } | { error: string } {
 async function askMissing(prompt: McpPrompt, values: Record<string, string>, ctx: ExtensionCommandContext): Promise<Values> {
   const missing = (prompt.arguments ?? []).filter((arg) => arg.required && !(arg.name in values));
   if (missing.length === 0) return { values };
-  if (!ctx.hasUI) return { error: `missing required ${missing.length === 1 ? "argument" : "arguments"} ${missing.map((arg) => arg.name).join(", ")}.` };
+  if (!ctx.hasUI)
+    return { error: `missing required ${missing.length === 1 ? "argument" : "arguments"} ${missing.map((arg) => arg.name).join(", ")}.` };
   const asked = { ...values };
   for (const arg of missing) {
     const answer = await ctx.ui.input(`${prompt.name}: ${arg.name}${arg.description ? ` (${arg.description})` : ""}`, arg.name);

@@ -101,7 +101,12 @@ function safeName(label: string): string {
 const mimeTypes = lazyLoad(() => import("mime-types"));
 
 /** Audio types whose first extension in the media-type table is not the one players and people expect. */
-const USUAL_EXTENSIONS: Readonly<Record<string, string>> = { "audio/mpeg": "mp3", "audio/ogg": "ogg", "audio/flac": "flac", "audio/aac": "aac" };
+const USUAL_EXTENSIONS: Readonly<Record<string, string>> = {
+  "audio/mpeg": "mp3",
+  "audio/ogg": "ogg",
+  "audio/flac": "flac",
+  "audio/aac": "aac",
+};
 
 /** The usual extension of a media type (`image/png` → `png`, `text/plain` → `txt`), `bin` for what is unknown. */
 async function extensionOf(mimeType: string): Promise<string> {

@@ -18,12 +18,9 @@ const toonModule = lazyLoad(() => import("@toon-format/toon"));
  * JSON): it is loaded when a server needs it rather than at every Pi start.
  */
 export function loadToonEncoder(): Promise<void> {
-  return toonModule().then(
-    (toon) => {
-      encodeToon = toon.encode;
-    },
-    ignored("loading the TOON encoder (the next call tries again; JSON stays JSON meanwhile)"),
-  );
+  return toonModule().then((toon) => {
+    encodeToon = toon.encode;
+  }, ignored("loading the TOON encoder (the next call tries again; JSON stays JSON meanwhile)"));
 }
 
 /** `settings.toonEncode`: true for every server, or the names of the servers whose JSON is TOON-encoded. */

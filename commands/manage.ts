@@ -29,7 +29,8 @@ export function addServerHint(userFile: string): string {
   return `Add one with /mcp add <name> <command or url>, or add them to ${userFile} (see the README).`;
 }
 
-export const MANAGE_USAGE = "/mcp enable|disable <server> [--project|--user] | add <name> <command> [args…] | add <name> <url> | remove <name>";
+export const MANAGE_USAGE =
+  "/mcp enable|disable <server> [--project|--user] | add <name> <command> [args…] | add <name> <url> | remove <name>";
 
 /** Names that make good tool prefixes and config keys: letters, digits, `_` and `-`. */
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -55,7 +56,12 @@ export function isManageSubcommand(word: string): word is ManageSubcommand {
 }
 
 /** Runs one of the subcommands; every outcome (done, refused, failed) is shown to the user. */
-export async function runManageCommand(ctx: ExtensionCommandContext, state: McpExtensionState, subcommand: ManageSubcommand, words: string[]): Promise<void> {
+export async function runManageCommand(
+  ctx: ExtensionCommandContext,
+  state: McpExtensionState,
+  subcommand: ManageSubcommand,
+  words: string[],
+): Promise<void> {
   try {
     const report = await manage(ctx, state, subcommand, words);
     if (report) showText(ctx, report);
@@ -66,7 +72,12 @@ export async function runManageCommand(ctx: ExtensionCommandContext, state: McpE
   }
 }
 
-async function manage(ctx: ExtensionCommandContext, state: McpExtensionState, subcommand: ManageSubcommand, words: string[]): Promise<string | undefined> {
+async function manage(
+  ctx: ExtensionCommandContext,
+  state: McpExtensionState,
+  subcommand: ManageSubcommand,
+  words: string[],
+): Promise<string | undefined> {
   if (subcommand === "add") return addServer(state, words);
   // A name with spaces may come unquoted: every word that is not a --flag is part of it.
   const name = words.filter((word) => !word.startsWith("--")).join(" ");
@@ -93,7 +104,8 @@ async function setEnabled(
   if ((now?.enabled !== false) !== enabled) {
     return `Wrote "enabled": ${enabled} for "${name}" to ${file.path}, but the server is still ${enabled ? "disabled" : "enabled"}: a higher-precedence file sets it (/mcp status shows its source).`;
   }
-  if (!enabled) return `Disabled MCP server "${name}" (${file.path})${change.stopped.includes(name) ? ": its tools are gone, and it does not run" : ""}.`;
+  if (!enabled)
+    return `Disabled MCP server "${name}" (${file.path})${change.stopped.includes(name) ? ": its tools are gone, and it does not run" : ""}.`;
   return `Enabled MCP server "${name}" (${file.path}): ${toolSummary(state, name)}.`;
 }
 
@@ -101,7 +113,8 @@ async function addServer(state: McpExtensionState, words: readonly string[]): Pr
   const [name = "", target, ...args] = words;
   if (!target) throw new Error(`usage: /mcp add <name> <command> [args…] | /mcp add <name> <url>`);
   checkNewName(state, name);
-  const entry: Record<string, unknown> = isUrl(target) && args.length === 0 ? { url: target } : { command: target, ...(args.length > 0 ? { args } : {}) };
+  const entry: Record<string, unknown> =
+    isUrl(target) && args.length === 0 ? { url: target } : { command: target, ...(args.length > 0 ? { args } : {}) };
   const file = state.config.userFile;
   validateEntry(state, file, name, entry);
   await writeServerEntry(file, name, entry);
@@ -116,7 +129,9 @@ async function addServer(state: McpExtensionState, words: readonly string[]): Pr
 async function removeServer(state: McpExtensionState, name: string): Promise<string> {
   const server = requireServer(state, name);
   if (!OWN_KINDS.has(server.source.kind)) {
-    throw new Error(`"${name}" comes from ${describeSource(server.source)}, which Pi does not edit; remove it there, or /mcp disable ${name}`);
+    throw new Error(
+      `"${name}" comes from ${describeSource(server.source)}, which Pi does not edit; remove it there, or /mcp disable ${name}`,
+    );
   }
   await removeServerEntry(server.source.path, name);
   await state.reloadConfig();
@@ -137,7 +152,8 @@ function checkNewName(state: McpExtensionState, name: string): void {
     throw new Error(`"${name}" is not a usable server name: use letters, digits, "_" and "-" (up to 64, starting with a letter or digit)`);
   }
   const existing = state.servers.get(name);
-  if (existing) throw new Error(`a server named "${name}" exists already (${existing.source.path}); /mcp remove ${name} first, or pick another name`);
+  if (existing)
+    throw new Error(`a server named "${name}" exists already (${existing.source.path}); /mcp remove ${name} first, or pick another name`);
   const skipped = state.config.problems.find((problem) => problem.server === name);
   if (skipped) throw new Error(`a server named "${name}" is configured already (${skipped.file}), though not loaded: ${skipped.message}`);
 }
@@ -147,7 +163,15 @@ function validateEntry(state: McpExtensionState, file: string, name: string, ent
   const problems: ConfigProblem[] = [];
   const context = interpolationContext({ agentDir: state.agentDir, cwd: state.cwd });
   // `add` writes the user's own file, whose "!command" values run when the server starts.
-  const options = { file, context, interpolate: true, allowOverride: false, reportUnknownFields: true, defaultsSyntax: true, commands: "run" as const };
+  const options = {
+    file,
+    context,
+    interpolate: true,
+    allowOverride: false,
+    reportUnknownFields: true,
+    defaultsSyntax: true,
+    commands: "run" as const,
+  };
   const parsed = parseServerEntry(name, entry, options, problems);
   const errors = parsed.kind === "server" ? [...problems, ...parsed.unresolved] : problems;
   const refused = errors.filter((problem) => problem.level === "error");
@@ -170,11 +194,17 @@ function overrideFiles(state: McpExtensionState, server: ServerDefinition): File
   return [user, existsSync(projectPath) ? project : { ...project, note: "a new file" }];
 }
 
-async function pickFile(ctx: ExtensionCommandContext, choices: FileChoice[], flags: readonly string[], title: string): Promise<FileChoice | undefined> {
+async function pickFile(
+  ctx: ExtensionCommandContext,
+  choices: FileChoice[],
+  flags: readonly string[],
+  title: string,
+): Promise<FileChoice | undefined> {
   const flagged = flags.find((flag) => flag.startsWith("--"));
   if (flagged) {
     const choice = choices.find((candidate) => `--${candidate.label}` === flagged);
-    if (!choice) throw new Error(`${flagged}: the choices are ${choices.map((candidate) => `--${candidate.label} (${candidate.path})`).join(", ")}`);
+    if (!choice)
+      throw new Error(`${flagged}: the choices are ${choices.map((candidate) => `--${candidate.label} (${candidate.path})`).join(", ")}`);
     return choice;
   }
   if (choices.length === 1 || !ctx.hasUI) return choices.find((choice) => choice.label === "user") ?? choices[0];

@@ -43,7 +43,12 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
         scrollInfo: (text) => theme.fg("dim", text),
         noMatch: (text) => theme.fg("warning", text),
       });
-      list.setSelectedIndex(Math.max(0, items.findIndex((item) => item.value === actedOn)));
+      list.setSelectedIndex(
+        Math.max(
+          0,
+          items.findIndex((item) => item.value === actedOn),
+        ),
+      );
       list.onSelect = (item) => done(item.value);
       list.onCancel = () => done(undefined);
       const panel = new Container();
@@ -84,7 +89,12 @@ function serverItems(state: McpExtensionState, actions: PanelActions): SelectIte
 }
 
 /** The server's actions in Pi's select dialog; the chosen one runs (dismissing goes back to the panel). */
-async function runAction(ctx: ExtensionCommandContext, state: McpExtensionState, server: ServerDefinition, actions: PanelActions): Promise<void> {
+async function runAction(
+  ctx: ExtensionCommandContext,
+  state: McpExtensionState,
+  server: ServerDefinition,
+  actions: PanelActions,
+): Promise<void> {
   const enabled = server.enabled !== false;
   // As in /mcp status: a disabled server's error is not shown (it is not being tried).
   const lastError = enabled ? actions.lastErrorText(server.name) : undefined;

@@ -31,7 +31,8 @@ export function statusReport(state: StatusContext): string {
   const lines = [statusHeadline(state, servers, skipped.size)];
   if (state.semantic) lines.push(state.semantic.statusLine());
   for (const server of servers) lines.push(...serverStatus(state, server));
-  for (const [name, problems] of skipped) lines.push(`✗ ${name}: skipped`, ...problems.map((problem) => `    ${problem.level}: ${problem.message}`));
+  for (const [name, problems] of skipped)
+    lines.push(`✗ ${name}: skipped`, ...problems.map((problem) => `    ${problem.level}: ${problem.message}`));
   // The rest concerns no one server: files, settings, imports.
   const general = state.config.problems.filter((problem) => problem.server === undefined);
   const errors = general.filter((problem) => problem.level === "error");
@@ -67,7 +68,8 @@ function skippedServers(state: StatusContext): Map<string, ConfigProblem[]> {
 
 function serverStatus(state: StatusContext, server: ServerDefinition): string[] {
   const source = `source: ${describeSource(server.source)}`;
-  if (server.enabled === false) return [`- ${server.name}: ${disabledState(server)} · ${server.disabledIn ? `defined in ${describeSource(server.source)}` : source}`];
+  if (server.enabled === false)
+    return [`- ${server.name}: ${disabledState(server)} · ${server.disabledIn ? `defined in ${describeSource(server.source)}` : source}`];
   const live = state.manager.getState(server.name);
   const facts = [
     describeStatus(live.status),
@@ -110,7 +112,10 @@ export function lastErrorLines(state: StatusContext, name: string): string[] {
   const retryIn = state.lifecycle.backoffRemainingMs(name);
   const [first, ...rest] = live.lastError.split("\n");
   // The rest is what a stdio server wrote to stderr before it failed: the startup notice that showed it scrolls away.
-  return [`last error: ${first}${retryIn > 0 ? ` (next attempt in ${formatSecondsLeft(retryIn)})` : ""}`, ...rest.map((line) => `  ${line}`)];
+  return [
+    `last error: ${first}${retryIn > 0 ? ` (next attempt in ${formatSecondsLeft(retryIn)})` : ""}`,
+    ...rest.map((line) => `  ${line}`),
+  ];
 }
 
 /** "disabled", or where an override disabled it: the file to edit to turn it back on is that one, not the definition's. */
@@ -130,7 +135,9 @@ function toolsFact(state: StatusContext, name: string, live: ServerState): strin
   if (!inventory) return "tools not known yet";
   const tools = toolCount(state, name);
   if (live.status === "connected") return tools;
-  return inventory.origin === "live" ? `${tools} (listed ${ago(inventory.listedAt)})` : `${tools} (from the cache, listed ${ago(inventory.listedAt)})`;
+  return inventory.origin === "live"
+    ? `${tools} (listed ${ago(inventory.listedAt)})`
+    : `${tools} (from the cache, listed ${ago(inventory.listedAt)})`;
 }
 
 /** The tools Pi has for a server: its MCP tools (after includeTools/excludeTools) and its resource tools. */

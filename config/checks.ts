@@ -4,7 +4,15 @@
  * checked, and worded, the same way in both.
  */
 import { describeValue, isJsonObject } from "../util/guards.ts";
-import { TOOL_EXPOSURES, type ApprovalRule, type AuthKind, type OutputGuard, type ToolExposure, type ToolPrefixMode, type TransportKind } from "../types.ts";
+import {
+  TOOL_EXPOSURES,
+  type ApprovalRule,
+  type AuthKind,
+  type OutputGuard,
+  type ToolExposure,
+  type ToolPrefixMode,
+  type TransportKind,
+} from "../types.ts";
 
 /** A value that fits, or what was expected; `at` names the part of the value that did not fit (`[2]`, `.key`). */
 type Checked<T> = { ok: true; value: T } | { ok: false; expected: string; at?: string };
@@ -84,7 +92,9 @@ export const directToolsField: Check<boolean | string[]> = (value) =>
     : withExpectation(booleanOrStringList(value), `must be true, false, "search" or an array of strings (got ${quoteIfString(value)})`);
 
 export const directToolsSetting: Check<boolean> = (value) =>
-  value === "search" ? { ok: true, value: false } : withExpectation(boolean(value), `must be true, false or "search" (got ${quoteIfString(value)})`);
+  value === "search"
+    ? { ok: true, value: false }
+    : withExpectation(boolean(value), `must be true, false or "search" (got ${quoteIfString(value)})`);
 
 export const approvalRule: Check<ApprovalRule> = (value) =>
   withExpectation(booleanOrStringList(value), `must be true, false or an array of tool names or patterns (got ${quoteIfString(value)})`);
@@ -147,7 +157,9 @@ export const transportName: Check<TransportKind> = (value) =>
     : { ok: false, expected: `must be "stdio", "http" (or "streamable-http") or "sse" (got ${quoteIfString(value)})` };
 
 export const authKind: Check<AuthKind | false> = (value) =>
-  value === false ? { ok: true, value } : withExpectation(oneOf<AuthKind>(["bearer", "oauth"])(value), `must be "bearer", "oauth" or false (got ${quoteIfString(value)})`);
+  value === false
+    ? { ok: true, value }
+    : withExpectation(oneOf<AuthKind>(["bearer", "oauth"])(value), `must be "bearer", "oauth" or false (got ${quoteIfString(value)})`);
 
 export const toolPrefixMode: Check<ToolPrefixMode> = oneOf(TOOL_PREFIXES);
 
@@ -156,7 +168,8 @@ export const exposure: Check<ToolExposure> = (value) => oneOf(TOOL_EXPOSURES)(va
 
 /** `toolExposure`: tool names or `*` patterns, each mapped to an exposure. */
 export const toolExposureMap: Check<Record<string, ToolExposure>> = (value) => {
-  if (!isJsonObject(value)) return { ok: false, expected: `must be an object mapping tool names or patterns to exposures (got ${describeValue(value)})` };
+  if (!isJsonObject(value))
+    return { ok: false, expected: `must be an object mapping tool names or patterns to exposures (got ${describeValue(value)})` };
   const map: Record<string, ToolExposure> = {};
   for (const [tool, item] of Object.entries(value)) {
     const checked = exposure(item);
@@ -182,7 +195,9 @@ export function checkUrl(url: string): string | undefined {
   } catch {
     return `${quoteUnparsedUrl(url)} is not a valid URL`;
   }
-  return parsed.protocol === "http:" || parsed.protocol === "https:" ? undefined : `must be an http:// or https:// URL (got ${parsed.protocol})`;
+  return parsed.protocol === "http:" || parsed.protocol === "https:"
+    ? undefined
+    : `must be an http:// or https:// URL (got ${parsed.protocol})`;
 }
 
 /** A URL that does not parse, quoted for a message without what may carry a credential: user info, query, fragment. */

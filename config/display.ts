@@ -26,7 +26,11 @@ function commandFacts(server: ServerDefinition): Array<string | undefined> {
 }
 
 function urlFacts(server: ServerDefinition): Array<string | undefined> {
-  const token = server.bearerTokenEnv ? `token from $${server.bearerTokenEnv}` : server.bearerToken !== undefined ? "bearer token set" : undefined;
+  const token = server.bearerTokenEnv
+    ? `token from $${server.bearerTokenEnv}`
+    : server.bearerToken !== undefined
+      ? "bearer token set"
+      : undefined;
   return [`url: ${displayUrl(server.url!)}`, names("headers", server.headers), token];
 }
 

@@ -160,7 +160,13 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
   // pi-mcp-adapter 2.x reaches a server shared through rmcp-mux by its Unix socket; read as an override, it would be
   // reported as changing a server no other file defines.
   if ("socket" in raw && !("command" in raw) && !("url" in raw)) {
-    problems.push(configProblem("error", at("socket"), `an rmcp-mux socket (pi-mcp-adapter 2.x) is not supported here: give the server a "command" or a "url"`));
+    problems.push(
+      configProblem(
+        "error",
+        at("socket"),
+        `an rmcp-mux socket (pi-mcp-adapter 2.x) is not supported here: give the server a "command" or a "url"`,
+      ),
+    );
     return { kind: "invalid" };
   }
   const fields = checkFields(raw, ALL_CHECKS, "", options, at, problems, BEHAVIOUR_FALLBACKS) as RawFields | undefined;
@@ -171,7 +177,9 @@ export function parseServerEntry(name: string, raw: unknown, options: EntryOptio
   const hasCommand = fields.command !== undefined;
   const hasUrl = fields.url !== undefined;
   if (hasCommand && hasUrl) {
-    problems.push(configProblem("error", at("url"), `has both "command" and "url"; a server is either a process (command) or an endpoint (url)`));
+    problems.push(
+      configProblem("error", at("url"), `has both "command" and "url"; a server is either a process (command) or an endpoint (url)`),
+    );
     return { kind: "invalid" };
   }
   if (!hasCommand && !hasUrl) {
@@ -212,8 +220,20 @@ type Locator = (field?: string) => ProblemLocation;
  * as written, so the server would get the command's text as its secret. Said per field, naming it, so a migrated
  * config is not a silent auth failure.
  */
-function warnOfCommandValues(fields: RawFields, oauth: OAuthSettings | undefined, options: EntryOptions, at: Locator, problems: ConfigProblem[]): void {
-  const maps = options.commands === "literal" ? ([["env", fields.env], ["headers", fields.headers]] as const) : [];
+function warnOfCommandValues(
+  fields: RawFields,
+  oauth: OAuthSettings | undefined,
+  options: EntryOptions,
+  at: Locator,
+  problems: ConfigProblem[],
+): void {
+  const maps =
+    options.commands === "literal"
+      ? ([
+          ["env", fields.env],
+          ["headers", fields.headers],
+        ] as const)
+      : [];
   const secrets: Array<[string, string | undefined]> = [
     ...maps.flatMap(([field, map]) => Object.entries(map ?? {}).map(([key, value]): [string, string] => [`${field}.${key}`, value])),
     ["bearerToken", fields.bearerToken],
@@ -282,7 +302,12 @@ function checkFields(
  * A server either gets a token from its config or signs in with OAuth. `auth: "bearer"` turns OAuth off; OAuth asked
  * for (`auth: "oauth"` or an `oauth` object) makes configured tokens void, so they are dropped with a warning.
  */
-function settleAuth(fields: RawFields, oauth: OAuthSettings | undefined, at: Locator, problems: ConfigProblem[]): OAuthSettings | undefined {
+function settleAuth(
+  fields: RawFields,
+  oauth: OAuthSettings | undefined,
+  at: Locator,
+  problems: ConfigProblem[],
+): OAuthSettings | undefined {
   if (fields.auth === "bearer" && oauth) {
     problems.push(configProblem("warning", at("oauth"), `ignored: "auth" is "bearer"`));
     return undefined;
@@ -316,7 +341,12 @@ function behaviourEntry(fields: RawFields, enabled: boolean | undefined): Server
 }
 
 /** `undefined`: not named by the file (the connection layer picks); `null`: contradictory. */
-function resolveTransport(fields: RawFields, hasCommand: boolean, at: Locator, problems: ConfigProblem[]): TransportKind | undefined | null {
+function resolveTransport(
+  fields: RawFields,
+  hasCommand: boolean,
+  at: Locator,
+  problems: ConfigProblem[],
+): TransportKind | undefined | null {
   if (fields.type !== undefined && fields.transport !== undefined && fields.type !== fields.transport) {
     problems.push(configProblem("error", at("transport"), `"type" and "transport" name different transports`));
     return null;
@@ -423,6 +453,10 @@ function issueProblem(issue: InterpolationIssue, where: ProblemLocation, default
         `uses \${input:${issue.id}}, a value only VS Code can prompt for; server skipped (define it in your Pi config with \${env:VAR} instead)`,
       );
     case "unsupported":
-      return configProblem("error", where, `${issue.expression} is not a supported substitution (supported: ${SUPPORTED_SYNTAX}; write $\${ for a literal \${)`);
+      return configProblem(
+        "error",
+        where,
+        `${issue.expression} is not a supported substitution (supported: ${SUPPORTED_SYNTAX}; write $\${ for a literal \${)`,
+      );
   }
 }

@@ -9,10 +9,7 @@ import { errorCode, errorMessage, isJsonObject } from "../util/guards.ts";
 import { lazyRequire } from "../util/lazy-load.ts";
 import type { ConfigProblem } from "../types.ts";
 
-export type FileRead =
-  | { status: "absent" }
-  | { status: "error"; problem: ConfigProblem }
-  | { status: "ok"; data: Record<string, unknown> };
+export type FileRead = { status: "absent" } | { status: "error"; problem: ConfigProblem } | { status: "ok"; data: Record<string, unknown> };
 
 const ABSENT_CODES = new Set(["ENOENT", "ENOTDIR"]);
 

@@ -67,7 +67,13 @@ function isProjectFile(kind: ImportKind, file: string, context: InterpolationCon
  * A project file that defines servers is noted in `project`; its servers are taken only when the project is trusted
  * (else its problems are not reported either: the file is not in use).
  */
-function admitProjectFile(kind: ImportKind, file: string, servers: RawServers, context: InterpolationContext, project: ProjectConfig): boolean {
+function admitProjectFile(
+  kind: ImportKind,
+  file: string,
+  servers: RawServers,
+  context: InterpolationContext,
+  project: ProjectConfig,
+): boolean {
   if (!isProjectFile(kind, file, context)) return true;
   if (servers.length > 0) {
     project.files.push(file);
@@ -93,7 +99,12 @@ function envPath(context: InterpolationContext, name: string): string | undefine
  * The servers a host defines for this project, as layers, highest precedence first. Its files in the project
  * directory count only when the project is trusted (`project.trusted`); they are noted in `project` either way.
  */
-export function importHostServers(kind: ImportKind, context: InterpolationContext, problems: ConfigProblem[], project: ProjectConfig): ConfigLayer[] {
+export function importHostServers(
+  kind: ImportKind,
+  context: InterpolationContext,
+  problems: ConfigProblem[],
+  project: ProjectConfig,
+): ConfigLayer[] {
   return kind === "codex" ? importCodex(context, problems, project) : importJsonHost(kind, context, problems, project);
 }
 
@@ -145,7 +156,12 @@ function serverTable(container: Record<string, unknown>, key: string, where: Pro
 // JSON hosts: Cursor, Claude Code, Claude Desktop, Windsurf, VS Code
 // ---------------------------------------------------------------------------------------------
 
-function importJsonHost(kind: Exclude<ImportKind, "codex">, context: InterpolationContext, problems: ConfigProblem[], project: ProjectConfig): ConfigLayer[] {
+function importJsonHost(
+  kind: Exclude<ImportKind, "codex">,
+  context: InterpolationContext,
+  problems: ConfigProblem[],
+  project: ProjectConfig,
+): ConfigLayer[] {
   return hostConfigFiles(kind, context).flatMap((file) => {
     // An untrusted project's file is read only to know what it defines: its problems are nobody's concern yet.
     const fileProblems = isProjectFile(kind, file, context) && !project.trusted ? [] : problems;
@@ -175,12 +191,25 @@ function claudeCodeTimeouts(file: string, context: InterpolationContext, problem
     if (value === undefined || value === "") continue;
     const ms = Number(value);
     if (Number.isFinite(ms) && ms > 0) timeouts[field] = ms;
-    else problems.push(configProblem("warning", { file }, `environment variable ${variable} must be a number of milliseconds > 0 (got "${value}"); ignored`));
+    else
+      problems.push(
+        configProblem(
+          "warning",
+          { file },
+          `environment variable ${variable} must be a number of milliseconds > 0 (got "${value}"); ignored`,
+        ),
+      );
   }
   return timeouts;
 }
 
-function jsonHostServers(kind: ImportKind, data: Record<string, unknown>, file: string, context: InterpolationContext, problems: ConfigProblem[]): RawServers {
+function jsonHostServers(
+  kind: ImportKind,
+  data: Record<string, unknown>,
+  file: string,
+  context: InterpolationContext,
+  problems: ConfigProblem[],
+): RawServers {
   if (kind === "vscode" && pathModule(context.platform).basename(file) === VSCODE_SETTINGS) {
     const block = data.mcp;
     if (block === undefined) return [];
@@ -239,7 +268,9 @@ function mapJsonHostEntry(raw: unknown, where: ProblemLocation, defaults: Record
     hostFieldNames.excludeTools = "disabledTools";
   }
   if (raw.envFile !== undefined) {
-    problems.push(configProblem("warning", { ...where, field: "envFile" }, "is not supported: variables from that file are not set for this server"));
+    problems.push(
+      configProblem("warning", { ...where, field: "envFile" }, "is not supported: variables from that file are not set for this server"),
+    );
   }
   return { raw: mapped, hostFieldNames };
 }
@@ -258,10 +289,15 @@ function importCodex(context: InterpolationContext, problems: ConfigProblem[], p
       const fileProblems = project.trusted ? problems : [];
       const data = readHostFile(projectFile, "toml", fileProblems);
       const servers = data ? serverTable(data, "mcp_servers", { file: projectFile, field: "mcp_servers" }, fileProblems) : [];
-      if (data && admitProjectFile("codex", projectFile, servers, context, project)) layers.push(codexLayer(projectFile, data, context, problems));
+      if (data && admitProjectFile("codex", projectFile, servers, context, project))
+        layers.push(codexLayer(projectFile, data, context, problems));
     } else {
       problems.push(
-        configProblem("warning", { file: projectFile }, `skipped: Codex reads a project's config only once the project is trusted (trust_level = "trusted" in ${userFile})`),
+        configProblem(
+          "warning",
+          { file: projectFile },
+          `skipped: Codex reads a project's config only once the project is trusted (trust_level = "trusted" in ${userFile})`,
+        ),
       );
     }
   }
@@ -277,7 +313,14 @@ function isTrustedProject(user: Record<string, unknown>, context: InterpolationC
 function codexLayer(file: string, data: Record<string, unknown>, context: InterpolationContext, problems: ConfigProblem[]): ConfigLayer {
   const servers = serverTable(data, "mcp_servers", { file, field: "mcp_servers" }, problems);
   // Codex has no substitution: its values are literal.
-  return buildLayer("codex", file, servers, (raw, where) => mapCodexEntry(raw, where, context, problems), hostEntryOptions(file, context, false), problems);
+  return buildLayer(
+    "codex",
+    file,
+    servers,
+    (raw, where) => mapCodexEntry(raw, where, context, problems),
+    hostEntryOptions(file, context, false),
+    problems,
+  );
 }
 
 const CODEX_RENAMES: Readonly<Record<string, string>> = {
@@ -292,13 +335,19 @@ const CODEX_RENAMES: Readonly<Record<string, string>> = {
 const CODEX_SECONDS: Readonly<Record<string, string>> = { startup_timeout_sec: "startupTimeoutMs", tool_timeout_sec: "requestTimeoutMs" };
 
 /** `undefined`: a Codex-only field is invalid (already reported). */
-function mapCodexEntry(raw: unknown, where: ProblemLocation, context: InterpolationContext, problems: ConfigProblem[]): MappedEntry | undefined {
+function mapCodexEntry(
+  raw: unknown,
+  where: ProblemLocation,
+  context: InterpolationContext,
+  problems: ConfigProblem[],
+): MappedEntry | undefined {
   if (!isJsonObject(raw)) return { raw };
   const error = (field: string, text: string) => {
     problems.push(configProblem("error", { ...where, field }, text));
     return undefined;
   };
-  if (raw.bearer_token !== undefined) return error("bearer_token", "is rejected by Codex; put the token in an environment variable and name it in bearer_token_env_var");
+  if (raw.bearer_token !== undefined)
+    return error("bearer_token", "is rejected by Codex; put the token in an environment variable and name it in bearer_token_env_var");
 
   const mapped: Record<string, unknown> = {};
   const hostFieldNames: Record<string, string> = {};
@@ -319,9 +368,16 @@ function mapCodexEntry(raw: unknown, where: ProblemLocation, context: Interpolat
   if (raw.url !== undefined) mapped.type = "http";
 
   const envVars = raw.env_vars === undefined ? [] : codexEnvVarNames(raw.env_vars);
-  if (!envVars) return error("env_vars", `must be an array of variable names or { name = "…" } tables (got ${describeValue(raw.env_vars)})`);
+  if (!envVars)
+    return error("env_vars", `must be an array of variable names or { name = "…" } tables (got ${describeValue(raw.env_vars)})`);
   if (envVars.length > 0 && (mapped.env === undefined || isJsonObject(mapped.env))) {
-    mapped.env = { ...copyFromEnvironment(envVars.map((name) => [name, name]), context), ...(mapped.env as Record<string, unknown> | undefined) };
+    mapped.env = {
+      ...copyFromEnvironment(
+        envVars.map((name) => [name, name]),
+        context,
+      ),
+      ...(mapped.env as Record<string, unknown> | undefined),
+    };
   }
 
   const envHeaders = raw.env_http_headers;
@@ -330,7 +386,10 @@ function mapCodexEntry(raw: unknown, where: ProblemLocation, context: Interpolat
       return error("env_http_headers", `must map header names to environment variable names (got ${describeValue(envHeaders)})`);
     }
     if (mapped.headers === undefined || isJsonObject(mapped.headers)) {
-      mapped.headers = { ...(mapped.headers as Record<string, unknown> | undefined), ...copyFromEnvironment(Object.entries(envHeaders) as Array<[string, string]>, context) };
+      mapped.headers = {
+        ...(mapped.headers as Record<string, unknown> | undefined),
+        ...copyFromEnvironment(Object.entries(envHeaders) as Array<[string, string]>, context),
+      };
     }
   }
   return { raw: mapped, hostFieldNames };
@@ -338,7 +397,9 @@ function mapCodexEntry(raw: unknown, where: ProblemLocation, context: Interpolat
 
 function codexEnvVarNames(value: unknown): string[] | undefined {
   if (!Array.isArray(value)) return undefined;
-  const names = value.map((item) => (typeof item === "string" ? item : isJsonObject(item) && typeof item.name === "string" ? item.name : undefined));
+  const names = value.map((item) =>
+    typeof item === "string" ? item : isJsonObject(item) && typeof item.name === "string" ? item.name : undefined,
+  );
   return names.every((name): name is string => name !== undefined) ? names : undefined;
 }
 

@@ -93,4 +93,3 @@ export function lookupEnv(env: NodeJS.ProcessEnv, name: string, platform: NodeJS
   const key = Object.keys(env).find((candidate) => candidate.toUpperCase() === upper);
   return key === undefined ? undefined : env[key];
 }
-

@@ -77,7 +77,9 @@ function builtinOAuthFields(fields: OAuthSettings & BuiltinOAuthFields, at: Loca
   const { callbackPort, callbackUrl, authServerMetadataUrl, ...oauth } = fields;
   const ports = [oauth.redirectPort, callbackPort, callbackUrl?.port ? Number(callbackUrl.port) : undefined].filter((p) => p !== undefined);
   if (new Set(ports).size > 1) {
-    problems.push(configProblem("error", at("oauth.callbackPort"), `"redirectPort", "callbackPort" and "callbackUrl" name different ports`));
+    problems.push(
+      configProblem("error", at("oauth.callbackPort"), `"redirectPort", "callbackPort" and "callbackUrl" name different ports`),
+    );
     return null;
   }
   if (ports.length > 0) oauth.redirectPort = ports[0];

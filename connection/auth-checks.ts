@@ -7,7 +7,11 @@ import { NeedsAuthError } from "./session.ts";
 
 /** A sign-in is needed: `/mcp-auth` is a command of the user's, which the model cannot run. */
 export function signInNeeded(serverName: string, why: string): NeedsAuthError {
-  return new NeedsAuthError(serverName, `MCP server "${serverName}" ${why}: the user has to run /mcp-auth ${serverName} (the assistant cannot do it).`, true);
+  return new NeedsAuthError(
+    serverName,
+    `MCP server "${serverName}" ${why}: the user has to run /mcp-auth ${serverName} (the assistant cannot do it).`,
+    true,
+  );
 }
 
 /** An OAuth error response (RFC 6749 §5.2), as the user reads it. */

@@ -17,7 +17,11 @@ const MAX_OUTPUT_BYTES = 64 * 1024;
 const IS_WINDOWS = process.platform === "win32";
 
 /** The definition with its command values replaced by what the commands printed; throws on the first failure. */
-export async function withCommandValues(def: ServerDefinition, signal: AbortSignal, timeoutMs = COMMAND_VALUE_TIMEOUT_MS): Promise<ServerDefinition> {
+export async function withCommandValues(
+  def: ServerDefinition,
+  signal: AbortSignal,
+  timeoutMs = COMMAND_VALUE_TIMEOUT_MS,
+): Promise<ServerDefinition> {
   if (!def.commandValues?.length) return def;
   const maps = { env: { ...def.env }, headers: { ...def.headers } };
   await Promise.all(
@@ -26,7 +30,8 @@ export async function withCommandValues(def: ServerDefinition, signal: AbortSign
       const map = maps[field.slice(0, dot) as keyof typeof maps];
       const key = field.slice(dot + 1);
       const value = map?.[key];
-      if (value?.startsWith("!")) map[key] = await runValueCommand(value.slice(1), `MCP server "${def.name}": "${field}"`, signal, timeoutMs);
+      if (value?.startsWith("!"))
+        map[key] = await runValueCommand(value.slice(1), `MCP server "${def.name}": "${field}"`, signal, timeoutMs);
     }),
   );
   return { ...def, ...(def.env ? { env: maps.env } : {}), ...(def.headers ? { headers: maps.headers } : {}) };

@@ -69,7 +69,9 @@ export async function callWithUrlElicitation<T>(
     const opened = ctx?.hasUI ? await openAll(ctx, serverName, pages, signal) : false;
     if (!opened) {
       const why = ctx?.hasUI ? "The user did not open it" : "Pi could not ask the user here (no UI)";
-      throw new Error(`MCP server "${serverName}" needs the user to open ${pages.map(describePage).join(" and ")} first. ${why}: tell the user to open it, then try again.`);
+      throw new Error(
+        `MCP server "${serverName}" needs the user to open ${pages.map(describePage).join(" and ")} first. ${why}: tell the user to open it, then try again.`,
+      );
     }
     return call();
   }
@@ -82,7 +84,12 @@ async function openAll(ctx: ExtensionContext, serverName: string, pages: Page[],
 }
 
 /** The dialog: the message and the whole URL; the browser opens only on "Open". */
-async function offerPage(ctx: ExtensionContext, serverName: string, page: Page, signal: AbortSignal | undefined): Promise<ElicitResult["action"]> {
+async function offerPage(
+  ctx: ExtensionContext,
+  serverName: string,
+  page: Page,
+  signal: AbortSignal | undefined,
+): Promise<ElicitResult["action"]> {
   const title = `MCP server "${serverName}" asks you to open a page: ${page.message}\n${page.url}`;
   const picked = await ctx.ui.select(title, [OPEN, DECLINE], { signal, timeout: DIALOG_TIMEOUT_MS });
   if (picked === undefined) return "cancel";
@@ -92,7 +99,10 @@ async function offerPage(ctx: ExtensionContext, serverName: string, page: Page, 
     return "decline";
   }
   const opened = openInBrowser(page.url);
-  ctx.ui.notify(`${opened ? "Opened in your browser (if no page appeared, open it yourself)" : "Open this page in your browser"}: ${page.url}`, "info");
+  ctx.ui.notify(
+    `${opened ? "Opened in your browser (if no page appeared, open it yourself)" : "Open this page in your browser"}: ${page.url}`,
+    "info",
+  );
   return "accept";
 }
 
@@ -100,9 +110,7 @@ async function offerPage(ctx: ExtensionContext, serverName: string, page: Page, 
 function requiredPages(error: unknown): Page[] | undefined {
   const { code, data } = (error ?? {}) as { code?: unknown; data?: { elicitations?: unknown } };
   if (code !== McpErrorCode.UrlElicitationRequired || !Array.isArray(data?.elicitations)) return undefined;
-  const pages = data.elicitations.filter(
-    (item): item is Page => typeof item?.url === "string" && typeof item?.message === "string",
-  );
+  const pages = data.elicitations.filter((item): item is Page => typeof item?.url === "string" && typeof item?.message === "string");
   return pages.length > 0 ? pages : undefined;
 }
 

@@ -46,7 +46,13 @@ async function fillForm(ctx: ExtensionContext, request: ElicitRequestFormParams,
 }
 
 /** The value; `undefined` for a field left empty (its default then applies); `null` when the user dismissed it. */
-async function askField(ctx: ExtensionContext, title: string, field: Field, required: boolean, options: DialogOptions): Promise<Value | undefined | null> {
+async function askField(
+  ctx: ExtensionContext,
+  title: string,
+  field: Field,
+  required: boolean,
+  options: DialogOptions,
+): Promise<Value | undefined | null> {
   const items = isJsonObject(field.items) ? field.items : undefined;
   const multiple = field.type === "array" && items ? choicesOf(items) : undefined;
   if (multiple) return askMany(ctx, title, multiple, field, options);
@@ -68,25 +74,48 @@ async function askField(ctx: ExtensionContext, title: string, field: Field, requ
 }
 
 /** Several choices: typed comma-separated (by label or value); unknown words are left out. */
-async function askMany(ctx: ExtensionContext, title: string, choices: Choice[], field: Field, options: DialogOptions): Promise<string[] | undefined | null> {
+async function askMany(
+  ctx: ExtensionContext,
+  title: string,
+  choices: Choice[],
+  field: Field,
+  options: DialogOptions,
+): Promise<string[] | undefined | null> {
   const defaults = Array.isArray(field.default) ? ` (default: ${field.default.join(", ")})` : "";
-  const typed = await ctx.ui.input(`${title} — comma-separated, from: ${choices.map((choice) => choice.label).join(", ")}${defaults}`, undefined, options);
+  const typed = await ctx.ui.input(
+    `${title} — comma-separated, from: ${choices.map((choice) => choice.label).join(", ")}${defaults}`,
+    undefined,
+    options,
+  );
   if (typed === undefined) return null;
-  const words = typed.split(",").map((word) => word.trim().toLowerCase()).filter(Boolean);
-  const picked = choices.filter((choice) => words.includes(choice.label.toLowerCase()) || words.includes(String(choice.value).toLowerCase()));
+  const words = typed
+    .split(",")
+    .map((word) => word.trim().toLowerCase())
+    .filter(Boolean);
+  const picked = choices.filter(
+    (choice) => words.includes(choice.label.toLowerCase()) || words.includes(String(choice.value).toLowerCase()),
+  );
   return picked.length > 0 ? picked.map((choice) => String(choice.value)) : undefined;
 }
 
 function choicesOf(field: Field): Choice[] | undefined {
-  if (field.type === "boolean") return [{ value: true, label: "yes" }, { value: false, label: "no" }];
+  if (field.type === "boolean")
+    return [
+      { value: true, label: "yes" },
+      { value: false, label: "no" },
+    ];
   if (Array.isArray(field.enum)) {
     const names = Array.isArray(field.enumNames) ? field.enumNames : [];
     return field.enum.map((value, index) => ({ value: String(value), label: String(names[index] ?? value) }));
   }
   const variants = Array.isArray(field.oneOf) ? field.oneOf : Array.isArray(field.anyOf) ? field.anyOf : undefined;
-  const choices = variants?.filter(isJsonObject).flatMap((variant) =>
-    variant.const === undefined ? [] : [{ value: String(variant.const), label: typeof variant.title === "string" ? variant.title : String(variant.const) }],
-  );
+  const choices = variants
+    ?.filter(isJsonObject)
+    .flatMap((variant) =>
+      variant.const === undefined
+        ? []
+        : [{ value: String(variant.const), label: typeof variant.title === "string" ? variant.title : String(variant.const) }],
+    );
   return choices && choices.length > 0 ? choices : undefined;
 }
 
@@ -94,4 +123,3 @@ function titleOf(name: string, field: Field): string {
   const title = typeof field.title === "string" ? field.title : name;
   return typeof field.description === "string" ? `${title}: ${field.description}` : title;
 }
-

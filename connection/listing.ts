@@ -57,7 +57,9 @@ export async function listResources(client: Client, options?: RequestOptions): P
   const { entries, problems } = await listAllPages(client, "resources/list", "resources", options);
   const items = readAddressed(entries, "uri", "resources/list", problems).map(({ address, ...rest }) => ({ uri: address, ...rest }));
   if (items.length > MAX_RESOURCES_PER_SERVER) {
-    problems.push(`${items.length - MAX_RESOURCES_PER_SERVER} of ${items.length} resources left out: at most ${MAX_RESOURCES_PER_SERVER} per server become tools`);
+    problems.push(
+      `${items.length - MAX_RESOURCES_PER_SERVER} of ${items.length} resources left out: at most ${MAX_RESOURCES_PER_SERVER} per server become tools`,
+    );
   }
   return { items: items.slice(0, MAX_RESOURCES_PER_SERVER), problems };
 }

@@ -150,7 +150,8 @@ export class LiveConnection implements ServerConnection {
     if (list === "resources" && !this.listsResources) return Promise.resolve();
     // A refresh gets the budget listing had at startup.
     const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
-    const read = () => (list === "tools" ? this.readToolList(options) : list === "resources" ? this.readResourceLists(options) : this.readPromptList(options));
+    const read = () =>
+      list === "tools" ? this.readToolList(options) : list === "resources" ? this.readResourceLists(options) : this.readPromptList(options);
     const result = this.refreshQueue.then(read);
     this.refreshQueue = result.catch(ignored(`${this.name}: refreshing its ${list} list`));
     return result;

@@ -44,7 +44,11 @@ export class CallbackListener {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once("error", (error: NodeJS.ErrnoException) =>
-        reject(error.code === "EADDRINUSE" ? new Error(`port ${port} on 127.0.0.1 is in use, so the sign-in cannot receive its callback there`) : error),
+        reject(
+          error.code === "EADDRINUSE"
+            ? new Error(`port ${port} on 127.0.0.1 is in use, so the sign-in cannot receive its callback there`)
+            : error,
+        ),
       );
       server.listen(port, "127.0.0.1", resolve);
     });

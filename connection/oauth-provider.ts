@@ -59,7 +59,11 @@ interface SignInInteraction {
 }
 
 /** The provider for a server's connections, or none when OAuth is not in play for it. */
-export async function authProviderFor(def: ServerDefinition, store: OAuthStore, authState: ServerAuthState): Promise<OAuthClientProvider | undefined> {
+export async function authProviderFor(
+  def: ServerDefinition,
+  store: OAuthStore,
+  authState: ServerAuthState,
+): Promise<OAuthClientProvider | undefined> {
   if (!canSignIn(def)) return undefined;
   const { oauth } = def;
   if (oauth?.grantType === "client_credentials") return clientCredentialsProvider(oauth);
@@ -71,8 +75,14 @@ export async function authProviderFor(def: ServerDefinition, store: OAuthStore, 
 /** No user: the client's own credentials get the token, a secret (client_secret_basic) or a signed JWT (private_key_jwt). */
 function clientCredentialsProvider(oauth: OAuthSettings): OAuthClientProvider {
   // Validated with the config: the id, the issuer, and a secret or a key are there.
-  const common = { clientId: oauth.clientId!, expectedIssuer: oauth.authorizationServer!, clientName: oauth.clientName ?? CLIENT_NAME, scope: oauth.scope };
-  if (oauth.privateKey) return new PrivateKeyJwtProvider({ ...common, privateKey: oauth.privateKey, algorithm: oauth.signingAlgorithm ?? "RS256" });
+  const common = {
+    clientId: oauth.clientId!,
+    expectedIssuer: oauth.authorizationServer!,
+    clientName: oauth.clientName ?? CLIENT_NAME,
+    scope: oauth.scope,
+  };
+  if (oauth.privateKey)
+    return new PrivateKeyJwtProvider({ ...common, privateKey: oauth.privateKey, algorithm: oauth.signingAlgorithm ?? "RS256" });
   return new ClientCredentialsProvider({ ...common, clientSecret: oauth.clientSecret! });
 }
 
@@ -134,7 +144,8 @@ async function listen(def: ServerDefinition, store: OAuthStore): Promise<Callbac
 
 function registeredPort(client: OAuthClientInformationMixed | undefined): number | undefined {
   const redirects: unknown = client && "redirect_uris" in client ? client.redirect_uris : undefined;
-  const redirect = Array.isArray(redirects) && typeof redirects[0] === "string" && URL.canParse(redirects[0]) ? new URL(redirects[0]) : undefined;
+  const redirect =
+    Array.isArray(redirects) && typeof redirects[0] === "string" && URL.canParse(redirects[0]) ? new URL(redirects[0]) : undefined;
   return redirect?.hostname === "127.0.0.1" && redirect.pathname === CALLBACK_PATH ? Number(redirect.port) || undefined : undefined;
 }
 
@@ -147,7 +158,8 @@ function requestedScope(def: ServerDefinition, challenge: AuthChallenge | undefi
   const scope = challenge?.scope ?? def.oauth?.scope ?? discovery.resourceMetadata?.scopes_supported?.join(" ");
   const words = scope?.split(/\s+/).filter(Boolean) ?? [];
   if (words.length === 0) return undefined;
-  if (discovery.authorizationServerMetadata?.scopes_supported?.includes(OFFLINE_ACCESS) && !words.includes(OFFLINE_ACCESS)) words.push(OFFLINE_ACCESS);
+  if (discovery.authorizationServerMetadata?.scopes_supported?.includes(OFFLINE_ACCESS) && !words.includes(OFFLINE_ACCESS))
+    words.push(OFFLINE_ACCESS);
   return words.join(" ");
 }
 
@@ -246,14 +258,18 @@ class StoredOAuthProvider implements OAuthClientProvider {
     if (challenge?.insufficientScope) {
       throw signInNeeded(this.def.name, `needs a new sign-in that grants more (scope "${challenge.scope ?? "unspecified"}")`);
     }
-    throw signInNeeded(this.def.name, this.hadTokens ? "needs a new sign-in (its OAuth session expired or was revoked)" : "needs a sign-in (OAuth)");
+    throw signInNeeded(
+      this.def.name,
+      this.hadTokens ? "needs a new sign-in (its OAuth session expired or was revoked)" : "needs a sign-in (OAuth)",
+    );
   }
 
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
     await this.store.update(this.url, (record) => {
       const next = { ...record };
       // Another Pi process may have stored newer tokens meanwhile: those are kept.
-      if ((scope === "all" || scope === "tokens") && (this.signIn || next.tokens?.access_token === this.handedOut?.access_token)) delete next.tokens;
+      if ((scope === "all" || scope === "tokens") && (this.signIn || next.tokens?.access_token === this.handedOut?.access_token))
+        delete next.tokens;
       if (scope === "all" || scope === "client") delete next.client;
       if (scope === "all" || scope === "verifier") delete next.codeVerifier;
       return next;
@@ -295,10 +311,16 @@ export function refreshingOnce(store: OAuthStore, url: string, fetchFn: FetchLik
     }
     return store.exclusive(url, async (record, save) => {
       const stored = record?.tokens;
-      const refreshedElsewhere = stored && (stored.refresh_token !== refreshToken || (refused !== undefined && stored.access_token !== refused));
+      const refreshedElsewhere =
+        stored && (stored.refresh_token !== refreshToken || (refused !== undefined && stored.access_token !== refused));
       if (refreshedElsewhere) return tokenAnswer(stored);
       const response = await fetchFn(input, init);
-      const tokens: unknown = response.ok ? await response.clone().json().catch(() => undefined) : undefined;
+      const tokens: unknown = response.ok
+        ? await response
+            .clone()
+            .json()
+            .catch(() => undefined)
+        : undefined;
       if (record && isJsonObject(tokens) && typeof tokens.access_token === "string") {
         // As the SDK will store them (the refresh token kept when none is sent back, the issuer the old ones had).
         await save({ ...record, tokens: { ...stored, refresh_token: refreshToken, ...tokens } as OAuthTokens });
@@ -335,7 +357,8 @@ export function recordingChallenges(serverUrl: URL, authState: ServerAuthState):
     if (`${url.origin}${url.pathname}` !== endpoint) return response;
     const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(response);
     const insufficientScope = error === "insufficient_scope";
-    if (response.status === 401 || insufficientScope) authState.challenge = { scope, resourceMetadataUrl: resourceMetadataUrl?.href, insufficientScope };
+    if (response.status === 401 || insufficientScope)
+      authState.challenge = { scope, resourceMetadataUrl: resourceMetadataUrl?.href, insufficientScope };
     return response;
   };
 }

@@ -60,8 +60,10 @@ export class SignIns {
    * reconnecting is up to the caller. A new sign-in to the same server replaces one still waiting.
    */
   async signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
-    if (!canSignIn(def)) throw new Error(`MCP server "${def.name}" does not sign in with OAuth (it is a local process, or its config gives it a token)`);
-    if (def.oauth?.grantType === "client_credentials") throw new Error(`MCP server "${def.name}" gets its tokens with its client credentials: nobody signs in`);
+    if (!canSignIn(def))
+      throw new Error(`MCP server "${def.name}" does not sign in with OAuth (it is a local process, or its config gives it a token)`);
+    if (def.oauth?.grantType === "client_credentials")
+      throw new Error(`MCP server "${def.name}" gets its tokens with its client credentials: nobody signs in`);
     this.pending.get(def.name)?.cancel.abort(new Error(`The sign-in to MCP server "${def.name}" was replaced by a new one.`));
     const pending: PendingSignIn = { cancel: new AbortController() };
     this.pending.set(def.name, pending);
@@ -69,7 +71,10 @@ export class SignIns {
     const clearDeadline = abortAfter(
       pending.cancel,
       timeoutMs,
-      () => new Error(`The sign-in to MCP server "${def.name}" timed out after ${formatDuration(timeoutMs)}: the browser did not come back to Pi.`),
+      () =>
+        new Error(
+          `The sign-in to MCP server "${def.name}" timed out after ${formatDuration(timeoutMs)}: the browser did not come back to Pi.`,
+        ),
     );
     try {
       const mcp = await loadConnectionCode();
@@ -104,7 +109,8 @@ export class SignIns {
 
   /** Every sign-in still waiting ends with the session. */
   cancelAll(): void {
-    for (const [name, pending] of this.pending) pending.cancel.abort(new Error(`The sign-in to MCP server "${name}" ended with the session.`));
+    for (const [name, pending] of this.pending)
+      pending.cancel.abort(new Error(`The sign-in to MCP server "${name}" ended with the session.`));
   }
 
   /**

@@ -74,7 +74,10 @@ export class OAuthStore {
    * record as stored now and may save a new one. When the lock cannot be had in time (another process stuck), the
    * work runs anyway: at worst as if there were no lock.
    */
-  exclusive<T>(url: string, work: (record: OAuthRecord | undefined, save: (record: OAuthRecord) => Promise<void>) => Promise<T>): Promise<T> {
+  exclusive<T>(
+    url: string,
+    work: (record: OAuthRecord | undefined, save: (record: OAuthRecord) => Promise<void>) => Promise<T>,
+  ): Promise<T> {
     const key = storeKey(url);
     const path = this.fileFor(key);
     return this.changes.run(key, async () => {

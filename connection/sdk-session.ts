@@ -84,7 +84,8 @@ class SdkSession implements McpSession {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.listChanged("tools"));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.listChanged("resources"));
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => events.listChanged("prompts"));
-    client.onclose = () => events.lost(this.stdio?.overflow?.message ?? (this.transport === "stdio" ? this.exitDescription() : "the connection was closed"));
+    client.onclose = () =>
+      events.lost(this.stdio?.overflow?.message ?? (this.transport === "stdio" ? this.exitDescription() : "the connection was closed"));
     // A legacy SSE stream cannot be resumed: once it breaks, the session is gone.
     client.onerror = (error) => {
       if (error instanceof SseError) events.lost(`the SSE stream broke (${error.message})`);
@@ -161,13 +162,16 @@ const SCHEMA_PROBLEMS_SHOWN = 2;
 function summarizeSchemaError(error: unknown): unknown {
   // Zod (full or mini, v3 or v4) names its error differently: what they share is `issues`, each with a `path`.
   const issues = (error as { issues?: unknown } | undefined)?.issues as { path?: unknown; message?: unknown }[] | undefined;
-  if (!(error instanceof Error) || !Array.isArray(issues) || issues.length === 0 || !issues.every((issue) => Array.isArray(issue?.path))) return error;
+  if (!(error instanceof Error) || !Array.isArray(issues) || issues.length === 0 || !issues.every((issue) => Array.isArray(issue?.path)))
+    return error;
   const problems = issues.map((issue) => {
     const path = (issue.path as unknown[]).join(".") || "result";
     return `${path}: ${typeof issue.message === "string" ? issue.message : "invalid"}`;
   });
   const more = problems.length > SCHEMA_PROBLEMS_SHOWN ? ` (and ${problems.length - SCHEMA_PROBLEMS_SHOWN} more)` : "";
-  return new Error(`its answer was not a valid MCP result: ${problems.slice(0, SCHEMA_PROBLEMS_SHOWN).join("; ")}${more}`, { cause: error });
+  return new Error(`its answer was not a valid MCP result: ${problems.slice(0, SCHEMA_PROBLEMS_SHOWN).join("; ")}${more}`, {
+    cause: error,
+  });
 }
 
 /** Spawns or reaches the server and initialises the session, under `options.signal`. */
@@ -269,7 +273,11 @@ async function openHttp(configured: ServerDefinition, createClient: () => Client
   const authProvider = await abortable(authProviderFor(def, store, state), options.signal);
   state.usesOAuth = authProvider !== undefined;
   const noting = recordingChallenges(url, state);
-  const http: HttpOptions = { requestInit: { headers: httpHeaders(def) }, authProvider, fetch: authProvider ? refreshingOnce(store, def.url!, noting) : noting };
+  const http: HttpOptions = {
+    requestInit: { headers: httpHeaders(def) },
+    authProvider,
+    fetch: authProvider ? refreshingOnce(store, def.url!, noting) : noting,
+  };
   if (def.transport === "sse") return openSse(url, http, createClient(), options);
   try {
     return await openStreamableHttp(url, http, createClient(), options);
@@ -292,7 +300,8 @@ async function openStreamableHttp(url: URL, http: HttpOptions, client: Client, o
   const transport = new StreamableHTTPClientTransport(url, http);
   const shutdown = async () => {
     // Tell the server the session is over (spec: SHOULD), without letting a slow server hold up shutdown.
-    if (transport.sessionId) await Promise.race([transport.terminateSession().catch(ignored("ending the HTTP session (DELETE)")), delay(SESSION_DELETE_WAIT_MS)]);
+    if (transport.sessionId)
+      await Promise.race([transport.terminateSession().catch(ignored("ending the HTTP session (DELETE)")), delay(SESSION_DELETE_WAIT_MS)]);
     await client.close().catch(ignored("closing the HTTP session"));
   };
   await connectClient(client, transport, shutdown, options);
@@ -346,7 +355,10 @@ function httpHeaders(def: ServerDefinition): Record<string, string> {
 function unauthorized(def: ServerDefinition, authState: ServerAuthState): NeedsAuthError {
   if (def.oauth?.grantType === "client_credentials") {
     const fields = `"oauth.clientId", "oauth.clientSecret" or "oauth.privateKey", and "oauth.scope"`;
-    return new NeedsAuthError(def.name, `MCP server "${def.name}" refused the token its client credentials got: check ${fields} in its config.`);
+    return new NeedsAuthError(
+      def.name,
+      `MCP server "${def.name}" refused the token its client credentials got: check ${fields} in its config.`,
+    );
   }
   if (canSignIn(def) && authState.usesOAuth) return signInNeeded(def.name, "needs a new sign-in (it refused its OAuth token)");
   if (canSignIn(def) && authState.challenge?.resourceMetadataUrl) return signInNeeded(def.name, "needs a sign-in (OAuth)");
@@ -355,7 +367,14 @@ function unauthorized(def: ServerDefinition, authState: ServerAuthState): NeedsA
 
 function needsAuthMessage(def: ServerDefinition): string {
   const where = `${safeUrl(def.url)} answered 401 Unauthorized`;
-  const source = def.bearerToken !== undefined ? `"bearerToken"` : def.bearerTokenEnv ? `the variable ${def.bearerTokenEnv} ("bearerTokenEnv")` : hasAuthorizationHeader(def) ? `the "Authorization" header` : undefined;
+  const source =
+    def.bearerToken !== undefined
+      ? `"bearerToken"`
+      : def.bearerTokenEnv
+        ? `the variable ${def.bearerTokenEnv} ("bearerTokenEnv")`
+        : hasAuthorizationHeader(def)
+          ? `the "Authorization" header`
+          : undefined;
   if (source) return `MCP server "${def.name}" needs authentication: ${where} to the token from ${source}. Check that it is valid.`;
   return `MCP server "${def.name}" needs authentication: ${where}. Set "bearerToken" or "bearerTokenEnv" (or an "Authorization" header) in its config.`;
 }
@@ -372,7 +391,8 @@ function failureReason(def: ServerDefinition, error: unknown): string {
   if ((error as { syscall?: string } | undefined)?.syscall?.startsWith("spawn")) {
     if (code === "ENOENT") return `command not found: ${def.command}`;
     // The system says EACCES, not ENOENT, for a command found nowhere when PATH has a directory it may not search.
-    if (code === "EACCES") return `cannot run ${def.command}: permission denied (a file that is not executable, or a command not found with a directory on PATH this user cannot search)`;
+    if (code === "EACCES")
+      return `cannot run ${def.command}: permission denied (a file that is not executable, or a command not found with a directory on PATH this user cannot search)`;
   }
   if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && def.command) {
     return "the server process exited before it was ready";
@@ -406,10 +426,7 @@ function cannotReach(def: ServerDefinition, cause: { code?: string; message?: st
 }
 
 function isUnauthorized(error: unknown): boolean {
-  return (
-    error instanceof UnauthorizedError ||
-    ((error instanceof StreamableHTTPError || error instanceof SseError) && error.code === 401)
-  );
+  return error instanceof UnauthorizedError || ((error instanceof StreamableHTTPError || error instanceof SseError) && error.code === 401);
 }
 
 /** Errors that mean the session itself is gone (not just this request): the next call must reconnect. */

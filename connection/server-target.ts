@@ -22,7 +22,9 @@ export function parseServerUrl(def: ServerDefinition): URL {
     throw new Error(`"url" is not a valid URL`);
   }
   if (url.username || url.password) {
-    throw new Error(`"url" contains a user name or password (user:password@host), which HTTP clients refuse; send credentials with "headers" or "bearerToken"`);
+    throw new Error(
+      `"url" contains a user name or password (user:password@host), which HTTP clients refuse; send credentials with "headers" or "bearerToken"`,
+    );
   }
   return url;
 }

@@ -107,8 +107,10 @@ function isAnswer(json: unknown): json is Record<string, unknown> & { id: string
 }
 
 function invalidAnswer(json: Record<string, unknown>): string {
-  if ("result" in json && !isJsonObject(json.result)) return `its answer was not a valid MCP result ("result" is ${describeValue(json.result)}, not an object)`;
-  if ("error" in json && !isJsonObject(json.error)) return `its error answer was not valid JSON-RPC ("error" is ${describeValue(json.error)}, not an object)`;
+  if ("result" in json && !isJsonObject(json.result))
+    return `its answer was not a valid MCP result ("result" is ${describeValue(json.result)}, not an object)`;
+  if ("error" in json && !isJsonObject(json.error))
+    return `its error answer was not valid JSON-RPC ("error" is ${describeValue(json.error)}, not an object)`;
   return "its answer was not a valid JSON-RPC response";
 }
 

@@ -88,7 +88,14 @@ export class GroupedStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.child) throw new Error("the stdio transport is already started");
     const { command, args, env, cwd } = this.params;
-    const child = spawn(command, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"], shell: false, windowsHide: IS_WINDOWS, detached: !IS_WINDOWS });
+    const child = spawn(command, args, {
+      env,
+      cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+      shell: false,
+      windowsHide: IS_WINDOWS,
+      detached: !IS_WINDOWS,
+    });
     this.child = child;
     return new Promise((resolve, reject) => {
       child.on("error", (error) => {

@@ -29,10 +29,13 @@ function clip(text: string, max = 240): string {
 /** What the model is shown at this request, and the tool results it got since its last turn. */
 function narrate(request: ModelRequest): void {
   const results = request.messages.filter((message) => message.role === "toolResult");
-  for (const message of results.slice(resultsShown)) say(`   ↳ ${String(message.toolName)} answered: ${clip(contentText(message.content))}`);
+  for (const message of results.slice(resultsShown))
+    say(`   ↳ ${String(message.toolName)} answered: ${clip(contentText(message.content))}`);
   resultsShown = results.length;
   const toolTokens = encode(JSON.stringify(request.tools)).length;
-  say(`\n[model request ${request.index + 1}] offered ${request.tools.length} tools (~${toolTokens} tokens of definitions, o200k): ${offeredToolNames(request).join(", ")}`);
+  say(
+    `\n[model request ${request.index + 1}] offered ${request.tools.length} tools (~${toolTokens} tokens of definitions, o200k): ${offeredToolNames(request).join(", ")}`,
+  );
 }
 
 /** A model step: narrate, then call `name` directly when offered, else through McpCall (Pi 0.73.1 in this prompt). */
@@ -64,7 +67,9 @@ function reply(text: string): ScriptStep {
 
 const script: ScriptStep[] = [
   search("remember facts about a person in a knowledge graph"),
-  call("memory__create_entities", { entities: [{ name: "Ada Lovelace", entityType: "person", observations: ["wrote the first program"] }] }),
+  call("memory__create_entities", {
+    entities: [{ name: "Ada Lovelace", entityType: "person", observations: ["wrote the first program"] }],
+  }),
   search("select:memory__read_graph"),
   call("memory__read_graph", {}),
   reply("I stored Ada Lovelace in the knowledge graph and read it back."),

@@ -117,7 +117,9 @@ export class ProjectTrust {
     const answer = readStore(this.storePath)[projectKey(cwd)];
     if (!answer) return undefined;
     const now = digests(project.files);
-    const same = Object.keys(now).length === Object.keys(answer.files).length && Object.entries(now).every(([file, hash]) => answer.files[file] === hash);
+    const same =
+      Object.keys(now).length === Object.keys(answer.files).length &&
+      Object.entries(now).every(([file, hash]) => answer.files[file] === hash);
     return same ? answer.trusted : undefined;
   }
 

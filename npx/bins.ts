@@ -82,9 +82,7 @@ export async function linkedBinTarget(
   const link = join(installDir, "node_modules", ".bin", binName);
   if (!(await isPresent(link))) return undefined;
   if (process.platform !== "win32") return realpath(link);
-  const targets = new Set(
-    candidates.flatMap((pkg) => (pkg.bins[binName] ? [join(pkg.dir, ...pkg.bins[binName].split("/"))] : [])),
-  );
+  const targets = new Set(candidates.flatMap((pkg) => (pkg.bins[binName] ? [join(pkg.dir, ...pkg.bins[binName].split("/"))] : [])));
   return targets.size === 1 ? realpath([...targets][0]) : undefined;
 }
 
@@ -139,4 +137,3 @@ export async function isPresent(path: string): Promise<boolean> {
     return false;
   }
 }
-

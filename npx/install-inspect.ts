@@ -43,10 +43,7 @@ export interface InspectOptions {
 }
 
 /** Parses the specs, or says why not: git, URL, tarball and alias specs are left to npx. */
-export async function readRequestedPackages(
-  specs: readonly string[],
-  cwd: string,
-): Promise<RequestedPackage[] | NpxFallback> {
+export async function readRequestedPackages(specs: readonly string[], cwd: string): Promise<RequestedPackage[] | NpxFallback> {
   const requested: RequestedPackage[] = [];
   for (const spec of specs) {
     let parsed: npa.Result;
@@ -132,7 +129,10 @@ async function currentUntil(
 ): Promise<number> {
   const renewed = now + NPX_REVALIDATION_TTL_MS;
   if (justRefreshed || preferOffline || !requested.some(followsRegistry)) return renewed;
-  const written = await stat(join(installDir, "package-lock.json")).then((s) => s.mtimeMs, () => 0);
+  const written = await stat(join(installDir, "package-lock.json")).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  );
   return Math.min(renewed, written + NPX_REVALIDATION_TTL_MS);
 }
 

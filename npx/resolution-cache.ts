@@ -71,4 +71,3 @@ function isResolution(value: unknown): value is CachedResolution {
     typeof value.validUntil === "number"
   );
 }
-

@@ -51,7 +51,13 @@ export function scriptHostCalls(state: ScriptApiContext, ctx: ExtensionContext |
 }
 
 /** Resolves to the structured content when the server gave one, else to the text the model would have read. */
-async function callTool(state: ScriptApiContext, name: string, args: unknown, signal: AbortSignal, ctx: ExtensionContext | undefined): Promise<unknown> {
+async function callTool(
+  state: ScriptApiContext,
+  name: string,
+  args: unknown,
+  signal: AbortSignal,
+  ctx: ExtensionContext | undefined,
+): Promise<unknown> {
   let tool = findTool(state, name);
   if (!tool) {
     // It may belong to a server whose tools startup is still listing (no cache).
@@ -60,7 +66,10 @@ async function callTool(state: ScriptApiContext, name: string, args: unknown, si
   }
   if (!tool) throw new HostCallError(unknownTool(state, name), name);
   if (args !== undefined && args !== null && !isJsonObject(args)) {
-    throw new HostCallError(`tools.${name}() takes one object with the tool's arguments (got ${Array.isArray(args) ? "an array" : typeof args}).`, name);
+    throw new HostCallError(
+      `tools.${name}() takes one object with the tool's arguments (got ${Array.isArray(args) ? "an array" : typeof args}).`,
+      name,
+    );
   }
   try {
     const result = await executeMcpTool(state, tool.name, args ?? {}, signal, undefined, ctx, { structured: true });
@@ -69,7 +78,9 @@ async function callTool(state: ScriptApiContext, name: string, args: unknown, si
   } catch (error) {
     // The executor's messages name the tool and its server already; a refused approval or an isError result too.
     const message = error instanceof Error ? error.message : String(error);
-    const named = message.includes(tool.serverName) ? message : `MCP tool "${tool.originalName}" on server "${tool.serverName}": ${message}`;
+    const named = message.includes(tool.serverName)
+      ? message
+      : `MCP tool "${tool.originalName}" on server "${tool.serverName}": ${message}`;
     throw new HostCallError(named, tool.name);
   }
 }
@@ -88,7 +99,8 @@ function unknownTool(state: ScriptApiContext, name: string): string {
 }
 
 function searchTools(state: ScriptApiContext, query: string, options: Record<string, unknown>): { name: string; description: string }[] {
-  const wanted = typeof options.limit === "number" && options.limit > 0 ? Math.min(Math.floor(options.limit), MAX_SEARCH_LIMIT) : DEFAULT_SEARCH_LIMIT;
+  const wanted =
+    typeof options.limit === "number" && options.limit > 0 ? Math.min(Math.floor(options.limit), MAX_SEARCH_LIMIT) : DEFAULT_SEARCH_LIMIT;
   const namespace = typeof options.namespace === "string" ? options.namespace : undefined;
   // Within one server: ranked among all tools, then that server's kept (the index ranks the whole catalog).
   const ranked = rankTools(state, query, namespace ? state.tools.byName.size : wanted);

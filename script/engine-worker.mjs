@@ -32,7 +32,11 @@ function drain() {
   vm.executePendingJobs();
   if (!finished && pending.size === 0) {
     finished = true;
-    const error = { name: "Error", message: "the script waits on a promise that can never settle (there are no timers; await tool calls)", stack: "" };
+    const error = {
+      name: "Error",
+      message: "the script waits on a promise that can never settle (there are no timers; await tool calls)",
+      stack: "",
+    };
     post({ type: "done", ok: false, text: JSON.stringify(error), hasValue: false });
   }
 }

@@ -118,7 +118,10 @@ export async function runInSandbox(
     };
     const onAbort = () => end({ ok: false, reason: "aborted", printed });
     // The script's clock starts once its VM is up: a slow start on a busy machine is not the script's time.
-    let timer = setTimeout(() => end({ ok: false, reason: "crashed", detail: `the engine did not start within ${START_LIMIT_MS / 1000} s`, printed }), START_LIMIT_MS);
+    let timer = setTimeout(
+      () => end({ ok: false, reason: "crashed", detail: `the engine did not start within ${START_LIMIT_MS / 1000} s`, printed }),
+      START_LIMIT_MS,
+    );
     if (signal?.aborted) return onAbort();
     signal?.addEventListener("abort", onAbort, { once: true });
 
@@ -128,11 +131,12 @@ export async function runInSandbox(
       else if (message.type === "ready") {
         clearTimeout(timer);
         timer = setTimeout(() => end({ ok: false, reason: "timeout", printed }), limits.timeoutMs);
-      }
-      else if (message.type === "call") answer(worker, message, hostCall, calls.signal);
+      } else if (message.type === "call") answer(worker, message, hostCall, calls.signal);
       else if (message.type === "done") end(finished(message, printed));
     });
-    worker.on("error", (error) => end({ ok: false, reason: isOutOfMemory(error) ? "memory" : "crashed", detail: errorMessage(error), printed }));
+    worker.on("error", (error) =>
+      end({ ok: false, reason: isOutOfMemory(error) ? "memory" : "crashed", detail: errorMessage(error), printed }),
+    );
     worker.on("exit", (code) => end({ ok: false, reason: "crashed", detail: `the engine thread exited (code ${code})`, printed }));
   });
 }
@@ -173,7 +177,8 @@ function answer(worker: Worker, message: Record<string, unknown>, hostCall: Host
   }
   hostCall(String(message.kind), payload, signal).then(
     (value) => reply(worker, id, { ok: true, value }),
-    (error: unknown) => reply(worker, id, { ok: false, error: errorMessage(error), tool: error instanceof HostCallError ? error.tool : undefined }),
+    (error: unknown) =>
+      reply(worker, id, { ok: false, error: errorMessage(error), tool: error instanceof HostCallError ? error.tool : undefined }),
   );
 }
 

@@ -46,7 +46,10 @@ export async function loadEmbeddings(agentDir: string): Promise<EmbeddingsSnapsh
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    return { vectors: new Map(), problems: errorCode(error) === "ENOENT" ? [] : [`${path}: cannot be read (${errorMessage(error)}); ignored`] };
+    return {
+      vectors: new Map(),
+      problems: errorCode(error) === "ENOENT" ? [] : [`${path}: cannot be read (${errorMessage(error)}); ignored`],
+    };
   }
   const stored = parseStored(text);
   if (!stored) return { vectors: new Map(), problems: [`${path}: not a valid embeddings cache; ignored, rebuilt on the next write`] };

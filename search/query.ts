@@ -78,8 +78,7 @@ const BUTTONS = new Set(["button", "buttons", "link", "checkbox", "tab"]);
 const REQUEST_SHAPES: readonly { asks: (words: readonly string[]) => boolean; terms: string[] }[] = [
   // `which tickets…`, `what tables…`: things in the plural, so a list of them.
   {
-    asks: (words) =>
-      words.some((word, i) => WHICH.has(word) && PLURAL.test(words[i + 1] ?? "") && !NOT_PLURALS.has(words[i + 1])),
+    asks: (words) => words.some((word, i) => WHICH.has(word) && PLURAL.test(words[i + 1] ?? "") && !NOT_PLURALS.has(words[i + 1])),
     terms: termsOf("list"),
   },
   // `is the api up?`, `are the workers still running?`: a health or status check.
@@ -142,7 +141,11 @@ export function analyzeQuery(text: string, vocabulary: Vocabulary, frequency: Te
     for (const [synonym, weight] of synonymsOf(term)) add(synonym, weight);
   });
   for (const { asks, terms } of REQUEST_SHAPES) if (asks(words)) for (const term of terms) add(term, SHAPE_WEIGHT);
-  addIntents(words.filter((word) => !isStopWord(word)), vocabulary, add);
+  addIntents(
+    words.filter((word) => !isStopWord(word)),
+    vocabulary,
+    add,
+  );
   return weights;
 }
 
@@ -160,7 +163,12 @@ function addIntents(words: readonly string[], vocabulary: Vocabulary, add: (term
  * so how much other evidence (intents, an embedding) should count.
  */
 export function unknownWordShare(text: string, vocabulary: Vocabulary): number {
-  return unknownShare(splitWords(text).slice(0, MAX_QUERY_WORDS).filter((word) => !isStopWord(word)), vocabulary);
+  return unknownShare(
+    splitWords(text)
+      .slice(0, MAX_QUERY_WORDS)
+      .filter((word) => !isStopWord(word)),
+    vocabulary,
+  );
 }
 
 /** Of `words` (content words), the share the catalog does not contain. */
@@ -174,7 +182,11 @@ function nearestKnownTerms(word: string, term: string, vocabulary: Vocabulary, f
   for (let cut = 4; cut <= word.length - 4; cut++) {
     const left = stem(word.slice(0, cut));
     const right = stem(word.slice(cut));
-    if (vocabulary.idOf(left) !== undefined && vocabulary.idOf(right) !== undefined) return [[left, 1], [right, 1]];
+    if (vocabulary.idOf(left) !== undefined && vocabulary.idOf(right) !== undefined)
+      return [
+        [left, 1],
+        [right, 1],
+      ];
   }
   if (term.length < 5 || !/^[a-z]+$/.test(term)) return [];
   // Ties go to the more common word: it is the likelier meaning of a misspelling.
@@ -206,8 +218,7 @@ function editDistance(a: string, b: string, limit: number): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
       let value = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
-      const swapped =
-        i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1);
+      const swapped = i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1);
       if (swapped) value = Math.min(value, beforePrevious[j - 2] + 1);
       current[j] = value;
       rowMin = Math.min(rowMin, value);

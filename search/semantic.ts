@@ -220,7 +220,12 @@ export class SemanticRanker {
         const semanticPart = cosine === undefined ? lexicalPart : semanticShare(cosine);
         return { tool, score: lexicalWeight * lexicalPart + (1 - lexicalWeight) * semanticPart };
       })
-      .sort((a, b) => b.score - a.score || (lexicalOrder.get(a.tool) ?? RERANK_DEPTH) - (lexicalOrder.get(b.tool) ?? RERANK_DEPTH) || compareStrings(a.tool.name, b.tool.name));
+      .sort(
+        (a, b) =>
+          b.score - a.score ||
+          (lexicalOrder.get(a.tool) ?? RERANK_DEPTH) - (lexicalOrder.get(b.tool) ?? RERANK_DEPTH) ||
+          compareStrings(a.tool.name, b.tool.name),
+      );
   }
 }
 

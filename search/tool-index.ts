@@ -62,7 +62,10 @@ const SLOT_CANDIDATES = 20;
 const NOT_LETTER_OR_DIGIT = /[^\p{L}\p{N}]+/gu;
 
 /** `serverDescriptions`: server name → its configured `description`. */
-export function buildSearchIndex(tools: readonly ToolMetadata[], serverDescriptions: ReadonlyMap<string, string> = new Map()): ToolSearchIndex {
+export function buildSearchIndex(
+  tools: readonly ToolMetadata[],
+  serverDescriptions: ReadonlyMap<string, string> = new Map(),
+): ToolSearchIndex {
   const reader = new TermReader();
   const catalog = readCatalog(tools, reader, serverDescriptions);
   const vocabulary = reader.vocabulary();
@@ -327,7 +330,11 @@ function shareSlotsAmongIntents(docs: number[], scores: Float64Array, postings: 
       return tf / (tf + 1);
     }),
   }));
-  const order = shareSlots(candidates, intents.map(([, weight]) => weight), TOOLS_PER_SEARCH);
+  const order = shareSlots(
+    candidates,
+    intents.map(([, weight]) => weight),
+    TOOLS_PER_SEARCH,
+  );
   return order.map((i) => docs[i]);
 }
 
@@ -346,8 +353,7 @@ function termFrequency({ start, docs, tfs }: Postings, term: number, doc: number
 
 /** The `limit` best docs by a bounded insertion: a catalog of 50k tools may give most of them some score. */
 function topDocs(tools: readonly ToolMetadata[], scores: Float64Array, limit: number): number[] {
-  const ranksAbove = (a: number, b: number) =>
-    scores[a] > scores[b] || (scores[a] === scores[b] && tools[a].name < tools[b].name);
+  const ranksAbove = (a: number, b: number) => scores[a] > scores[b] || (scores[a] === scores[b] && tools[a].name < tools[b].name);
   const top: number[] = [];
   for (let doc = 0; doc < scores.length; doc++) {
     if (scores[doc] <= 0 || (top.length === limit && !ranksAbove(doc, top[limit - 1]))) continue;

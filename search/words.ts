@@ -124,7 +124,10 @@ const MIN_FAMILY_KEY_LENGTH = 5;
 
 export function familyKey(term: string): string | undefined {
   if (!/^[a-z]+$/.test(term)) return undefined;
-  const key = term.replace(/script$/, "scrib").replace(/ison$/, "").replace(DERIVATIONAL_ENDING, "");
+  const key = term
+    .replace(/script$/, "scrib")
+    .replace(/ison$/, "")
+    .replace(DERIVATIONAL_ENDING, "");
   return key.length >= MIN_FAMILY_KEY_LENGTH ? key : undefined;
 }
 

@@ -93,7 +93,10 @@ describe("withOwnSignal", () => {
   it("gives each request a signal that aborts with the caller's reason", async () => {
     const controller = new AbortController();
     const reason = new Error("Esc");
-    const seen = withOwnSignal(controller.signal, (own) => new Promise((_, reject) => own.addEventListener("abort", () => reject(own.reason))));
+    const seen = withOwnSignal(
+      controller.signal,
+      (own) => new Promise((_, reject) => own.addEventListener("abort", () => reject(own.reason))),
+    );
     controller.abort(reason);
     await expect(seen).rejects.toBe(reason);
   });

@@ -156,7 +156,9 @@ describe(`adapter on Pi ${host.version}`, () => {
 
     const configFile = join(dirs.agentDir, "mcp.json");
     expect(text).toMatch(/✓ everything: connected · eager · stdio · \d+ tools · pid \d+\n    command: \S+ \S+server-everything\S+ stdio\n/);
-    expect(text).toMatch(/○ memory: stopped · lazy · stdio · \d+ tools \(listed (just now|\d+ min ago)\)\n    command: [^\n]+ · env: MEMORY_FILE_PATH\n/);
+    expect(text).toMatch(
+      /○ memory: stopped · lazy · stdio · \d+ tools \(listed (just now|\d+ min ago)\)\n    command: [^\n]+ · env: MEMORY_FILE_PATH\n/,
+    );
     expect(text).toContain("- off: disabled");
     expect(text).toMatch(/✗ broken: failed · lazy/);
     expect(text).toContain("last error:");
@@ -216,8 +218,12 @@ describe(`adapter in RPC mode on Pi ${host.version}`, () => {
   test("the real pi CLI in --mode rpc: search and call within one prompt; notifications and status reach the client", async () => {
     const result = await findAndCallWithCli(runRpc);
     const uiRequests = (result.rpcLines ?? []).filter((line) => line.type === "extension_ui_request");
-    expect(uiRequests).toContainEqual(expect.objectContaining({ method: "setStatus", statusKey: "mcp", statusText: expect.stringMatching(/^MCP \d\/1 up · \d+ tools$/) }));
-    expect(uiRequests).toContainEqual(expect.objectContaining({ method: "notify", message: expect.stringMatching(/✓ everything: connected · lazy · stdio · \d+ tools/) }));
+    expect(uiRequests).toContainEqual(
+      expect.objectContaining({ method: "setStatus", statusKey: "mcp", statusText: expect.stringMatching(/^MCP \d\/1 up · \d+ tools$/) }),
+    );
+    expect(uiRequests).toContainEqual(
+      expect.objectContaining({ method: "notify", message: expect.stringMatching(/✓ everything: connected · lazy · stdio · \d+ tools/) }),
+    );
   });
 });
 

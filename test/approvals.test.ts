@@ -12,12 +12,22 @@ const tool = (serverName: string, originalName: string, name = `${serverName}__$
 
 function context(servers: Record<string, ApprovalRule | undefined>, settings: McpSettings = {}): ApprovalContext {
   const definitions = Object.entries(servers).map(
-    ([name, approveTools]): ServerDefinition => ({ name, command: "x", source: { kind: "user", path: "/u/mcp.json" }, ...(approveTools === undefined ? {} : { approveTools }) }),
+    ([name, approveTools]): ServerDefinition => ({
+      name,
+      command: "x",
+      source: { kind: "user", path: "/u/mcp.json" },
+      ...(approveTools === undefined ? {} : { approveTools }),
+    }),
   );
-  return { servers: new Map(definitions.map((server) => [server.name, server])), config: { settings }, approvals: new SessionApprovals([], () => {}) };
+  return {
+    servers: new Map(definitions.map((server) => [server.name, server])),
+    config: { settings },
+    approvals: new SessionApprovals([], () => {}),
+  };
 }
 
-const asking = (approvals: ApprovalContext, tools: ToolMetadata[]) => tools.filter((item) => needsApproval(approvals, item)).map((item) => item.name);
+const asking = (approvals: ApprovalContext, tools: ToolMetadata[]) =>
+  tools.filter((item) => needsApproval(approvals, item)).map((item) => item.name);
 
 describe("needsApproval", () => {
   const github = ["delete_repo", "merge_pull_request", "get_file", "auto_merge_check"].map((name) => tool("github", name));
@@ -36,7 +46,10 @@ describe("needsApproval", () => {
     const docs = tool("docs", "search");
     const settings = { approveTools: true };
     expect(asking(context({ github: ["delete_*"], docs: false }, settings), [...github, docs])).toEqual(["github__delete_repo"]);
-    expect(asking(context({ github: undefined, docs: undefined }, settings), [github[0]!, docs])).toEqual(["github__delete_repo", "docs__search"]);
+    expect(asking(context({ github: undefined, docs: undefined }, settings), [github[0]!, docs])).toEqual([
+      "github__delete_repo",
+      "docs__search",
+    ]);
     expect(asking(context({ github: undefined }), github)).toEqual([]);
   });
 

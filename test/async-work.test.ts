@@ -78,7 +78,12 @@ describe("forEachAtMost", () => {
 
   it("takes no further item once stop() is true, and finishes with no item", async () => {
     const done: number[] = [];
-    await forEachAtMost([1, 2, 3, 4], 1, async (item) => void done.push(item), () => done.length >= 2);
+    await forEachAtMost(
+      [1, 2, 3, 4],
+      1,
+      async (item) => void done.push(item),
+      () => done.length >= 2,
+    );
     expect(done).toEqual([1, 2]);
     await forEachAtMost([], 3, async () => void done.push(0));
     expect(done).toEqual([1, 2]);

@@ -63,7 +63,9 @@ describe(`Pi 1.x's built-in MCP fields on Pi ${host.version}`, () => {
 
     const waited = pi.toolResults[1]!;
     expect(waited.isError).toBe(true);
-    expect(waited.text).toContain(`timed out: it ran 1 s without an answer or progress (the timeout limit) and was cancelled at the server`);
+    expect(waited.text).toContain(
+      `timed out: it ran 1 s without an answer or progress (the timeout limit) and was cancelled at the server`,
+    );
     expect(waited.text).toContain(`raise "timeout" for server "items" in the MCP config (mcpServers.items.timeout, in seconds)`);
     const { text } = await pi.command("/mcp status");
     expect(text).toContain("time limit: 1 s per request without an answer or progress (timeout)");

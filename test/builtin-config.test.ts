@@ -93,12 +93,20 @@ describe("the built-in's fields are read, not reported as unknown", () => {
   });
 
   it("reads codemode-deferred as codemode, and refuses an exposure it does not know (a typo must not show a hidden tool)", () => {
-    writeUser({ mcpServers: { old: { command: "x", exposure: "codemode-deferred" }, typo: { command: "x", toolExposure: { "delete_*": "hiden" } } } });
+    writeUser({
+      mcpServers: { old: { command: "x", exposure: "codemode-deferred" }, typo: { command: "x", toolExposure: { "delete_*": "hiden" } } },
+    });
     const config = sandbox.load();
     expect(server(config, "old").exposure).toBe("codemode");
     expect(config.servers.map((s) => s.name)).toEqual(["old"]);
     expect(config.problems).toEqual([
-      { level: "error", file: userFile(), server: "typo", field: "toolExposure.delete_*", message: expect.stringContaining(`(got "hiden")`) },
+      {
+        level: "error",
+        file: userFile(),
+        server: "typo",
+        field: "toolExposure.delete_*",
+        message: expect.stringContaining(`(got "hiden")`),
+      },
     ]);
   });
 
@@ -106,14 +114,21 @@ describe("the built-in's fields are read, not reported as unknown", () => {
     writeUser(GITHUB_EXAMPLE);
     writeProject({ mcpServers: { github: { exposure: "hidden", toolExposure: { search_code: "direct" } } } });
     const github = server(sandbox.load(), "github");
-    expect(github).toMatchObject({ url: "https://api.githubcopilot.com/mcp/", exposure: "hidden", toolExposure: { search_code: "direct" } });
+    expect(github).toMatchObject({
+      url: "https://api.githubcopilot.com/mcp/",
+      exposure: "hidden",
+      toolExposure: { search_code: "direct" },
+    });
     expect(github.source.kind).toBe("user");
   });
 
   it("reads the docs' oauth examples: callbackPort is our redirectPort; clientName and clientRegistration are kept", () => {
     writeUser({
       mcpServers: {
-        example: { url: "https://mcp.example.com/mcp", oauth: { clientId: "my-client", clientSecret: "${EXAMPLE_SECRET}", callbackPort: 8765 } },
+        example: {
+          url: "https://mcp.example.com/mcp",
+          oauth: { clientId: "my-client", clientSecret: "${EXAMPLE_SECRET}", callbackPort: 8765 },
+        },
         figma: { url: "https://mcp.figma.com/mcp", oauth: { clientName: "Claude Code" } },
         dcr: { url: "https://mcp.example.com/mcp", oauth: { clientRegistration: "dcr" } },
         loopback: { url: "https://mcp.example.com/mcp", oauth: { callbackUrl: "http://127.0.0.1:9000/callback" } },
@@ -130,14 +145,18 @@ describe("the built-in's fields are read, not reported as unknown", () => {
   it("says which oauth fields it cannot honour, naming them, and refuses ports that disagree", () => {
     writeUser({
       mcpServers: {
-        okta: { url: "https://mcp.example.com/mcp", oauth: { authServerMetadataUrl: "https://example.okta.com/.well-known/openid-configuration" } },
+        okta: {
+          url: "https://mcp.example.com/mcp",
+          oauth: { authServerMetadataUrl: "https://example.okta.com/.well-known/openid-configuration" },
+        },
         cimd: { url: "https://mcp.example.com/mcp", oauth: { clientRegistration: "cimd" } },
         path: { url: "https://mcp.example.com/mcp", oauth: { callbackUrl: "http://localhost:9000/oauth/done" } },
         ports: { url: "https://mcp.example.com/mcp", oauth: { callbackPort: 8765, callbackUrl: "http://127.0.0.1:9000/callback" } },
       },
     });
     const config = sandbox.load();
-    const at = (name: string) => config.problems.filter((problem) => problem.server === name).map(({ level, field }) => `${level} ${field}`);
+    const at = (name: string) =>
+      config.problems.filter((problem) => problem.server === name).map(({ level, field }) => `${level} ${field}`);
     expect(at("okta")).toEqual(["warning oauth.authServerMetadataUrl"]);
     expect(at("cimd")).toEqual(["warning oauth.clientRegistration"]);
     expect(at("path")).toEqual(["warning oauth.callbackUrl"]);
@@ -160,24 +179,50 @@ describe("exposure: one resolver, applied by the filters and direct tools", () =
   });
 
   it("hidden tools are never built (not registered, found or callable); direct ones are direct, deferred ones are not", () => {
-    const definition: ServerDefinition = { name: "github", url: "https://x", source: { kind: "user", path: "f" }, ...rules, directTools: true };
+    const definition: ServerDefinition = {
+      name: "github",
+      url: "https://x",
+      source: { kind: "user", path: "f" },
+      ...rules,
+      directTools: true,
+    };
     const tools = ["search_code", "get_issue", "delete_repo", "list_issues"].map((name) => mcpTool(name));
     const index = buildToolMetadata([{ definition, tools, resources: [{ uri: "gh://secret", name: "secret" }] }]);
-    expect([...index.byName.keys()].sort()).toEqual(["github__get_issue", "github__get_secret", "github__list_issues", "github__search_code"]);
-    const direct = selectDirectTools(index.byName.values(), { servers: new Map([["github", definition]]), settings: {}, override: undefined });
+    expect([...index.byName.keys()].sort()).toEqual([
+      "github__get_issue",
+      "github__get_secret",
+      "github__list_issues",
+      "github__search_code",
+    ]);
+    const direct = selectDirectTools(index.byName.values(), {
+      servers: new Map([["github", definition]]),
+      settings: {},
+      override: undefined,
+    });
     // `exposure` decides over `directTools: true` for the tools it names: here every one.
     expect(direct.map((tool) => tool.originalName)).toEqual(["search_code"]);
     const hiddenServer = { ...definition, exposure: "hidden" as const, toolExposure: { search_code: "direct" as const } };
     const onlyOne = buildToolMetadata([{ definition: hiddenServer, tools, resources: [{ uri: "gh://secret", name: "secret" }] }]);
     expect([...onlyOne.byName.keys()]).toEqual(["github__search_code"]);
-    expect(wantsDirectTools({ ...definition, directTools: undefined, exposure: undefined, toolExposure: { x: "direct" } }, { servers: new Map(), settings: {}, override: undefined })).toBe(true);
+    expect(
+      wantsDirectTools(
+        { ...definition, directTools: undefined, exposure: undefined, toolExposure: { x: "direct" } },
+        { servers: new Map(), settings: {}, override: undefined },
+      ),
+    ).toBe(true);
   });
 });
 
 describe("timeout", () => {
   it("is the request limit in seconds unless requestTimeoutMs is set, which wins; status and the timeout message name it", () => {
-    expect(callLimits({ timeout: 1 }, { requestTimeoutMs: 5000 })).toMatchObject({ requestTimeoutMs: 1000, requestTimeoutSource: "timeout" });
-    expect(callLimits({ timeout: 1, requestTimeoutMs: 250 }, {})).toMatchObject({ requestTimeoutMs: 250, requestTimeoutSource: "requestTimeoutMs" });
+    expect(callLimits({ timeout: 1 }, { requestTimeoutMs: 5000 })).toMatchObject({
+      requestTimeoutMs: 1000,
+      requestTimeoutSource: "timeout",
+    });
+    expect(callLimits({ timeout: 1, requestTimeoutMs: 250 }, {})).toMatchObject({
+      requestTimeoutMs: 250,
+      requestTimeoutSource: "requestTimeoutMs",
+    });
     expect(requestLimitLine({ timeout: 1 }, {})).toBe("time limit: 1 s per request without an answer or progress (timeout)");
     expect(requestLimitLine({ timeout: 1, requestTimeoutMs: 250 }, {})).toContain(`(requestTimeoutMs) ("timeout" 1 s is not used)`);
     expect(requestLimitLine({}, {})).toBeUndefined();
@@ -234,7 +279,12 @@ describe("!command values", () => {
     const untrusted = sandbox.load();
     expect(untrusted.servers).toEqual([]);
     expect(untrusted.problems).toEqual([
-      expect.objectContaining({ level: "error", server: "repo", field: "headers.Authorization", message: expect.stringContaining("once the project is trusted") }),
+      expect.objectContaining({
+        level: "error",
+        server: "repo",
+        field: "headers.Authorization",
+        message: expect.stringContaining("once the project is trusted"),
+      }),
     ]);
     expect(server(sandbox.load({ projectTrusted: true }), "repo").commandValues).toEqual(["headers.Authorization"]);
   });
@@ -267,6 +317,8 @@ describe("!command values", () => {
     );
     await expect(withCommandValues(definition({ TOKEN: "!echo hunter2; exit 3" }), signal)).rejects.not.toThrow(/hunter2/);
     await expect(withCommandValues(definition({ TOKEN: "!true" }), signal)).rejects.toThrow("printed nothing");
-    await expect(withCommandValues(definition({ TOKEN: "!echo hunter2; sleep 5" }), signal, 300)).rejects.toThrow("did not finish within 0.3 s");
+    await expect(withCommandValues(definition({ TOKEN: "!echo hunter2; sleep 5" }), signal, 300)).rejects.toThrow(
+      "did not finish within 0.3 s",
+    );
   });
 });

@@ -13,7 +13,9 @@ const host = currentHost();
 const harness = faultHarness();
 
 describe(`abort during a connect on Pi ${host.version}`, () => {
-  test("Escape while a lazy server starts: cancelled at once, no backoff, the start goes on and connects", { timeout: 180_000 }, async () => {
+  test("Escape while a lazy server starts: cancelled at once, no backoff, the start goes on and connects", {
+    timeout: 180_000,
+  }, async () => {
     const dirs = await harness.dirs({ slow: faulty({ FAULT_LOG: "slow.log", FAULT_WAIT_WHILE_EXISTS: "starting" }, { cwd: "." }) });
     const log = join(dirs.cwd, "slow.log");
     const gate = join(dirs.cwd, "starting");

@@ -42,7 +42,10 @@ describe(`large results and time limits on Pi ${host.version}`, () => {
     const whole = bigReport(400) as string;
     expect(Buffer.byteLength(whole)).toBeGreaterThan(400_000);
     // What the model was sent with the next request: the tool result message of the report.
-    const sent = pi.requests.at(-2)!.messages.filter((message) => message.role === "toolResult").at(-1)!;
+    const sent = pi.requests
+      .at(-2)!
+      .messages.filter((message) => message.role === "toolResult")
+      .at(-1)!;
     expect(Buffer.byteLength(JSON.stringify(sent.content))).toBeLessThan(60 * 1024);
     expect(report!.text.startsWith(whole.slice(0, 10_000))).toBe(true);
     const file = namedFile(report!.text, /The whole result \(394\.5KB\) is in (\S+): read it with the read tool/);
@@ -72,7 +75,10 @@ describe(`large results and time limits on Pi ${host.version}`, () => {
     // The server saw notifications/cancelled: its handler's signal was aborted with the client's reason.
     const log = join(dirs.cwd, "items.log");
     await expect.poll(() => readFileSync(log, "utf8"), { timeout: 15_000 }).toContain('"tool":"wait cancelled"');
-    const cancelled = readFileSync(log, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { tool: string; args: { reason?: string } });
+    const cancelled = readFileSync(log, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { tool: string; args: { reason?: string } });
     expect(cancelled.find((entry) => entry.tool === "wait cancelled")!.args.reason).toMatch(/timed out/i);
   }, 60_000);
 });

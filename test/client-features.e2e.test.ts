@@ -40,7 +40,9 @@ interface Setup {
 /** The fixture server, and $BROWSER pointed at a script that only records the URL. */
 async function setup(extra: Record<string, unknown> = {}): Promise<Setup> {
   const dirs = await mcpDirs({
-    mcpServers: { features: { command: process.execPath, args: [SERVER], env: { FEATURES_LOG: "${workspaceFolder}/features.log" }, ...extra } },
+    mcpServers: {
+      features: { command: process.execPath, args: [SERVER], env: { FEATURES_LOG: "${workspaceFolder}/features.log" }, ...extra },
+    },
   });
   cleanups.push(dirs.cleanup);
   const browser = join(dirs.cwd, "browser.sh");
@@ -61,8 +63,12 @@ async function setup(extra: Record<string, unknown> = {}): Promise<Setup> {
 }
 
 /** A call of a loaded tool: direct, or through McpCall where the host offers it only from the next prompt. */
-const callLoaded = (name: string, args: Record<string, unknown> = {}) => (request: ModelRequest) =>
-  offeredToolNames(request).includes(name) ? { toolCalls: [{ name, arguments: args }] } : { toolCalls: [{ name: "McpCall", arguments: { tool: name, arguments: args } }] };
+const callLoaded =
+  (name: string, args: Record<string, unknown> = {}) =>
+  (request: ModelRequest) =>
+    offeredToolNames(request).includes(name)
+      ? { toolCalls: [{ name, arguments: args }] }
+      : { toolCalls: [{ name: "McpCall", arguments: { tool: name, arguments: args } }] };
 
 /** The model loads the tool, then calls it. */
 function callScript(tool: string): ScriptStep[] {
@@ -71,7 +77,13 @@ function callScript(tool: string): ScriptStep[] {
 }
 
 async function run(setupDone: Setup, tool: string, dialogs: DialogAnswers) {
-  const pi = await startSession({ extensions: [ENTRY], agentDir: setupDone.dirs.agentDir, cwd: setupDone.dirs.cwd, script: callScript(tool), dialogs });
+  const pi = await startSession({
+    extensions: [ENTRY],
+    agentDir: setupDone.dirs.agentDir,
+    cwd: setupDone.dirs.cwd,
+    script: callScript(tool),
+    dialogs,
+  });
   cleanups.push(() => pi.dispose());
   await pi.prompt(`run ${tool}`);
   return { result: pi.toolResults.at(-1)!, dialogs: pi.ui.filter((entry) => entry.kind === "dialog"), pi };
@@ -83,7 +95,10 @@ describe(`URL elicitation and roots on Pi ${host.version}`, () => {
   test("the page is shown with the server's message; Open opens the browser and accepts", async () => {
     const features = await setup();
     const { result, dialogs } = await run(features, "open_page", { select: pageDialog("Open in browser") });
-    expect(dialogs[0]).toMatchObject({ dialog: "select", title: `MCP server "features" asks you to open a page: Sign in to Example\n${SIGN_IN_URL}` });
+    expect(dialogs[0]).toMatchObject({
+      dialog: "select",
+      title: `MCP server "features" asks you to open a page: Sign in to Example\n${SIGN_IN_URL}`,
+    });
     expect(result).toMatchObject({ isError: false, text: "the user chose: accept" });
     expect(features.events()).toContainEqual({ event: "elicitation", action: "accept" });
     await expect.poll(features.opened).toEqual([SIGN_IN_URL]);
@@ -116,7 +131,9 @@ describe(`URL elicitation and roots on Pi ${host.version}`, () => {
     const features = await setup();
     const { result } = await run(features, "paid_report", { select: pageDialog("Decline") });
     expect(result.isError).toBe(true);
-    expect(result.text).toContain(`MCP server "features" needs the user to open ${PAY_URL} (Approve the payment of 1 EUR) first. The user did not open it`);
+    expect(result.text).toContain(
+      `MCP server "features" needs the user to open ${PAY_URL} (Approve the payment of 1 EUR) first. The user did not open it`,
+    );
     expect(features.events().filter((event) => event.event === "paid")).toHaveLength(1);
   });
 
@@ -173,9 +190,21 @@ describe(`URL elicitation in print mode on Pi ${host.version}`, () => {
       `the user chose: decline\nMCP server "features" asked the user to open ${SIGN_IN_URL} (Sign in to Example). Pi could not ask the user here (no UI), so it declined: tell the user to open it, then try again.`,
     );
     expect(report!.isError).toBe(true);
-    expect(report!.text).toContain(`needs the user to open ${PAY_URL} (Approve the payment of 1 EUR) first. Pi could not ask the user here (no UI)`);
+    expect(report!.text).toContain(
+      `needs the user to open ${PAY_URL} (Approve the payment of 1 EUR) first. Pi could not ask the user here (no UI)`,
+    );
     expect(features.opened()).toEqual([]);
-    expect(features.events().filter((event) => event.event === "capabilities").at(-1)).toMatchObject({ capabilities: { elicitation: { url: {} } } });
-    expect(features.events().filter((event) => event.event === "capabilities").at(-1)).not.toHaveProperty("capabilities.elicitation.form");
+    expect(
+      features
+        .events()
+        .filter((event) => event.event === "capabilities")
+        .at(-1),
+    ).toMatchObject({ capabilities: { elicitation: { url: {} } } });
+    expect(
+      features
+        .events()
+        .filter((event) => event.event === "capabilities")
+        .at(-1),
+    ).not.toHaveProperty("capabilities.elicitation.form");
   });
 });

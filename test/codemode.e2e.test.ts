@@ -68,7 +68,11 @@ describe.skipIf(!hasCodemode)(`codemode over the adapter's MCP tools on Pi ${hos
     await pi.restart();
     await expect.poll(() => descendantProcesses(EVERYTHING_MARKER), { timeout: 10_000 }).toEqual([]);
     await pi.prompt("again");
-    expect(pi.toolResults.at(-1)).toMatchObject({ toolName: "codemode", isError: false, text: expect.stringContaining("Echo: from a script") });
+    expect(pi.toolResults.at(-1)).toMatchObject({
+      toolName: "codemode",
+      isError: false,
+      text: expect.stringContaining("Echo: from a script"),
+    });
   }, 90_000);
 
   test("an approveTools tool called from a script still asks; allowed, it runs", async () => {
@@ -83,7 +87,10 @@ describe.skipIf(!hasCodemode)(`codemode over the adapter's MCP tools on Pi ${hos
   test("with no one to ask (print mode), the script's call is refused and says why", async () => {
     const dirs = await mcpDirs(CONFIG);
     cleanups.push(dirs.cleanup);
-    await writeFile(join(dirs.agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false }, cacheWarming: "off", defaultTools: ["+codemode"] }));
+    await writeFile(
+      join(dirs.agentDir, "settings.json"),
+      JSON.stringify({ retry: { enabled: false }, cacheWarming: "off", defaultTools: ["+codemode"] }),
+    );
     const result = await runPrint({
       extensions: ["pi-mcp-adapter.ts"],
       agentDir: dirs.agentDir,
@@ -95,7 +102,11 @@ describe.skipIf(!hasCodemode)(`codemode over the adapter's MCP tools on Pi ${hos
     expect(result.exitCode).toBe(0);
     // The nested call is recorded too (Pi reports it with the script's call id and `/1`).
     expect(result.toolResults.filter((record) => record.toolName === "codemode")).toEqual([
-      expect.objectContaining({ toolName: "codemode", isError: true, text: expect.stringContaining("needs the user's approval, and there is no one to ask") }),
+      expect.objectContaining({
+        toolName: "codemode",
+        isError: true,
+        text: expect.stringContaining("needs the user's approval, and there is no one to ask"),
+      }),
     ]);
   }, 90_000);
 
@@ -107,6 +118,10 @@ describe.skipIf(!hasCodemode)(`codemode over the adapter's MCP tools on Pi ${hos
     await pi.restart(); // the tools known at startup (from the cache), so tool_search could load them
     expect(pi.activeToolNames()).toEqual(expect.arrayContaining(["codemode", "ToolSearch"]));
     expect(pi.activeToolNames()).not.toContain("tool_search");
-    expect(pi.ui).toContainEqual({ kind: "notify", level: "info", message: "MCP: Pi's tool_search is off in this session: ToolSearch finds the same MCP tools." });
+    expect(pi.ui).toContainEqual({
+      kind: "notify",
+      level: "info",
+      message: "MCP: Pi's tool_search is off in this session: ToolSearch finds the same MCP tools.",
+    });
   }, 90_000);
 });

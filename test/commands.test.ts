@@ -32,8 +32,17 @@ afterEach(async () => {
   dir.remove();
 });
 
-function inventory(definition: ServerDefinition, tools: string[], origin: ServerInventoryEntry["origin"], listedAt: number): ServerInventoryEntry {
-  const entry = createCacheEntry(definition, tools.map((name) => ({ name, description: `${name} it`, inputSchema: { type: "object" } })), []);
+function inventory(
+  definition: ServerDefinition,
+  tools: string[],
+  origin: ServerInventoryEntry["origin"],
+  listedAt: number,
+): ServerInventoryEntry {
+  const entry = createCacheEntry(
+    definition,
+    tools.map((name) => ({ name, description: `${name} it`, inputSchema: { type: "object" } })),
+    [],
+  );
   return { definition, ...entry, origin, listedAt };
 }
 
@@ -44,7 +53,12 @@ function context(config: LoadedConfig, inventories: ServerInventoryEntry[], stat
   return { ...view, manager, lifecycle, stats, semantic: undefined };
 }
 
-const problem = (level: ConfigProblem["level"], message: string, server?: string): ConfigProblem => ({ level, file: "/u/mcp.json", server, message });
+const problem = (level: ConfigProblem["level"], message: string, server?: string): ConfigProblem => ({
+  level,
+  file: "/u/mcp.json",
+  server,
+  message,
+});
 
 describe("/mcp status", () => {
   it("lists each server with its state, target, source, problems, tools, calls and last error", async () => {
@@ -67,7 +81,11 @@ describe("/mcp status", () => {
     const stats = new CallStats(join(dir.path, "stats.json"), 60_000);
     stats.record("up", "echo", 10, true);
     stats.record("up", "echo", 30, false);
-    const state = context(config, [inventory(up, ["echo", "wait"], "live", Date.now()), inventory(remote, ["fetch"], "cache", Date.now() - 2 * HOUR_MS)], stats);
+    const state = context(
+      config,
+      [inventory(up, ["echo", "wait"], "live", Date.now()), inventory(remote, ["fetch"], "cache", Date.now() - 2 * HOUR_MS)],
+      stats,
+    );
     const connection = await lifecycle.ensureConnected("up");
     await lifecycle.ensureConnected("down").catch(() => {});
 
@@ -114,10 +132,16 @@ describe("/mcp status", () => {
 
   it("with no servers, names the config file to add them to (or says the errors stopped them)", () => {
     const empty: LoadedConfig = { servers: [], settings: {}, problems: [], userFile: "/u/mcp.json" };
-    expect(statusReport(context(empty, []))).toBe("MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to /u/mcp.json (see the README).");
+    expect(statusReport(context(empty, []))).toBe(
+      "MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to /u/mcp.json (see the README).",
+    );
     const broken = { ...empty, problems: [problem("error", "/u/mcp.json: not valid JSON")] };
     expect(statusReport(context(broken, []))).toBe(
-      ["MCP: no servers loaded (see the errors below). Your config file: /u/mcp.json", "Config errors:", "  /u/mcp.json: not valid JSON"].join("\n"),
+      [
+        "MCP: no servers loaded (see the errors below). Your config file: /u/mcp.json",
+        "Config errors:",
+        "  /u/mcp.json: not valid JSON",
+      ].join("\n"),
     );
   });
 });
@@ -126,7 +150,12 @@ describe("the footer's status line", () => {
   it("counts the servers up, the tools and the servers failing; nothing without an enabled server", async () => {
     const up = fixtureDef("up", {});
     const down = fixtureDef("down", { FIXTURE_MODE: "exit-at-start" });
-    const config: LoadedConfig = { servers: [up, down, serverDef("off", { command: "x", enabled: false })], settings: {}, problems: [], userFile: "/u/mcp.json" };
+    const config: LoadedConfig = {
+      servers: [up, down, serverDef("off", { command: "x", enabled: false })],
+      settings: {},
+      problems: [],
+      userFile: "/u/mcp.json",
+    };
     const shown: (string | undefined)[] = [];
     const ui = { setStatus: (text: string | undefined) => void shown.push(text) };
     const state = { ...context(config, [inventory(up, ["echo", "wait", "crash"], "cache", 0)]), ui };

@@ -35,10 +35,16 @@ function answering(...answers: string[]): DialogAnswers & { asked: string[] } {
 describe(`upstream configs and approvals on Pi ${host.version}`, () => {
   test('lifecycle "lazy-keep-alive" and includeTools ["ec*"]: exactly the matching tools exist for Pi, no error; a call works and the server stays up', async () => {
     const dirs = await harness.dirs({ items: itemsServer({ lifecycle: "lazy-keep-alive", includeTools: ["ec*"] }) });
-    const pi = await harness.session(dirs, [search("select:items__delete_item,items__echo"), callLoaded("items__echo", { text: "kept" }), "done"]);
+    const pi = await harness.session(dirs, [
+      search("select:items__delete_item,items__echo"),
+      callLoaded("items__echo", { text: "kept" }),
+      "done",
+    ]);
     await waitForStatus(pi, /items: [^\n]* · lazy-keep-alive · [^\n]*3 tools(?! \(from the cache)/);
 
-    expect((await pi.command("/mcp tools items")).text).toMatch(/^items \(3 tools\):\n {2}items__echo — [^\n]+\n {2}items__echo_twice — [^\n]+\n {2}items__ecru — [^\n]+$/);
+    expect((await pi.command("/mcp tools items")).text).toMatch(
+      /^items \(3 tools\):\n {2}items__echo — [^\n]+\n {2}items__echo_twice — [^\n]+\n {2}items__ecru — [^\n]+$/,
+    );
     await pi.prompt("echo something");
     const catalog = pi.requests[0]!.tools.find((tool) => tool.name === "ToolSearch")!.description;
     expect(catalog).toContain("MCP servers (3 tools on 1 server) and what their tools are about:");
@@ -47,7 +53,12 @@ describe(`upstream configs and approvals on Pi ${host.version}`, () => {
     expect(found!.text).toContain('No MCP tool is named "items__delete_item"');
     expect(echoed).toMatchObject({ isError: false, text: "kept" });
     // Pi gets a tool learned during the session when it is loaded: only echo was.
-    expect(pi.session.getAllTools().map((tool) => tool.name).filter((name) => name.startsWith("items__"))).toEqual(["items__echo"]);
+    expect(
+      pi.session
+        .getAllTools()
+        .map((tool) => tool.name)
+        .filter((name) => name.startsWith("items__")),
+    ).toEqual(["items__echo"]);
     expect(notifications(pi).filter((notice) => notice.level !== "info")).toEqual([]);
     expect(pi.errors).toEqual([]);
     expect(await waitForStatus(pi, /✓ items: connected · lazy-keep-alive/)).toBeTruthy();
@@ -62,7 +73,12 @@ describe(`upstream configs and approvals on Pi ${host.version}`, () => {
     harness.onCleanup(() => pi.dispose());
     const deleteItem = (id: string) => callLoaded("items__delete_item", { id });
 
-    pi.script([search("select:items__delete_item,items__echo,items__get_inventory"), deleteItem("a"), callLoaded("items__echo", { text: "free" }), "denied"]);
+    pi.script([
+      search("select:items__delete_item,items__echo,items__get_inventory"),
+      deleteItem("a"),
+      callLoaded("items__echo", { text: "free" }),
+      "denied",
+    ]);
     await pi.prompt("delete a");
     expect(pi.toolResults.slice(1).map((result) => [result.isError, result.text])).toEqual([
       [true, 'The user denied MCP tool "delete_item" on server "items". Do not call it again unless the user asks for it.'],
@@ -85,17 +101,25 @@ describe(`upstream configs and approvals on Pi ${host.version}`, () => {
 
     // delete_item is allowed for the session now.
     const listed = (await pi.command("/mcp tools items")).text;
-    expect(listed.split("\n").filter((line) => line.includes("[asks first]")).map((line) => line.trim().split(" ")[0])).toEqual([
-      "items__delete_all",
-      "items__get_inventory",
-    ]);
+    expect(
+      listed
+        .split("\n")
+        .filter((line) => line.includes("[asks first]"))
+        .map((line) => line.trim().split(" ")[0]),
+    ).toEqual(["items__delete_all", "items__get_inventory"]);
     pi.script([deleteItem("d"), deleteItem("e"), "granted"]);
     await pi.prompt("delete d and e");
     expect(pi.toolResults.slice(6).map((result) => result.text)).toEqual(["deleted d", "deleted e"]);
     expect(dialogs.asked).toHaveLength(4);
 
     await pi.reload();
-    pi.script([search("select:items__delete_item,items__delete_all"), deleteItem("f"), callLoaded("items__delete_all"), callLoaded("items__get_inventory"), "after reload"]);
+    pi.script([
+      search("select:items__delete_item,items__delete_all"),
+      deleteItem("f"),
+      callLoaded("items__delete_all"),
+      callLoaded("items__get_inventory"),
+      "after reload",
+    ]);
     await pi.prompt("delete f, then everything");
     expect(pi.toolResults.slice(8).map((result) => [result.isError, result.text])).toEqual([
       [false, expect.stringContaining("items__delete_item")],
@@ -104,7 +128,17 @@ describe(`upstream configs and approvals on Pi ${host.version}`, () => {
       [false, "apple, pear"],
     ]);
     expect(dialogs.asked.slice(4)).toEqual(['MCP server "items" wants to run delete_all. Allow it?']);
-    expect(itemsRan(dirs)).toEqual(["echo", "delete_item", "read inventory", "delete_item", "delete_item", "delete_item", "delete_item", "delete_all", "read inventory"]);
+    expect(itemsRan(dirs)).toEqual([
+      "echo",
+      "delete_item",
+      "read inventory",
+      "delete_item",
+      "delete_item",
+      "delete_item",
+      "delete_item",
+      "delete_all",
+      "read inventory",
+    ]);
     const stored = pi.session.sessionManager.getBranch().filter((entry) => entry.type === "custom");
     expect(stored.map((entry) => [entry.customType, entry.data])).toEqual([
       ["mcp-approval", { server: "items", tool: "delete_item" }],
@@ -122,7 +156,15 @@ describe(`upstream configs and approvals on Pi ${host.version}`, () => {
       extensions: [ENTRY],
       agentDir: dirs.agentDir,
       cwd: dirs.cwd,
-      script: [{ toolCalls: [{ name: "items__delete_item", arguments: { id: "x" } }, { name: "items__echo", arguments: { text: "unasked" } }] }, "done"],
+      script: [
+        {
+          toolCalls: [
+            { name: "items__delete_item", arguments: { id: "x" } },
+            { name: "items__echo", arguments: { text: "unasked" } },
+          ],
+        },
+        "done",
+      ],
       prompts: ["delete x"],
     });
     expect(result.exitCode).toBe(0);

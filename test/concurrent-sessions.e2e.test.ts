@@ -29,7 +29,10 @@ const RUN_TIMEOUT_MS = 240_000;
 
 /** The session's model loads the echo tool of each of its servers (ToolSearch waits for the startup's listings). */
 function script(servers: readonly string[]) {
-  return [{ toolCalls: [{ name: "ToolSearch", arguments: { query: `select:${servers.map((name) => `${name}__echo`).join(",")}` } }] }, "done"];
+  return [
+    { toolCalls: [{ name: "ToolSearch", arguments: { query: `select:${servers.map((name) => `${name}__echo`).join(",")}` } }] },
+    "done",
+  ];
 }
 
 function server(logFile: string): Record<string, unknown> {
@@ -45,7 +48,15 @@ interface SessionConfig {
 async function runSessions(agentDir: string, cwd: string, configs: readonly SessionConfig[]) {
   return Promise.all(
     configs.map(({ path, servers }) =>
-      runPrint({ extensions: [ENTRY], script: script(servers), prompts: ["load echo"], agentDir, cwd, args: ["--mcp-config", path], timeoutMs: RUN_TIMEOUT_MS }),
+      runPrint({
+        extensions: [ENTRY],
+        script: script(servers),
+        prompts: ["load echo"],
+        agentDir,
+        cwd,
+        args: ["--mcp-config", path],
+        timeoutMs: RUN_TIMEOUT_MS,
+      }),
     ),
   );
 }
@@ -68,46 +79,51 @@ function cachedServers(agentDir: string): string[] {
 }
 
 describe(`${SESSIONS} Pi ${host.version} sessions at once on one agent dir, CPU busy`, () => {
-  test(
-    `each with its own ${SERVERS_PER_SESSION} servers: all ${SESSIONS * SERVERS_PER_SESSION} in the cache afterwards, in each of ${RUNS} runs`,
-    { timeout: RUNS * RUN_TIMEOUT_MS + 30_000 },
-    async () => {
-      const complete: number[] = [];
-      for (let run = 0; run < RUNS; run++) {
-        const dirs = await harness.dirs({}); // a fresh agent dir each run
-        const logs = join(dirs.cwd, "logs");
-        await mkdir(logs);
-        const configs: SessionConfig[] = [];
-        for (let session = 0; session < SESSIONS; session++) {
-          const servers: Record<string, unknown> = {};
-          for (let i = 0; i < SERVERS_PER_SESSION; i++) servers[`p${session}s${i}`] = server(join(logs, `p${session}s${i}.log`));
-          configs.push(await writeConfig(join(dirs.cwd, `mcp-${session}.json`), servers));
-        }
-        const results = await runSessions(dirs.agentDir, dirs.cwd, configs);
-        expect(results.map((result) => ({ exitCode: result.exitCode, stderr: result.stderr }))).toEqual(configs.map(() => ({ exitCode: 0, stderr: "" })));
-        complete.push(cachedServers(dirs.agentDir).length);
+  test(`each with its own ${SERVERS_PER_SESSION} servers: all ${SESSIONS * SERVERS_PER_SESSION} in the cache afterwards, in each of ${RUNS} runs`, {
+    timeout: RUNS * RUN_TIMEOUT_MS + 30_000,
+  }, async () => {
+    const complete: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const dirs = await harness.dirs({}); // a fresh agent dir each run
+      const logs = join(dirs.cwd, "logs");
+      await mkdir(logs);
+      const configs: SessionConfig[] = [];
+      for (let session = 0; session < SESSIONS; session++) {
+        const servers: Record<string, unknown> = {};
+        for (let i = 0; i < SERVERS_PER_SESSION; i++) servers[`p${session}s${i}`] = server(join(logs, `p${session}s${i}.log`));
+        configs.push(await writeConfig(join(dirs.cwd, `mcp-${session}.json`), servers));
       }
-      expect(complete).toEqual(Array.from({ length: RUNS }, () => SESSIONS * SERVERS_PER_SESSION));
-    },
-  );
-
-  test(
-    `one shared config of ${SERVERS_PER_SESSION} uncached servers: each started at most twice for listing, every session knows every tool`,
-    { timeout: RUN_TIMEOUT_MS + 30_000 },
-    async () => {
-      const dirs = await harness.dirs({});
-      const names = Array.from({ length: SERVERS_PER_SESSION }, (_, i) => `shared${i}`);
-      const config = await writeConfig(
-        join(dirs.cwd, "mcp-shared.json"),
-        Object.fromEntries(names.map((name) => [name, server(join(dirs.cwd, `${name}.log`))])),
+      const results = await runSessions(dirs.agentDir, dirs.cwd, configs);
+      expect(results.map((result) => ({ exitCode: result.exitCode, stderr: result.stderr }))).toEqual(
+        configs.map(() => ({ exitCode: 0, stderr: "" })),
       );
-      const results = await runSessions(dirs.agentDir, dirs.cwd, Array.from({ length: SESSIONS }, () => config));
-      expect(results.map((result) => result.exitCode)).toEqual(results.map(() => 0));
-      // Every session knew all ten servers' tools when its ToolSearch answered.
-      expect(results.map((result) => unknownTo(result, names))).toEqual(results.map(() => []));
-      const starts = Object.fromEntries(names.map((name) => [name, startedPids(join(dirs.cwd, `${name}.log`)).length]));
-      expect(Object.values(starts).filter((count) => count < 1 || count > 2), JSON.stringify(starts)).toEqual([]);
-      expect(cachedServers(dirs.agentDir).sort()).toEqual([...names].sort());
-    },
-  );
+      complete.push(cachedServers(dirs.agentDir).length);
+    }
+    expect(complete).toEqual(Array.from({ length: RUNS }, () => SESSIONS * SERVERS_PER_SESSION));
+  });
+
+  test(`one shared config of ${SERVERS_PER_SESSION} uncached servers: each started at most twice for listing, every session knows every tool`, {
+    timeout: RUN_TIMEOUT_MS + 30_000,
+  }, async () => {
+    const dirs = await harness.dirs({});
+    const names = Array.from({ length: SERVERS_PER_SESSION }, (_, i) => `shared${i}`);
+    const config = await writeConfig(
+      join(dirs.cwd, "mcp-shared.json"),
+      Object.fromEntries(names.map((name) => [name, server(join(dirs.cwd, `${name}.log`))])),
+    );
+    const results = await runSessions(
+      dirs.agentDir,
+      dirs.cwd,
+      Array.from({ length: SESSIONS }, () => config),
+    );
+    expect(results.map((result) => result.exitCode)).toEqual(results.map(() => 0));
+    // Every session knew all ten servers' tools when its ToolSearch answered.
+    expect(results.map((result) => unknownTo(result, names))).toEqual(results.map(() => []));
+    const starts = Object.fromEntries(names.map((name) => [name, startedPids(join(dirs.cwd, `${name}.log`)).length]));
+    expect(
+      Object.values(starts).filter((count) => count < 1 || count > 2),
+      JSON.stringify(starts),
+    ).toEqual([]);
+    expect(cachedServers(dirs.agentDir).sort()).toEqual([...names].sort());
+  });
 });

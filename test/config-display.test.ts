@@ -9,7 +9,12 @@ const server = (fields: Partial<ServerDefinition>): ServerDefinition => ({ name:
 describe("describeTarget", () => {
   it("a command: its words (quoted when needed), the names of its env variables, its cwd; never an env value", () => {
     const shown = describeTarget(
-      server({ command: "node", args: ["/srv/my server.js", "--port", "3000"], env: { GITHUB_TOKEN: "ghp_secret", DEBUG: "1" }, cwd: "/srv" }),
+      server({
+        command: "node",
+        args: ["/srv/my server.js", "--port", "3000"],
+        env: { GITHUB_TOKEN: "ghp_secret", DEBUG: "1" },
+        cwd: "/srv",
+      }),
     );
     expect(shown).toBe('command: node "/srv/my server.js" --port 3000 · env: GITHUB_TOKEN, DEBUG · cwd: /srv');
     expect(shown).not.toContain("ghp_secret");
@@ -17,12 +22,16 @@ describe("describeTarget", () => {
 
   it("a URL: no user info, no query, header names only, where the bearer token comes from", () => {
     expect(
-      describeTarget(server({ url: "https://ada:pw@api.example.com/mcp?key=abc", headers: { Authorization: "Bearer xyz", "X-Team": "core" } })),
+      describeTarget(
+        server({ url: "https://ada:pw@api.example.com/mcp?key=abc", headers: { Authorization: "Bearer xyz", "X-Team": "core" } }),
+      ),
     ).toBe("url: https://api.example.com/mcp?… · headers: Authorization, X-Team");
     expect(describeTarget(server({ url: "https://api.example.com/mcp", bearerTokenEnv: "API_TOKEN" }))).toBe(
       "url: https://api.example.com/mcp · token from $API_TOKEN",
     );
-    expect(describeTarget(server({ url: "https://api.example.com/mcp", bearerToken: "xyz" }))).toBe("url: https://api.example.com/mcp · bearer token set");
+    expect(describeTarget(server({ url: "https://api.example.com/mcp", bearerToken: "xyz" }))).toBe(
+      "url: https://api.example.com/mcp · bearer token set",
+    );
   });
 });
 

@@ -42,7 +42,12 @@ describe("hostConfigFiles: where each host keeps its servers", () => {
       env: { XDG_CONFIG_HOME: "/xdg", CLAUDE_CONFIG_DIR: "~/claude-work", CODEX_HOME: "/opt/codex" },
     });
     expect(relocated["claude-desktop"]).toEqual(["/xdg/Claude/claude_desktop_config.json"]);
-    expect(relocated.vscode).toEqual(["/work/app/.vscode/mcp.json", "/work/app/.vscode/settings.json", "/xdg/Code/User/mcp.json", "/xdg/Code/User/settings.json"]);
+    expect(relocated.vscode).toEqual([
+      "/work/app/.vscode/mcp.json",
+      "/work/app/.vscode/settings.json",
+      "/xdg/Code/User/mcp.json",
+      "/xdg/Code/User/settings.json",
+    ]);
     expect(relocated["claude-code"]).toEqual(["/home/ada/claude-work/.claude.json"]);
     expect(relocated.codex).toEqual(["/work/app/.codex/config.toml", "/opt/codex/config.toml"]);
   });
@@ -79,7 +84,9 @@ describe("hostConfigFiles: where each host keeps its servers", () => {
         "C:\\Users\\ada\\AppData\\Roaming\\Code\\User\\settings.json",
       ],
     });
-    expect(hostConfigFiles("claude-desktop", { ...context, env: {} })).toEqual(["C:\\Users\\ada\\AppData\\Roaming\\Claude\\claude_desktop_config.json"]);
+    expect(hostConfigFiles("claude-desktop", { ...context, env: {} })).toEqual([
+      "C:\\Users\\ada\\AppData\\Roaming\\Claude\\claude_desktop_config.json",
+    ]);
   });
 });
 
@@ -102,7 +109,11 @@ describe("import: cursor", () => {
         args: ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
         env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_1" },
       },
-      filesystem: { enabled: true, command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", sandbox.project, `${sandbox.home}/notes`] },
+      filesystem: {
+        enabled: true,
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-filesystem", sandbox.project, `${sandbox.home}/notes`],
+      },
       linear: { enabled: true, url: "https://mcp.linear.app/sse", transport: "sse" },
       context7: { enabled: true, url: "https://mcp.context7.com/mcp", headers: { CONTEXT7_API_KEY: "c7" } },
     });
@@ -125,7 +136,13 @@ describe("import: claude-code", () => {
     expect(config.servers.map((server) => server.source)).toEqual(Array(3).fill({ kind: "claude-code", path: file }));
     expect(serversByName(config)).toEqual({
       sentry: { enabled: true, url: "https://mcp.sentry.dev/mcp", transport: "http" },
-      memory: { enabled: true, transport: "stdio", command: "node", args: ["/opt/memory/dist/index.js"], env: { MEMORY_FILE_PATH: "/tmp/memory.json" } },
+      memory: {
+        enabled: true,
+        transport: "stdio",
+        command: "node",
+        args: ["/opt/memory/dist/index.js"],
+        env: { MEMORY_FILE_PATH: "/tmp/memory.json" },
+      },
       airtable: { enabled: true, url: "https://airtable.example.com/sse", transport: "sse", headers: { Authorization: "Bearer pat1" } },
     });
   });
@@ -145,7 +162,9 @@ describe("import: claude-code", () => {
     });
     const bad = importing("claude-code", { MCP_TOOL_TIMEOUT: "soon" });
     expect(serversByName(bad)).toEqual({ slow: { enabled: true, command: "x" } });
-    expect(messages(bad)).toEqual([`warning ${file}: environment variable MCP_TOOL_TIMEOUT must be a number of milliseconds > 0 (got "soon"); ignored`]);
+    expect(messages(bad)).toEqual([
+      `warning ${file}: environment variable MCP_TOOL_TIMEOUT must be a number of milliseconds > 0 (got "soon"); ignored`,
+    ]);
   });
 
   it("follows CLAUDE_CONFIG_DIR", () => {
@@ -172,8 +191,17 @@ describe("import: claude-code", () => {
 
 describe("import: claude-desktop", () => {
   const expected = {
-    filesystem: { enabled: true, command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop", "/Users/me/Downloads"] },
-    "brave-search": { enabled: true, command: "npx", args: ["-y", "@modelcontextprotocol/server-brave-search"], env: { BRAVE_API_KEY: "BSA-literal-key" } },
+    filesystem: {
+      enabled: true,
+      command: "npx",
+      args: ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop", "/Users/me/Downloads"],
+    },
+    "brave-search": {
+      enabled: true,
+      command: "npx",
+      args: ["-y", "@modelcontextprotocol/server-brave-search"],
+      env: { BRAVE_API_KEY: "BSA-literal-key" },
+    },
   };
 
   it("reads ~/.config/Claude on Linux, or $XDG_CONFIG_HOME/Claude", () => {
@@ -304,7 +332,9 @@ describe("import: windsurf", () => {
   });
 
   it("names Windsurf's own field in a problem", () => {
-    const file = sandbox.write("home/.codeium/windsurf/mcp_config.json", { mcpServers: { a: { serverUrl: "mailto:x@example.com" }, b: { command: "x", disabledTools: "all" } } });
+    const file = sandbox.write("home/.codeium/windsurf/mcp_config.json", {
+      mcpServers: { a: { serverUrl: "mailto:x@example.com" }, b: { command: "x", disabledTools: "all" } },
+    });
     expect(messages(importing("windsurf"))).toEqual([
       `error ${file}: server "a": "serverUrl": must be an http:// or https:// URL (got mailto:)`,
       `error ${file}: server "b": "disabledTools": must be an array of strings (got a string)`,
@@ -329,14 +359,19 @@ describe("import: vscode", () => {
     ]);
   });
 
-  it("reads servers kept in settings.json under \"mcp\" (VS Code before 1.102), each scope's mcp.json winning a name", () => {
+  it('reads servers kept in settings.json under "mcp" (VS Code before 1.102), each scope\'s mcp.json winning a name', () => {
     const workspace = sandbox.place("vscode/workspace-mcp.json", "project/.vscode/mcp.json");
-    const workspaceSettings = sandbox.write("project/.vscode/settings.json", `{
+    const workspaceSettings = sandbox.write(
+      "project/.vscode/settings.json",
+      `{
       // JSONC, as VS Code writes it
       "editor.tabSize": 2,
       "mcp": { "servers": { "fetch": { "command": "older-fetch" }, "time": { "command": "uvx", "args": ["mcp-server-time"] } } },
-    }`);
-    const userSettings = sandbox.write("home/.config/Code/User/settings.json", { mcp: { servers: { memory: { command: "npx", args: ["-y", "server-memory"] } } } });
+    }`,
+    );
+    const userSettings = sandbox.write("home/.config/Code/User/settings.json", {
+      mcp: { servers: { memory: { command: "npx", args: ["-y", "server-memory"] } } },
+    });
     const config = importing("vscode");
     expect(sourcesByName(config)).toEqual({
       playwright: `vscode:${workspace}`,
@@ -347,7 +382,7 @@ describe("import: vscode", () => {
     expect(serversByName(config).time).toEqual({ enabled: true, command: "uvx", args: ["mcp-server-time"] });
   });
 
-  it("a settings.json without \"mcp\" is no problem; an \"mcp\" that is not an object is reported", () => {
+  it('a settings.json without "mcp" is no problem; an "mcp" that is not an object is reported', () => {
     sandbox.write("project/.vscode/settings.json", { "editor.tabSize": 2 });
     const user = sandbox.write("home/.config/Code/User/settings.json", { mcp: ["servers"] });
     expect(messages(importing("vscode"))).toEqual([`error ${user}: "mcp": must be an object with "servers" (got an array)`]);

@@ -43,7 +43,8 @@ export function createConfigSandbox(): ConfigSandbox {
     home,
     project,
     agentDir,
-    place: (fixture, destination) => write(destination, readFileSync(path.join(FIXTURES, fixture), "utf8").replaceAll("__PROJECT__", project)),
+    place: (fixture, destination) =>
+      write(destination, readFileSync(path.join(FIXTURES, fixture), "utf8").replaceAll("__PROJECT__", project)),
     write,
     load: (options) => loadConfig({ agentDir, cwd: project, homeDir: home, env: {}, platform: "linux", projectTrusted: true, ...options }),
     remove: () => rmSync(root, { recursive: true, force: true }),

@@ -23,8 +23,21 @@ describe("upstream 2.x configs", () => {
     const file = sandbox.place("upstream/mcp.json", "home/.pi/agent/mcp.json");
     const config = sandbox.load();
     expect(serversByName(config)).toEqual({
-      "my-server": { enabled: true, command: "npx", args: ["-y", "some-mcp-server"], lifecycle: "lazy", idleTimeout: 10, requestTimeoutMs: 30000 },
-      "chrome-devtools": { enabled: true, command: "npx", args: ["-y", "chrome-devtools-mcp@1.6.0"], directTools: true, lifecycle: "lazy-keep-alive" },
+      "my-server": {
+        enabled: true,
+        command: "npx",
+        args: ["-y", "some-mcp-server"],
+        lifecycle: "lazy",
+        idleTimeout: 10,
+        requestTimeoutMs: 30000,
+      },
+      "chrome-devtools": {
+        enabled: true,
+        command: "npx",
+        args: ["-y", "chrome-devtools-mcp@1.6.0"],
+        directTools: true,
+        lifecycle: "lazy-keep-alive",
+      },
       github: {
         enabled: true,
         command: "npx",
@@ -35,7 +48,12 @@ describe("upstream 2.x configs", () => {
       },
       docs: { enabled: true, url: "https://docs.example.com/mcp", approveTools: false },
       dokploy: { enabled: true, url: "http://localhost:3845/mcp", directTools: true, includeTools: ["get_*", "dokploy_list_apps"] },
-      figma: { enabled: true, url: "http://localhost:3845/mcp", directTools: true, excludeTools: ["read_figjam", "figma_get_code_connect_map"] },
+      figma: {
+        enabled: true,
+        url: "http://localhost:3845/mcp",
+        directTools: true,
+        excludeTools: ["read_figjam", "figma_get_code_connect_map"],
+      },
     });
     expect(config.settings).toEqual({
       toolPrefix: "server",
@@ -44,7 +62,13 @@ describe("upstream 2.x configs", () => {
       outputGuard: { maxBytes: 51200, maxLines: 2000 },
       approveTools: ["github_delete_*", "notion_update_*"],
     });
-    const unsupportedSettings = ["showStatusIcon", "mcpFooterStatus", "toolResultRendering", "collapsedResultLines", "notifyOnStartupConnect"];
+    const unsupportedSettings = [
+      "showStatusIcon",
+      "mcpFooterStatus",
+      "toolResultRendering",
+      "collapsedResultLines",
+      "notifyOnStartupConnect",
+    ];
     expect(problemLines(config)).toEqual([
       `warning ${file}: server "figma": "searchKeywords": unknown field, ignored`,
       `warning ${file}: server "figma": "trace": unknown field, ignored`,
@@ -85,7 +109,10 @@ describe("upstream 2.x configs", () => {
     });
     const config = sandbox.load();
     expect(Object.keys(serversByName(config))).toEqual(["local", "remote"]);
-    expect(serversByName(config).local).toMatchObject({ env: { TOKEN: "!op read op://vault/token", PLAIN: "value" }, commandValues: ["env.TOKEN"] });
+    expect(serversByName(config).local).toMatchObject({
+      env: { TOKEN: "!op read op://vault/token", PLAIN: "value" },
+      commandValues: ["env.TOKEN"],
+    });
     expect(serversByName(config).remote).toMatchObject({ headers: { "X-Key": "!literal" } });
     const why = `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env and headers values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
     expect(problemLines(config)).toEqual([`warning ${file}: server "remote": "bearerToken": ${why}`]);
@@ -122,7 +149,9 @@ describe("upstream 2.x configs", () => {
 
   it("lets a project file override includeTools, approveTools and lifecycle alone", () => {
     sandbox.write("home/.pi/agent/mcp.json", { mcpServers: { fx: { command: "fx" } } });
-    sandbox.write("project/.pi/mcp.json", { mcpServers: { fx: { lifecycle: "lazy-keep-alive", includeTools: ["ec*"], approveTools: ["delete_*"] } } });
+    sandbox.write("project/.pi/mcp.json", {
+      mcpServers: { fx: { lifecycle: "lazy-keep-alive", includeTools: ["ec*"], approveTools: ["delete_*"] } },
+    });
     const config = sandbox.load();
     expect(config.problems).toEqual([]);
     expect(serversByName(config)).toEqual({
@@ -139,7 +168,11 @@ describe("~/.config/mcp/mcp.json", () => {
       mcpServers: { shared: { command: "shared" }, both: { command: "from-shared" }, cursorToo: { command: "shared-cursor" } },
       settings: { idleTimeout: 1, toolPrefix: "short" },
     });
-    sandbox.write("home/.pi/agent/mcp.json", { mcpServers: { both: { command: "from-user" } }, settings: { idleTimeout: 2 }, imports: ["cursor"] });
+    sandbox.write("home/.pi/agent/mcp.json", {
+      mcpServers: { both: { command: "from-user" } },
+      settings: { idleTimeout: 2 },
+      imports: ["cursor"],
+    });
     sandbox.write("home/.cursor/mcp.json", { mcpServers: { cursorToo: { command: "cursor" }, cursorOnly: { command: "cursor-only" } } });
     const config = sandbox.load();
     expect(config.problems).toEqual([]);
@@ -170,19 +203,41 @@ describe("includeTools / excludeTools / toolPrefix over tools", () => {
     tools: tools.map(tool),
     resources,
   });
-  const names = (inventories: ServerInventory[], toolPrefix?: "mcp") => [...buildToolMetadata(inventories, { toolPrefix }).byName.keys()].sort();
+  const names = (inventories: ServerInventory[], toolPrefix?: "mcp") =>
+    [...buildToolMetadata(inventories, { toolPrefix }).byName.keys()].sort();
 
   it("keeps only what includeTools matches: globs, MCP names, upstream's prefixed names and resource names", () => {
-    const dokploy = inventory("dokploy", { includeTools: ["get_*", "dokploy_list_apps"] }, ["get_app", "get_logs", "list_apps", "list_users", "deploy"], [figjam]);
+    const dokploy = inventory(
+      "dokploy",
+      { includeTools: ["get_*", "dokploy_list_apps"] },
+      ["get_app", "get_logs", "list_apps", "list_users", "deploy"],
+      [figjam],
+    );
     expect(names([dokploy])).toEqual(["dokploy__get_app", "dokploy__get_figjam", "dokploy__get_logs", "dokploy__list_apps"]);
-    const byUpstreamResourceName = inventory("dokploy", { includeTools: ["read_figjam", "dokploy__deploy"] }, ["deploy", "list_apps"], [figjam]);
+    const byUpstreamResourceName = inventory(
+      "dokploy",
+      { includeTools: ["read_figjam", "dokploy__deploy"] },
+      ["deploy", "list_apps"],
+      [figjam],
+    );
     expect(names([byUpstreamResourceName])).toEqual(["dokploy__deploy", "dokploy__get_figjam"]);
   });
 
   it("applies excludeTools (globs too) after includeTools", () => {
-    const figma = inventory("figma", { excludeTools: ["read_figjam", "figma_get_code_connect_map"] }, ["get_code", "get_code_connect_map"], [figjam]);
+    const figma = inventory(
+      "figma",
+      { excludeTools: ["read_figjam", "figma_get_code_connect_map"] },
+      ["get_code", "get_code_connect_map"],
+      [figjam],
+    );
     expect(names([figma])).toEqual(["figma__get_code"]);
-    const both = inventory("fx", { includeTools: ["ec*", "add"], excludeTools: ["*_all"] }, ["echo", "echo_all", "ecru", "add", "delete_item"]);
+    const both = inventory("fx", { includeTools: ["ec*", "add"], excludeTools: ["*_all"] }, [
+      "echo",
+      "echo_all",
+      "ecru",
+      "add",
+      "delete_item",
+    ]);
     expect(names([both])).toEqual(["fx__add", "fx__echo", "fx__ecru"]);
     const single = inventory("fx", { includeTools: ["ech?"] }, ["echo", "echos", "Echo"]);
     expect(names([single])).toEqual(["fx__echo"]);

@@ -21,7 +21,13 @@ describe("loadConfig: our own files", () => {
     const config = sandbox.load();
     expect(config.problems).toEqual([]);
     expect(serversByName(config)).toEqual({
-      everything: { enabled: true, command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"], lifecycle: "lazy", idleTimeout: 5 },
+      everything: {
+        enabled: true,
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-everything"],
+        lifecycle: "lazy",
+        idleTimeout: 5,
+      },
       github: {
         enabled: true,
         url: "https://api.githubcopilot.com/mcp/",
@@ -65,8 +71,18 @@ describe("loadConfig: our own files", () => {
     });
     const servers = serversByName(config);
     // A higher file with a command replaces the whole definition: nothing of the user's entry leaks into it.
-    expect(servers.everything).toEqual({ enabled: true, transport: "stdio", command: "node", args: [`${sandbox.project}/tools/everything.js`] });
-    expect(servers.sentry).toEqual({ enabled: true, transport: "http", url: "https://mcp.sentry.dev/mcp", headers: { Authorization: "Bearer anonymous" } });
+    expect(servers.everything).toEqual({
+      enabled: true,
+      transport: "stdio",
+      command: "node",
+      args: [`${sandbox.project}/tools/everything.js`],
+    });
+    expect(servers.sentry).toEqual({
+      enabled: true,
+      transport: "http",
+      url: "https://mcp.sentry.dev/mcp",
+      headers: { Authorization: "Bearer anonymous" },
+    });
     expect(servers["project-db"]).toEqual({
       enabled: true,
       command: "uvx",
@@ -141,7 +157,13 @@ describe("loadConfig: our own files", () => {
   });
 
   it("keeps disabled servers (enabled: false or disabled: true) listed", () => {
-    writeUser({ mcpServers: { a: { command: "a", enabled: false }, b: { url: "http://127.0.0.1:1/mcp", disabled: true }, c: { command: "c", enabled: true } } });
+    writeUser({
+      mcpServers: {
+        a: { command: "a", enabled: false },
+        b: { url: "http://127.0.0.1:1/mcp", disabled: true },
+        c: { command: "c", enabled: true },
+      },
+    });
     expect(sandbox.load().servers.map(({ name, enabled }) => [name, enabled])).toEqual([
       ["a", false],
       ["b", false],
@@ -150,8 +172,12 @@ describe("loadConfig: our own files", () => {
   });
 
   it("records the override that disabled a server, apart from the file that defines it", () => {
-    const user = writeUser({ mcpServers: { a: { command: "a" }, b: { command: "b" }, c: { command: "c", enabled: false }, d: { command: "d" } } });
-    const shared = sandbox.write("project/.mcp.json", { mcpServers: { a: { enabled: false }, b: { enabled: false }, c: { lifecycle: "eager" }, d: { disabled: true } } });
+    const user = writeUser({
+      mcpServers: { a: { command: "a" }, b: { command: "b" }, c: { command: "c", enabled: false }, d: { command: "d" } },
+    });
+    const shared = sandbox.write("project/.mcp.json", {
+      mcpServers: { a: { enabled: false }, b: { enabled: false }, c: { lifecycle: "eager" }, d: { disabled: true } },
+    });
     // The highest file that says something about `enabled` decides: .pi/mcp.json turns b back on, and disables a too.
     writeProject({ mcpServers: { a: { enabled: false }, b: { enabled: true } } });
     const project = path.join(sandbox.project, ".pi", "mcp.json");
@@ -240,7 +266,12 @@ describe("loadConfig: imports", () => {
       transport: "sse",
       disabledIn: { kind: "project", path: path.join(sandbox.project, ".pi", "mcp.json") },
     });
-    expect(servers.context7).toEqual({ enabled: true, url: "https://mcp.context7.com/mcp", headers: { CONTEXT7_API_KEY: "k" }, lifecycle: "eager" });
+    expect(servers.context7).toEqual({
+      enabled: true,
+      url: "https://mcp.context7.com/mcp",
+      headers: { CONTEXT7_API_KEY: "k" },
+      lifecycle: "eager",
+    });
   });
 
   it("reports imports that are not a list or name unknown hosts", () => {
@@ -348,7 +379,9 @@ describe("loadConfig: bad input", () => {
     const project = writeProject('{\n  "mcpServers": {\n    "a": { "command": "x" }\n    "b": {}\n  }\n}');
     const config = sandbox.load();
     expect(Object.keys(serversByName(config))).toEqual(["good"]);
-    expect(config.problems).toEqual([{ level: "error", file: project, message: `${project}: invalid JSON at line 4, column 5: comma expected` }]);
+    expect(config.problems).toEqual([
+      { level: "error", file: project, message: `${project}: invalid JSON at line 4, column 5: comma expected` },
+    ]);
   });
 
   it("says end of file for what a file ended without, not the line after its last", () => {
@@ -483,7 +516,9 @@ describe("loadConfig: bad input", () => {
       "warning settings.captureStats.path",
       "warning settings.colour",
     ]);
-    expect(config.problems[0]!.message).toBe(`${f}: "settings.toolPrefix": must be one of "server", "short", "none", "mcp" (got "long"); ignored (the default applies)`);
+    expect(config.problems[0]!.message).toBe(
+      `${f}: "settings.toolPrefix": must be one of "server", "short", "none", "mcp" (got "long"); ignored (the default applies)`,
+    );
   });
 
   it("settings.script: true, false or { enabled, timeoutMs, memoryMb }; a bad field warns and keeps the rest", () => {

@@ -34,7 +34,14 @@ describe("MCP conformance suite (client scenarios)", () => {
   it("passes every scenario outside the baseline, and fails every one inside it", { timeout: 600_000 }, async () => {
     const { exitCode, output } = await runConformance([]);
     expect(exitCode, output).toBe(0);
-    for (const scenario of ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "auth/metadata-default", "auth/scope-step-up"]) {
+    for (const scenario of [
+      "initialize",
+      "tools_call",
+      "elicitation-sep1034-client-defaults",
+      "sse-retry",
+      "auth/metadata-default",
+      "auth/scope-step-up",
+    ]) {
       expect(output).toMatch(new RegExp(`^${scenario} .* pass$`, "m"));
     }
   });

@@ -51,7 +51,13 @@ describe(`elicitation on Pi ${currentHost().version}`, () => {
     const { answer, dialogs } = await run({
       confirm: () => true,
       select: (title, options) =>
-        title.startsWith("Boolean") ? "yes" : title.startsWith("Untitled Single") ? "Joey" : title.startsWith("Titled Single") ? "Wonder Woman" : options.at(-1),
+        title.startsWith("Boolean")
+          ? "yes"
+          : title.startsWith("Untitled Single")
+            ? "Joey"
+            : title.startsWith("Titled Single")
+              ? "Wonder Woman"
+              : options.at(-1),
       input: (title) => (title.startsWith("String:") ? "Ada Lovelace" : title.startsWith("Untitled Multiple") ? "piano, Drums, tuba" : ""),
     });
     expect(dialogs[0]).toMatchObject({ dialog: "confirm", title: 'MCP server "everything" asks' });

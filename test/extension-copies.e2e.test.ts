@@ -45,7 +45,13 @@ describe(`two copies of the adapter in Pi ${host.version}`, () => {
   });
 
   test("pi -p: the first copy answers /mcp status, the second only warns, and Pi exits 0", async () => {
-    const result = await runPrint({ extensions: [REPO_ROOT, copy], script: [], prompts: ["/mcp status"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    const result = await runPrint({
+      extensions: [REPO_ROOT, copy],
+      script: [],
+      prompts: ["/mcp status"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+    });
     expect(result.stderr).not.toContain("conflicts with");
     expect(result.exitCode).toBe(0);
     expect(result.stderr.split(warningAbout(REPO_ROOT, copy)).length - 1).toBe(1);
@@ -54,7 +60,13 @@ describe(`two copies of the adapter in Pi ${host.version}`, () => {
   });
 
   test("the copy loaded first is the one in use, whichever it is", async () => {
-    const result = await runPrint({ extensions: [copy, REPO_ROOT], script: [], prompts: ["/mcp status"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    const result = await runPrint({
+      extensions: [copy, REPO_ROOT],
+      script: [],
+      prompts: ["/mcp status"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toContain(warningAbout(copy, REPO_ROOT));
   });
@@ -62,7 +74,8 @@ describe(`two copies of the adapter in Pi ${host.version}`, () => {
   test("after /reload and /new the same copy is in use and nothing conflicts", async () => {
     const pi = await startSession({ extensions: [REPO_ROOT, copy, NEW_SESSION_COMMAND], agentDir: dirs.agentDir, cwd: dirs.cwd });
     const loadErrors = () =>
-      (pi.session as unknown as { resourceLoader: { getExtensions(): { errors: { error: string }[] } } }).resourceLoader.getExtensions().errors;
+      (pi.session as unknown as { resourceLoader: { getExtensions(): { errors: { error: string }[] } } }).resourceLoader.getExtensions()
+        .errors;
     const warnings = () => pi.ui.filter((entry) => entry.kind === "notify" && entry.message.startsWith(warningAbout(REPO_ROOT, copy)));
     try {
       expect(pi.errors).toEqual([]);

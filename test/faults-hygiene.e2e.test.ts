@@ -26,7 +26,13 @@ function servers(): Record<string, unknown> {
   // The shell logs its own pid and stays the server's parent (a command after the server keeps it from exec'ing).
   const wrapped = `echo '{"event":"shell","pid":'$$'}' >> wrapped.log; "${process.execPath}" "${FAULTY_SERVER}"; echo "server ended" >&2`;
   return {
-    wrapped: { command: "sh", args: ["-c", wrapped], env: { FAULT_LOG: "wrapped.log", FAULT_GRANDCHILD: "1" }, lifecycle: "eager", cwd: "." },
+    wrapped: {
+      command: "sh",
+      args: ["-c", wrapped],
+      env: { FAULT_LOG: "wrapped.log", FAULT_GRANDCHILD: "1" },
+      lifecycle: "eager",
+      cwd: ".",
+    },
     steady: faulty({ FAULT_LOG: "steady.log" }, { lifecycle: "keep-alive", cwd: "." }),
     lazy: faulty({ FAULT_LOG: "lazy.log" }, { cwd: "." }),
   };

@@ -84,9 +84,17 @@ describe(`bad input on Pi ${host.version}`, () => {
   });
 
   const damagedCaches: [string, (path: string) => Promise<void>, string][] = [
-    ["truncated", (path) => writeFile(path, '{"version":1,"servers":{"good":{"configHash":"ab'), "not valid JSON (Unterminated string in JSON at position 48"],
+    [
+      "truncated",
+      (path) => writeFile(path, '{"version":1,"servers":{"good":{"configHash":"ab'),
+      "not valid JSON (Unterminated string in JSON at position 48",
+    ],
     ["corrupt", (path) => writeFile(path, Buffer.from([0x00, 0xff, 0x7b, 0x13, 0x37])), "not valid JSON"],
-    ["of an older version than is read", (path) => writeFile(path, JSON.stringify({ version: 1, servers: {} })), `cache version 1, expected ${CACHE_VERSION}`],
+    [
+      "of an older version than is read",
+      (path) => writeFile(path, JSON.stringify({ version: 1, servers: {} })),
+      `cache version 1, expected ${CACHE_VERSION}`,
+    ],
     [
       "of a future version",
       (path) => writeFile(path, JSON.stringify({ version: CACHE_VERSION + 1, servers: { good: { tools: "elsewhere" } }, index: [] })),
@@ -96,28 +104,33 @@ describe(`bad input on Pi ${host.version}`, () => {
     ["unreadable", (path) => mkdir(path), "cannot be read (EISDIR: illegal operation on a directory, read)"],
   ];
 
-  test.each(damagedCaches)("a cache file that is %s is ignored with a warning, and rebuilt if it can be; the session works", async (kind, damage, problem) => {
-    const dirs = await harness.dirs({ good: faulty() });
-    const cacheFile = join(dirs.agentDir, "mcp-cache.json");
-    await damage(cacheFile);
-    const pi = await harness.session(dirs, [search("echo the text back"), callLoaded("good__echo", { text: "cache-free" }), "done"]);
-    await pi.prompt("echo");
-    await pi.dispose(); // flushes cache writes
+  test.each(damagedCaches)(
+    "a cache file that is %s is ignored with a warning, and rebuilt if it can be; the session works",
+    async (kind, damage, problem) => {
+      const dirs = await harness.dirs({ good: faulty() });
+      const cacheFile = join(dirs.agentDir, "mcp-cache.json");
+      await damage(cacheFile);
+      const pi = await harness.session(dirs, [search("echo the text back"), callLoaded("good__echo", { text: "cache-free" }), "done"]);
+      await pi.prompt("echo");
+      await pi.dispose(); // flushes cache writes
 
-    expect(pi.toolResults.at(-1)).toMatchObject({ isError: false, text: "cache-free" });
-    const warnings = notifications(pi).filter((notice) => notice.level !== "info");
-    expect(warnings[0]).toEqual({ level: "warning", message: expect.stringContaining(`MCP cache: ${cacheFile}: ${problem}`) });
-    expect(pi.errors).toEqual([]);
-    if (kind === "unreadable") {
-      expect(warnings.slice(1)).toEqual([{ level: "warning", message: expect.stringMatching(`^MCP cache not updated: cannot write ${cacheFile}: `) }]);
-      return;
-    }
-    expect(warnings).toHaveLength(1);
-    const rebuilt = JSON.parse(await readFile(cacheFile, "utf8"));
-    expect(rebuilt.version).toBe(CACHE_VERSION);
-    expect(Object.keys(rebuilt.servers)).toEqual(["good"]);
-    expect((await stat(cacheFile)).mode & 0o777).toBe(0o600);
-  });
+      expect(pi.toolResults.at(-1)).toMatchObject({ isError: false, text: "cache-free" });
+      const warnings = notifications(pi).filter((notice) => notice.level !== "info");
+      expect(warnings[0]).toEqual({ level: "warning", message: expect.stringContaining(`MCP cache: ${cacheFile}: ${problem}`) });
+      expect(pi.errors).toEqual([]);
+      if (kind === "unreadable") {
+        expect(warnings.slice(1)).toEqual([
+          { level: "warning", message: expect.stringMatching(`^MCP cache not updated: cannot write ${cacheFile}: `) },
+        ]);
+        return;
+      }
+      expect(warnings).toHaveLength(1);
+      const rebuilt = JSON.parse(await readFile(cacheFile, "utf8"));
+      expect(rebuilt.version).toBe(CACHE_VERSION);
+      expect(Object.keys(rebuilt.servers)).toEqual(["good"]);
+      expect((await stat(cacheFile)).mode & 0o777).toBe(0o600);
+    },
+  );
 
   test("the model's input: empty, huge and regex-like queries, unknown names, wrong, extra and missing arguments, garbage for McpCall", async () => {
     const dirs = await harness.dirs({ good: faulty() });
@@ -138,23 +151,35 @@ describe(`bad input on Pi ${host.version}`, () => {
     pi.script([{ toolCalls: echoCalls.map((args) => ({ name: "good__echo", arguments: args })) }, "called"]);
     await pi.prompt("call badly");
     if (!host.refreshesToolsEachTurn) {
-      const garbage = [{ tool: 42 }, { tool: "nope", arguments: {} }, { tool: "good__echo", arguments: "text" }, { tool: "good__echo", arguments: { text: [] } }, {}];
+      const garbage = [
+        { tool: 42 },
+        { tool: "nope", arguments: {} },
+        { tool: "good__echo", arguments: "text" },
+        { tool: "good__echo", arguments: { text: [] } },
+        {},
+      ];
       pi.script([{ toolCalls: garbage.map((args) => ({ name: "McpCall", arguments: args })) }, "proxied"]);
       await pi.prompt("proxy badly");
     }
 
     const answers = callsWithResults(pi).map(({ name, isError, text }) => [name, isError, text]);
-    const validation = (tool: string, problem: string) => expect.stringMatching(new RegExp(`^Validation failed for tool "${tool}":\\n  - ${problem}\\n`));
+    const validation = (tool: string, problem: string) =>
+      expect.stringMatching(new RegExp(`^Validation failed for tool "${tool}":\\n  - ${problem}\\n`));
     // The host's own validator words the problem (pi-ai's; 1.x validates with pi-schema, which words it otherwise).
     const newWording = host.version.startsWith("1.");
     const missing = (field: string) => `${field}: ${newWording ? "missing" : `must have required properties ${field}`}`;
-    const notA = (field: string, type: string, got: string) => `${field}: ${newWording ? `expected ${type}, got ${got}` : `must be ${type}`}`;
+    const notA = (field: string, type: string, got: string) =>
+      `${field}: ${newWording ? `expected ${type}, got ${got}` : `must be ${type}`}`;
     expect(answers.slice(0, 8)).toEqual([
       ["ToolSearch", false, usage("The query was empty.")],
       ["ToolSearch", false, usage("The query was empty.")],
       ["ToolSearch", false, usage(`No MCP tool matches "${"nothing like it ".repeat(4)}nothing like it…".`)],
       ["ToolSearch", false, usage('No MCP tool matches "(.*+?[\\^$|{}".')],
-      ["ToolSearch", false, `No MCP tool is named "nope".\nNo MCP tool is named "good/nope" (closest: good__change_tools).\n${usage("Nothing was loaded.")}`],
+      [
+        "ToolSearch",
+        false,
+        `No MCP tool is named "nope".\nNo MCP tool is named "good/nope" (closest: good__change_tools).\n${usage("Nothing was loaded.")}`,
+      ],
       ["ToolSearch", true, validation("ToolSearch", missing("query"))],
       ["ToolSearch", true, validation("ToolSearch", notA("query", "string", "array"))],
       ["ToolSearch", false, expect.stringContaining("- good__echo: Echoes the text back")],

@@ -8,7 +8,16 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { currentHost } from "./helpers/hosts.ts";
-import { callLoaded, FAULTY_SERVER, faultHarness, faulty, notifications, search, startedPids, waitForStatus } from "./helpers/fault-setup.ts";
+import {
+  callLoaded,
+  FAULTY_SERVER,
+  faultHarness,
+  faulty,
+  notifications,
+  search,
+  startedPids,
+  waitForStatus,
+} from "./helpers/fault-setup.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
 import { isRunning } from "./server-manager-helpers.ts";
@@ -68,7 +77,9 @@ describe(`load on Pi ${host.version}`, () => {
     for (const pid of [...started("alpha"), ...started("beta").slice(0, -1)]) expect(isRunning(pid)).toBe(false);
 
     const status = (await pi.command("/mcp status")).text;
-    expect(status).toMatch(new RegExp(`^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · 6 tools · pid ${started("beta").at(-1)}\\n`));
+    expect(status).toMatch(
+      new RegExp(`^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · 6 tools · pid ${started("beta").at(-1)}\\n`),
+    );
     expect(status).toMatch(new RegExp(`✓ gamma: connected · eager · stdio · 6 tools · pid ${started("gamma")[0]}\\n`));
     const names = pi.session.getAllTools().map((tool) => tool.name);
     expect(names.filter((name, index) => names.indexOf(name) !== index)).toEqual([]);
@@ -95,7 +106,9 @@ describe(`load on Pi ${host.version}`, () => {
     const dirs = await harness.dirs({ files: faulty({ FAULT_RESOURCES: "300" }, { lifecycle: "eager" }) });
     const pi = await harness.session(dirs);
     const status = await waitForStatus(pi, /✓ files: connected/);
-    expect(status).toMatch(/✓ files: connected · eager · stdio · 206 tools[\s\S]*\n {4}100 of 300 resources left out: at most 200 per server become tools$/);
+    expect(status).toMatch(
+      /✓ files: connected · eager · stdio · 206 tools[\s\S]*\n {4}100 of 300 resources left out: at most 200 per server become tools$/,
+    );
   });
 });
 

@@ -56,14 +56,17 @@ it("a connect closed before its process started starts none, and leaves no unhan
 it.each([
   ["a string", "string_result"],
   ["null", "null_result"],
-])("an answer whose result is %s fails the call at once, saying its result is not valid, and the server stays usable", async (what, tool) => {
-  manager = new McpServerManager({ agentDir: dir.path });
-  await manager.connect(faultyDef("odd", { FAULT_BAD_ANSWERS: "1" }));
-  const error = await failure(manager.callTool("odd", tool, {}));
-  expect(error.message).toContain(`its answer was not a valid MCP result ("result" is ${what}, not an object)`);
-  const echoed = await manager.callTool("odd", "echo", { text: "still answering" });
-  expect(echoed.content).toEqual([{ type: "text", text: "still answering" }]);
-});
+])(
+  "an answer whose result is %s fails the call at once, saying its result is not valid, and the server stays usable",
+  async (what, tool) => {
+    manager = new McpServerManager({ agentDir: dir.path });
+    await manager.connect(faultyDef("odd", { FAULT_BAD_ANSWERS: "1" }));
+    const error = await failure(manager.callTool("odd", tool, {}));
+    expect(error.message).toContain(`its answer was not a valid MCP result ("result" is ${what}, not an object)`);
+    const echoed = await manager.callTool("odd", "echo", { text: "still answering" });
+    expect(echoed.content).toEqual([{ type: "text", text: "still answering" }]);
+  },
+);
 
 it("an answer of the wrong shape fails with a one-line summary, not the schema library's dump", async () => {
   manager = new McpServerManager({ agentDir: dir.path });
@@ -88,5 +91,7 @@ it("an answer over the 32 MB message limit fails the call naming the limit, and 
 it("40 MB on stdout without a newline fails the connect naming the message limit, not the startup deadline", async () => {
   manager = new McpServerManager({ agentDir: dir.path });
   const error = await failure(manager.connect(faultyDef("flood", { FAULT_UNTERMINATED_MB: "40" })));
-  expect(error.message).toBe('MCP server "flood" failed to connect: the server sent a message larger than 32 MB, the most one message may be; the connection was closed');
+  expect(error.message).toBe(
+    'MCP server "flood" failed to connect: the server sent a message larger than 32 MB, the most one message may be; the connection was closed',
+  );
 });

@@ -46,12 +46,21 @@ describe(`security on Pi ${host.version}`, () => {
     const withPassword = http.url("/status/500").replace("http://", `http://someone:${SECRETS.password}@`);
     const dirs = await harness.dirs(
       {
-        authed: { url: `${http.url("/auth/mcp")}?apikey=${SECRETS.query}`, bearerTokenEnv: "PI_MCP_FAULTS_TOKEN", headers: { "X-Trace": SECRETS.header } },
+        authed: {
+          url: `${http.url("/auth/mcp")}?apikey=${SECRETS.query}`,
+          bearerTokenEnv: "PI_MCP_FAULTS_TOKEN",
+          headers: { "X-Trace": SECRETS.header },
+        },
         rejected: { url: http.url("/auth/mcp"), bearerToken: SECRETS.wrongToken, lifecycle: "eager" },
         interpolated: { url: http.url("/auth/mcp"), headers: { Authorization: "Bearer ${PI_MCP_FAULTS_WRONG_TOKEN}" }, lifecycle: "eager" },
         userinfo: { url: withPassword, lifecycle: "eager" },
         local: faulty({ API_TOKEN: SECRETS.env }, { args: [FAULTY_SERVER, "--token", SECRETS.arg] }),
-        missing: { command: "pi-mcp-faults-no-such-command", args: ["--password", SECRETS.arg], env: { API_TOKEN: SECRETS.env, PATH: searchablePath() }, lifecycle: "eager" },
+        missing: {
+          command: "pi-mcp-faults-no-such-command",
+          args: ["--password", SECRETS.arg],
+          env: { API_TOKEN: SECRETS.env, PATH: searchablePath() },
+          lifecycle: "eager",
+        },
       },
       { captureStats: true },
     );
@@ -72,7 +81,11 @@ describe(`security on Pi ${host.version}`, () => {
     ]);
     await pi.prompt("use both");
     expect(pi.toolResults.map((result) => result.isError)).toEqual([false, false, true]);
-    for (const line of ["/mcp status", "/mcp tools", ...["authed", "rejected", "interpolated", "userinfo", "local", "missing"].map((name) => `/mcp-auth ${name}`)]) {
+    for (const line of [
+      "/mcp status",
+      "/mcp tools",
+      ...["authed", "rejected", "interpolated", "userinfo", "local", "missing"].map((name) => `/mcp-auth ${name}`),
+    ]) {
       await pi.command(line);
     }
     await pi.dispose();

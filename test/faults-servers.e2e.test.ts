@@ -57,13 +57,19 @@ describe(`server faults on Pi ${host.version}`, () => {
       },
       {
         level: "error",
-        message: expect.stringMatching(/^MCP server "stuck" failed to connect: did not finish starting within 3 s \(start, initialize, list tools\)/),
+        message: expect.stringMatching(
+          /^MCP server "stuck" failed to connect: did not finish starting within 3 s \(start, initialize, list tools\)/,
+        ),
       },
     ]);
     const status = (await pi.command("/mcp status")).text;
     expect(status).toMatch(/✓ good: connected · lazy · stdio · 6 tools · pid \d+\n/);
-    expect(status).toMatch(/✗ broken: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "broken" failed to connect: the server process exited before it was ready \(next attempt in \d+ s\)/);
-    expect(status).toMatch(/✗ stuck: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "stuck" failed to connect: did not finish starting within 3 s/);
+    expect(status).toMatch(
+      /✗ broken: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "broken" failed to connect: the server process exited before it was ready \(next attempt in \d+ s\)/,
+    );
+    expect(status).toMatch(
+      /✗ stuck: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "stuck" failed to connect: did not finish starting within 3 s/,
+    );
     const [stuckPid] = startedPids(stuckLog);
     expect(stuckPid).toBeDefined();
     expect(isRunning(stuckPid!)).toBe(false);
@@ -114,11 +120,15 @@ describe(`server faults on Pi ${host.version}`, () => {
       [
         proxied("flaky__echo"),
         true,
-        expect.stringMatching(/^MCP server "flaky" failed to connect: the server process exited before it was ready\nLast stderr lines:\n  cannot reach the backend/),
+        expect.stringMatching(
+          /^MCP server "flaky" failed to connect: the server process exited before it was ready\nLast stderr lines:\n  cannot reach the backend/,
+        ),
       ],
       [proxied("other__echo"), false, "still working"],
     ]);
-    expect((await second.command("/mcp status")).text).toMatch(/✗ flaky: failed · lazy · stdio · 6 tools \(from the cache, listed just now\)/);
+    expect((await second.command("/mcp status")).text).toMatch(
+      /✗ flaky: failed · lazy · stdio · 6 tools \(from the cache, listed just now\)/,
+    );
   });
 
   test("a call that hangs: Pi's abort cancels it, the server gets notifications/cancelled, the model reads that it was cancelled", async () => {
@@ -147,7 +157,10 @@ describe(`server faults on Pi ${host.version}`, () => {
     expect(result.isError).toBe(false);
     expect(Buffer.byteLength(result.text)).toBeLessThan(MAX_TEXT_BYTES + 300);
     expect(result.text).toMatch(/^(y{99}\n)+/);
-    const note = /\n\[Output truncated: showing \d+ of 209716 lines \(\d+\.\dKB of 20\.0MB\)\. The whole result \(20\.0MB\) is in (\S+): read it .*\]$/.exec(result.text);
+    const note =
+      /\n\[Output truncated: showing \d+ of 209716 lines \(\d+\.\dKB of 20\.0MB\)\. The whole result \(20\.0MB\) is in (\S+): read it .*\]$/.exec(
+        result.text,
+      );
     expect(statSync(note![1]!).size).toBe(20 * 1024 * 1024);
     expect(result.details).toMatchObject({ server: "big", tool: "huge", truncated: true });
     expect((await pi.command("/mcp status")).text).toMatch(/✓ big: connected/);
@@ -167,10 +180,24 @@ describe(`server faults on Pi ${host.version}`, () => {
     // Every name the adapter gives (/mcp tools lists them all) is one providers accept; Pi has those it loaded.
     const named = [...(await pi.command("/mcp tools")).text.matchAll(/^  (\S+)/gm)].map((match) => match[1]!);
     expect(named.every(isValidToolName)).toBe(true);
-    expect(named).toEqual(expect.arrayContaining(["odd__dots_and_slashes_here", "odd__twice", "odd__no_schema", "odd__tree", expect.stringMatching(/^odd__long_x+_[0-9a-f]{8}$/)]));
+    expect(named).toEqual(
+      expect.arrayContaining([
+        "odd__dots_and_slashes_here",
+        "odd__twice",
+        "odd__no_schema",
+        "odd__tree",
+        expect.stringMatching(/^odd__long_x+_[0-9a-f]{8}$/),
+      ]),
+    );
     expect(named.filter((name) => name === "odd__twice")).toHaveLength(1);
     const odd = pi.session.getAllTools().filter((tool) => tool.name.startsWith("odd__"));
-    expect(odd.map((tool) => tool.name).sort()).toEqual(["odd__change_tools", "odd__dots_and_slashes_here", "odd__no_schema", "odd__tree", "odd__twice"]);
+    expect(odd.map((tool) => tool.name).sort()).toEqual([
+      "odd__change_tools",
+      "odd__dots_and_slashes_here",
+      "odd__no_schema",
+      "odd__tree",
+      "odd__twice",
+    ]);
     expect(pi.toolResults[0]!.details).toMatchObject({
       loaded: ["odd__dots_and_slashes_here", "odd__tree", "odd__no_schema", "odd__twice", "odd__change_tools"],
     });
@@ -219,7 +246,9 @@ describe(`server faults on Pi ${host.version}`, () => {
     expect(startedPids(log)).toHaveLength(2);
 
     await killAndTurn(); // second: not before 5 s
-    expect((await pi.command("/mcp status")).text).toMatch(/○ phoenix: stopped .*\n    command: .*\n.*\n    last error: Connection lost: the server process exited/);
+    expect((await pi.command("/mcp status")).text).toMatch(
+      /○ phoenix: stopped .*\n    command: .*\n.*\n    last error: Connection lost: the server process exited/,
+    );
     vi.setSystemTime(Date.now() + 5_000);
     await pi.prompt("a turn 5 s later");
     await waitForStatus(pi, /✓ phoenix: connected/);
@@ -257,7 +286,10 @@ describe(`server faults on Pi ${host.version}`, () => {
     expect(results(pi).at(-1)).toEqual([proxied("good__echo"), false, "unaffected"]);
     const base = http.url("");
     expect(sortedNotifications(pi)).toEqual([
-      { level: "error", message: `MCP server "failing" failed to connect: ${base}/500 answered HTTP 500: Streamable HTTP error: Error POSTing to endpoint: boom` },
+      {
+        level: "error",
+        message: `MCP server "failing" failed to connect: ${base}/500 answered HTTP 500: Streamable HTTP error: Error POSTing to endpoint: boom`,
+      },
       // A proxy's error page: one line, the page by its title.
       {
         level: "error",
@@ -271,7 +303,8 @@ describe(`server faults on Pi ${host.version}`, () => {
       },
       {
         level: "error",
-        message: 'MCP server "missing" failed to connect: Streamable HTTP was refused (HTTP 404) and the legacy SSE transport failed too: SSE error: Non-200 status code (404)',
+        message:
+          'MCP server "missing" failed to connect: Streamable HTTP was refused (HTTP 404) and the legacy SSE transport failed too: SSE error: Non-200 status code (404)',
       },
       {
         level: "error",
@@ -280,7 +313,8 @@ describe(`server faults on Pi ${host.version}`, () => {
     ]);
     const status = (await pi.command("/mcp status")).text;
     expect(status).toMatch(/✗ locked: needs-auth · eager · tools not known yet/);
-    for (const name of ["missing", "failing", "webpage", "gateway"]) expect(status).toMatch(new RegExp(`✗ ${name}: failed · eager · tools not known yet`));
+    for (const name of ["missing", "failing", "webpage", "gateway"])
+      expect(status).toMatch(new RegExp(`✗ ${name}: failed · eager · tools not known yet`));
   });
 });
 
@@ -312,9 +346,13 @@ async function startStatusServer(): Promise<{ server: Server; url: (path: string
 
 describe(`a resources/list that never answers, on Pi ${host.version}`, () => {
   test("costs only the resources: with exposeResources false it is never sent, with true the resources are left out with a note; the tools work either way", async () => {
-    const hanging = (log: string, extra: Record<string, unknown>) => faulty({ FAULT_RESOURCES: "hang", FAULT_LOG: log }, { lifecycle: "eager", cwd: ".", ...extra });
+    const hanging = (log: string, extra: Record<string, unknown>) =>
+      faulty({ FAULT_RESOURCES: "hang", FAULT_LOG: log }, { lifecycle: "eager", cwd: ".", ...extra });
     // `noted` waits for its resources until the deadline: short, yet room for a loaded machine to start it.
-    const dirs = await harness.dirs({ quiet: hanging("quiet.log", { exposeResources: false }), noted: hanging("noted.log", { startupTimeoutMs: 8_000 }) });
+    const dirs = await harness.dirs({
+      quiet: hanging("quiet.log", { exposeResources: false }),
+      noted: hanging("noted.log", { startupTimeoutMs: 8_000 }),
+    });
     const pi = await harness.session(dirs, [
       search("select:quiet__echo,noted__echo"),
       callLoaded("quiet__echo", { text: "from quiet" }),
@@ -328,7 +366,9 @@ describe(`a resources/list that never answers, on Pi ${host.version}`, () => {
     ]);
     const status = (await pi.command("/mcp status")).text;
     expect(status).toMatch(/✓ quiet: connected · eager · stdio · 6 tools/);
-    expect(status).toMatch(/✓ noted: connected · eager · stdio · 6 tools[\s\S]*resources\/list did not answer before the startup deadline; its resources are left out \(its tools are not affected\)/);
+    expect(status).toMatch(
+      /✓ noted: connected · eager · stdio · 6 tools[\s\S]*resources\/list did not answer before the startup deadline; its resources are left out \(its tools are not affected\)/,
+    );
     const listings = (log: string) => readEvents(join(dirs.cwd, log)).filter((entry) => entry.event === "list-resources");
     expect(listings("quiet.log")).toEqual([]);
     expect(listings("noted.log")).toHaveLength(1);
@@ -339,14 +379,36 @@ describe(`answers the protocol does not allow, and calls cut by the session's en
   test("a result that is a string or null, of the wrong shape, or over 32 MB fails its call at once with one short line naming the server", async () => {
     const tools = ["string_result", "null_result", "shapeless", "oversized"];
     const dirs = await harness.dirs({ odd: faulty({ FAULT_BAD_ANSWERS: "1" }) });
-    const pi = await harness.session(dirs, [search(`select:${tools.map((tool) => `odd__${tool}`).join(",")}`), ...tools.map((tool) => callLoaded(`odd__${tool}`)), "done"]);
+    const pi = await harness.session(dirs, [
+      search(`select:${tools.map((tool) => `odd__${tool}`).join(",")}`),
+      ...tools.map((tool) => callLoaded(`odd__${tool}`)),
+      "done",
+    ]);
     await pi.prompt("call them");
     const label = (tool: string) => `MCP tool "${tool}" on server "odd"`;
     expect(results(pi).slice(1)).toEqual([
-      [proxied("odd__string_result"), true, `${label("string_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is a string, not an object)`],
-      [proxied("odd__null_result"), true, `${label("null_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is null, not an object)`],
-      [proxied("odd__shapeless"), true, expect.stringMatching(new RegExp(`^${escapeRegExp(label("shapeless"))} failed: its answer was not a valid MCP result: content: [^\\n]+$`))],
-      [proxied("odd__oversized"), true, `${label("oversized")} failed: the server sent a message larger than 32 MB, the most one message may be; the connection was closed`],
+      [
+        proxied("odd__string_result"),
+        true,
+        `${label("string_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is a string, not an object)`,
+      ],
+      [
+        proxied("odd__null_result"),
+        true,
+        `${label("null_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is null, not an object)`,
+      ],
+      [
+        proxied("odd__shapeless"),
+        true,
+        expect.stringMatching(
+          new RegExp(`^${escapeRegExp(label("shapeless"))} failed: its answer was not a valid MCP result: content: [^\\n]+$`),
+        ),
+      ],
+      [
+        proxied("odd__oversized"),
+        true,
+        `${label("oversized")} failed: the server sent a message larger than 32 MB, the most one message may be; the connection was closed`,
+      ],
     ]);
     expect(pi.toolResults[3]!.text.length).toBeLessThan(300);
   });

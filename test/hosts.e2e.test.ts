@@ -52,10 +52,7 @@ describe(`Pi ${host.version} in-process`, () => {
 
     expect(pi.requests).toHaveLength(3);
     expect(pi.requests[2]?.messages.filter((message) => message.role === "user")).toHaveLength(1);
-    expect(pi.toolResults.map((result) => result.toolName)).toEqual([
-      "toy_find",
-      host.refreshesToolsEachTurn ? "toy_echo" : "toy_call",
-    ]);
+    expect(pi.toolResults.map((result) => result.toolName)).toEqual(["toy_find", host.refreshesToolsEachTurn ? "toy_echo" : "toy_call"]);
     expect(pi.toolResults[1]).toMatchObject({ isError: false, text: `echo: ${ECHO_TEXT}` });
     expect(pi.toolResults[0]?.text).toContain(host.refreshesToolsEachTurn ? "call it directly" : "toy_call({");
 
@@ -68,9 +65,13 @@ describe(`Pi ${host.version} in-process`, () => {
 
   test.skipIf(host.refreshesToolsEachTurn)("a proxied call is validated against the tool's own schema", async () => {
     const pi = await start({
-      script: [{ toolCalls: [{ name: "toy_call", arguments: { tool: "toy_echo", arguments: { text: 42 } } }] }, {
-        toolCalls: [{ name: "toy_call", arguments: { tool: "toy_echo", arguments: {} } }],
-      }, "done"],
+      script: [
+        { toolCalls: [{ name: "toy_call", arguments: { tool: "toy_echo", arguments: { text: 42 } } }] },
+        {
+          toolCalls: [{ name: "toy_call", arguments: { tool: "toy_echo", arguments: {} } }],
+        },
+        "done",
+      ],
     });
     await pi.prompt("echo a number");
     expect(pi.toolResults.map(({ isError, text }) => ({ isError, text }))).toEqual([
@@ -89,7 +90,10 @@ describe(`Pi ${host.version} in-process`, () => {
     const pi = await start();
     const output = await pi.command("/toy hello");
     expect(output).toEqual({
-      ui: [{ kind: "notify", message: "toy says hello", level: "info" }, { kind: "status", key: "toy", text: "on" }],
+      ui: [
+        { kind: "notify", message: "toy says hello", level: "info" },
+        { kind: "status", key: "toy", text: "on" },
+      ],
       text: "toy says hello",
       error: undefined,
     });
@@ -130,8 +134,6 @@ describe(`Pi ${host.version} in-process`, () => {
 
   test("an extension that cannot load is reported", async () => {
     const pi = await start({ extensions: ["test/fixtures/extensions/does-not-exist.ts"] });
-    expect(pi.errors).toEqual([
-      expect.objectContaining({ event: "load", extensionPath: expect.stringContaining("does-not-exist.ts") }),
-    ]);
+    expect(pi.errors).toEqual([expect.objectContaining({ event: "load", extensionPath: expect.stringContaining("does-not-exist.ts") })]);
   });
 });

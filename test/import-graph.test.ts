@@ -139,7 +139,10 @@ describe("import graph", () => {
       `const i = 'import("./i.ts")';`,
     ].join("\n");
     expect(relativeImports(source)).toEqual(["a.ts", "b.ts", "c.ts", "d.ts", "e.ts", "f.ts"]);
-    expect(relativeImports(`import { a } from "../a.ts";\nimport { b } from "./b.ts";`, "config/entry.ts")).toEqual(["a.ts", "config/b.ts"]);
+    expect(relativeImports(`import { a } from "../a.ts";\nimport { b } from "./b.ts";`, "config/entry.ts")).toEqual([
+      "a.ts",
+      "config/b.ts",
+    ]);
   });
 
   it("names each circle once, whichever module the walk met it from", () => {
@@ -152,6 +155,14 @@ describe("import graph", () => {
       ["f.ts", ["b.ts"]],
     ]);
     expect(findCycles(graph)).toEqual(["a.ts → b.ts → c.ts → a.ts", "e.ts → e.ts"]);
-    expect(findCycles(new Map([["x.ts", ["y.ts"]], ["y.ts", ["z.ts"]], ["z.ts", []]]))).toEqual([]);
+    expect(
+      findCycles(
+        new Map([
+          ["x.ts", ["y.ts"]],
+          ["y.ts", ["z.ts"]],
+          ["z.ts", []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 });

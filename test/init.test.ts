@@ -59,7 +59,11 @@ function fakePi(builtins: string[] = ["read", "bash"]) {
 /** A session whose branch holds ToolSearch answers that loaded `loaded`. */
 function sessionContext(loaded: string[] = []): ExtensionContext {
   const answer = { type: "message", message: { role: "toolResult", toolName: TOOL_SEARCH_NAME, details: { query: "q", loaded } } };
-  return { cwd: dir.path, hasUI: false, sessionManager: { getBranch: () => (loaded.length > 0 ? [answer] : []) } } as unknown as ExtensionContext;
+  return {
+    cwd: dir.path,
+    hasUI: false,
+    sessionManager: { getBranch: () => (loaded.length > 0 ? [answer] : []) },
+  } as unknown as ExtensionContext;
 }
 
 describe("McpAdapter", () => {

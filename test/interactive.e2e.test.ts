@@ -30,7 +30,10 @@ const screen = () => tmux("capture-pane", "-p", "-t", SESSION, "-S", "-200");
 
 async function toolResults(recordFile: string): Promise<ToolResultRecord[]> {
   if (!existsSync(recordFile)) return [];
-  const lines = (await readFile(recordFile, "utf8")).split("\n").filter(Boolean).map((line) => JSON.parse(line) as FauxRecordLine);
+  const lines = (await readFile(recordFile, "utf8"))
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as FauxRecordLine);
   return lines.flatMap((line) => ("toolResult" in line ? [line.toolResult] : []));
 }
 
@@ -84,14 +87,19 @@ test(`interactive mode on Pi ${host.version}: an approveTools tool asks in the T
   await warmCache(dirs, "items");
   const ranBefore = itemsRan(dirs).length;
   const steps = join(dirs.cwd, "steps.json");
-  const calls = [{ name: "items__delete_item", arguments: { id: "tmux" } }, { name: "items__echo", arguments: { text: "unasked" } }];
+  const calls = [
+    { name: "items__delete_item", arguments: { id: "tmux" } },
+    { name: "items__echo", arguments: { text: "unasked" } },
+  ];
   await writeFile(steps, JSON.stringify([{ toolCalls: calls }, "Deleted."]));
   const recordFile = await startTui(dirs, "test/helpers/faux-json-script.ts", { PI_FAUX_STEPS: steps });
 
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP ");
   tmux("send-keys", "-t", SESSION, "delete the tmux item", "Enter");
   await expect.poll(screen, { timeout: 30_000 }).toContain('MCP server "items" wants to run delete_item with {"id":"tmux"}. Allow it?');
-  expect(screen()).toMatch(/Allow once[\s\S]*Allow delete_item for this session[\s\S]*Allow every tool of items for this session[\s\S]*Deny/);
+  expect(screen()).toMatch(
+    /Allow once[\s\S]*Allow delete_item for this session[\s\S]*Allow every tool of items for this session[\s\S]*Deny/,
+  );
   expect(itemsRan(dirs).slice(ranBefore)).not.toContain("delete_item");
   tmux("send-keys", "-t", SESSION, "Enter");
   await expect.poll(() => toolResults(recordFile), { timeout: 30_000 }).toHaveLength(2);
@@ -106,24 +114,31 @@ test(`interactive mode on Pi ${host.version}: an approveTools tool asks in the T
   await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
 });
 
-test.skipIf(host.version.startsWith("1."))(`interactive mode on Pi ${host.version}: a codemode script calling an approveTools tool asks in the TUI; allowed once, the call runs`, async () => {
-  const dirs = await mcpDirs({ mcpServers: { orders: ordersServer({ approveTools: ["refund_*"] }) }, settings: { script: true } });
-  cleanups.push(dirs.cleanup);
-  await warmCache(dirs, "orders");
-  const steps = join(dirs.cwd, "steps.json");
-  const code = "return await tools.orders__refund_order({ id: 'ORD-1004' });";
-  await writeFile(steps, JSON.stringify([{ toolCalls: [{ name: "codemode", arguments: { code } }] }, "Refunded."]));
-  const recordFile = await startTui(dirs, "test/helpers/faux-json-script.ts", { PI_FAUX_STEPS: steps });
+test.skipIf(host.version.startsWith("1."))(
+  `interactive mode on Pi ${host.version}: a codemode script calling an approveTools tool asks in the TUI; allowed once, the call runs`,
+  async () => {
+    const dirs = await mcpDirs({ mcpServers: { orders: ordersServer({ approveTools: ["refund_*"] }) }, settings: { script: true } });
+    cleanups.push(dirs.cleanup);
+    await warmCache(dirs, "orders");
+    const steps = join(dirs.cwd, "steps.json");
+    const code = "return await tools.orders__refund_order({ id: 'ORD-1004' });";
+    await writeFile(steps, JSON.stringify([{ toolCalls: [{ name: "codemode", arguments: { code } }] }, "Refunded."]));
+    const recordFile = await startTui(dirs, "test/helpers/faux-json-script.ts", { PI_FAUX_STEPS: steps });
 
-  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP ");
-  tmux("send-keys", "-t", SESSION, "refund order 1004", "Enter");
-  await expect.poll(screen, { timeout: 30_000 }).toContain('MCP server "orders" wants to run refund_order with {"id":"ORD-1004"}. Allow it?');
-  expect(ordersLog(dirs)).toEqual([]);
-  tmux("send-keys", "-t", SESSION, "Enter");
-  await expect.poll(() => toolResults(recordFile), { timeout: 30_000 }).toHaveLength(1);
-  expect((await toolResults(recordFile)).map((result) => [result.toolName, result.isError, result.text])).toEqual([["codemode", false, "refunded ORD-1004"]]);
-  expect(ordersLog(dirs)).toEqual([{ refund: "ORD-1004" }]);
-  await expect.poll(screen, { timeout: 30_000 }).toContain("Refunded.");
-  tmux("send-keys", "-t", SESSION, "/quit", "Enter");
-  await expect.poll(() => descendantProcesses("orders-server.mjs"), { timeout: 30_000 }).toEqual([]);
-});
+    await expect.poll(screen, { timeout: 30_000 }).toContain("MCP ");
+    tmux("send-keys", "-t", SESSION, "refund order 1004", "Enter");
+    await expect
+      .poll(screen, { timeout: 30_000 })
+      .toContain('MCP server "orders" wants to run refund_order with {"id":"ORD-1004"}. Allow it?');
+    expect(ordersLog(dirs)).toEqual([]);
+    tmux("send-keys", "-t", SESSION, "Enter");
+    await expect.poll(() => toolResults(recordFile), { timeout: 30_000 }).toHaveLength(1);
+    expect((await toolResults(recordFile)).map((result) => [result.toolName, result.isError, result.text])).toEqual([
+      ["codemode", false, "refunded ORD-1004"],
+    ]);
+    expect(ordersLog(dirs)).toEqual([{ refund: "ORD-1004" }]);
+    await expect.poll(screen, { timeout: 30_000 }).toContain("Refunded.");
+    tmux("send-keys", "-t", SESSION, "/quit", "Enter");
+    await expect.poll(() => descendantProcesses("orders-server.mjs"), { timeout: 30_000 }).toEqual([]);
+  },
+);

@@ -47,7 +47,15 @@ describe("interpolate", () => {
 
   it("reports VS Code inputs and unknown ${x:y} forms instead of dropping them", () => {
     expect(value("${input:api-key}").issues).toEqual([{ kind: "vscode-input", id: "api-key" }]);
-    for (const expression of ["${file:/run/secret}", "${command:pick}", "${config:editor.tabSize}", "${FOO-default}", "${}", "${1ABC}", "${FOO:=x}"]) {
+    for (const expression of [
+      "${file:/run/secret}",
+      "${command:pick}",
+      "${config:editor.tabSize}",
+      "${FOO-default}",
+      "${}",
+      "${1ABC}",
+      "${FOO:=x}",
+    ]) {
       expect(value(`a ${expression} b`)).toEqual({ value: `a ${expression} b`, issues: [{ kind: "unsupported", expression }] });
     }
   });

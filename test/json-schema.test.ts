@@ -231,7 +231,9 @@ describe("toProviderSafeSchema: references", () => {
   it("keeps properties literally named like keywords or like __proto__", () => {
     const out = toProviderSafeSchema({ type: "object", properties: { $defs: { type: "string" }, $ref: { type: "number" } } });
     expect(out.properties).toEqual({ $defs: { type: "string" }, $ref: { type: "number" } });
-    const proto = toProviderSafeSchema(JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}},"required":["__proto__"]}'));
+    const proto = toProviderSafeSchema(
+      JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}},"required":["__proto__"]}'),
+    );
     expect(JSON.stringify(proto)).toBe('{"type":"object","properties":{"__proto__":{"type":"string"}},"required":["__proto__"]}');
   });
 

@@ -74,7 +74,10 @@ describe("modes", () => {
   });
 
   it("reports startup failures in the results without throwing", async () => {
-    lifecycle.registerServers([server("good", { lifecycle: "eager" }), server("bad", { lifecycle: "eager" }, { FIXTURE_MODE: "exit-at-start" })]);
+    lifecycle.registerServers([
+      server("good", { lifecycle: "eager" }),
+      server("bad", { lifecycle: "eager" }, { FIXTURE_MODE: "exit-at-start" }),
+    ]);
     const results = await lifecycle.connectStartupServers();
     expect(results.get("good")).toBe(manager.getConnection("good"));
     expect(results.get("bad")).toBeInstanceOf(ConnectBackoffError);
@@ -240,7 +243,10 @@ describe("revival", () => {
 
   it("lazy-keep-alive: not started with the session; once used, never idle-closed and revived when it dies; a bootstrap listing is no use", async () => {
     fakeClock();
-    lifecycle.registerServers([server("resident", { lifecycle: "lazy-keep-alive", idleTimeout: 1 }), server("listed", { lifecycle: "lazy-keep-alive" })]);
+    lifecycle.registerServers([
+      server("resident", { lifecycle: "lazy-keep-alive", idleTimeout: 1 }),
+      server("listed", { lifecycle: "lazy-keep-alive" }),
+    ]);
     expect([...(await lifecycle.connectStartupServers()).keys()]).toEqual([]);
     expect(pidsOf(log("resident"), "start")).toEqual([]);
     expect(lifecycle.getIdleTimeoutMs("resident")).toBe(0);

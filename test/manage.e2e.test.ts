@@ -73,10 +73,18 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
     expect(await descendantProcesses("items-server.mjs")).toHaveLength(1);
 
     const disabled = await pi.command("/mcp disable items");
-    expect(disabled.ui.find((entry) => entry.kind === "dialog")).toMatchObject({ dialog: "select", title: 'Disable MCP server "items" in' });
+    expect(disabled.ui.find((entry) => entry.kind === "dialog")).toMatchObject({
+      dialog: "select",
+      title: 'Disable MCP server "items" in',
+    });
     expect(disabled.text).toContain(`Disabled MCP server "items" (${userFile}): its tools are gone, and it does not run.`);
     const afterDisable = await readFile(userFile, "utf8");
-    expect(afterDisable).toBe(original.replace(/("ITEMS_LOG": "[^"]+"\n      \})\n    \}, \/\/ keep this one/, '$1,\n      "enabled": false\n    }, // keep this one'));
+    expect(afterDisable).toBe(
+      original.replace(
+        /("ITEMS_LOG": "[^"]+"\n      \})\n    \}, \/\/ keep this one/,
+        '$1,\n      "enabled": false\n    }, // keep this one',
+      ),
+    );
     expect(await descendantProcesses("items-server.mjs")).toEqual([]);
     expect(pi.activeToolNames().filter((name) => name.startsWith("items__"))).toEqual([]);
     expect(await search(pi, "echo text back")).not.toContain("items__echo");
@@ -84,7 +92,9 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
 
     const enabled = await pi.command("/mcp enable items");
     expect(enabled.text).toMatch(/Enabled MCP server "items" \([^)]+\): 10 tools \(items__echo, /);
-    expect(await readFile(userFile, "utf8")).toBe(afterDisable.replace('"enabled": false\n    }, // keep', '"enabled": true\n    }, // keep'));
+    expect(await readFile(userFile, "utf8")).toBe(
+      afterDisable.replace('"enabled": false\n    }, // keep', '"enabled": true\n    }, // keep'),
+    );
     expect(await search(pi, "select:items__echo")).toContain("items__echo");
     expect(pi.errors).toEqual([]);
   });
@@ -137,7 +147,11 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
   test("refusals name the problem and write nothing: a bad name, a taken name, a bad entry, an unwritable or broken file", async () => {
     const { dirs, userFile, original } = await setup();
     const pi = await session(dirs);
-    const refusal = async (line: string) => (await pi.command(line)).ui.filter((entry) => entry.kind === "notify" && entry.level === "error").map((entry) => (entry as { message: string }).message).join("\n");
+    const refusal = async (line: string) =>
+      (await pi.command(line)).ui
+        .filter((entry) => entry.kind === "notify" && entry.level === "error")
+        .map((entry) => (entry as { message: string }).message)
+        .join("\n");
     expect(await refusal("/mcp add bad/name node x.js")).toContain('"bad/name" is not a usable server name');
     expect(await refusal("/mcp add items node x.js")).toContain(`a server named "items" exists already (${userFile})`);
     expect(await refusal("/mcp add web ftp://example.com/mcp")).toContain("not added:");
@@ -146,10 +160,13 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
 
     await chmod(userFile, 0o444);
     cleanups.push(() => chmod(userFile, 0o644));
-    if (process.getuid?.() !== 0) expect(await refusal("/mcp add web https://example.com/mcp")).toContain(`cannot write ${userFile}: EACCES`);
+    if (process.getuid?.() !== 0)
+      expect(await refusal("/mcp add web https://example.com/mcp")).toContain(`cannot write ${userFile}: EACCES`);
     await chmod(userFile, 0o644);
     await writeFile(userFile, original.replace('"settings"', '"settings" oops'));
-    expect(await refusal("/mcp remove items")).toMatch(new RegExp(`${userFile.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} has a syntax error at line \\d+, column \\d+`));
+    expect(await refusal("/mcp remove items")).toMatch(
+      new RegExp(`${userFile.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} has a syntax error at line \\d+, column \\d+`),
+    );
     expect(await readFile(userFile, "utf8")).toBe(original.replace('"settings"', '"settings" oops'));
     expect(pi.errors).toEqual([]);
   });
@@ -159,14 +176,22 @@ describe(`/mcp disable in print mode on Pi ${host.version}`, () => {
   test("--project writes the project file; without a flag the user file, where an enable is then overruled (and said so)", async () => {
     const dirs = await mcpDirs({ mcpServers: { items: itemsServer() } });
     cleanups.push(dirs.cleanup);
-    const result = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp disable items --project", "/mcp status", "/mcp enable items"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    const result = await runPrint({
+      extensions: [REPO_ROOT],
+      script: [],
+      prompts: ["/mcp disable items --project", "/mcp status", "/mcp enable items"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+    });
     expect(result.exitCode).toBe(0);
     const projectFile = join(dirs.cwd, ".pi", "mcp.json");
     expect(result.stdout + result.stderr).toContain(`Disabled MCP server "items" (${projectFile})`);
     expect(result.stdout + result.stderr).toContain("- items: disabled");
     expect(JSON.parse(await readFile(projectFile, "utf8"))).toEqual({ mcpServers: { items: { enabled: false } } });
     const userFile = join(dirs.agentDir, "mcp.json");
-    expect(result.stdout + result.stderr).toContain(`Wrote "enabled": true for "items" to ${userFile}, but the server is still disabled: a higher-precedence file sets it`);
+    expect(result.stdout + result.stderr).toContain(
+      `Wrote "enabled": true for "items" to ${userFile}, but the server is still disabled: a higher-precedence file sets it`,
+    );
     expect(JSON.parse(await readFile(userFile, "utf8")).mcpServers.items.enabled).toBe(true);
   });
 });

@@ -42,7 +42,11 @@ describe("content from @modelcontextprotocol/server-everything", () => {
     const images = out.content.filter((block) => block.type === "image");
     expect(images).toHaveLength(1);
     expect(images[0]).toMatchObject({ type: "image", mimeType: "image/png" });
-    expect(Buffer.from((images[0] as { data: string }).data, "base64").subarray(1, 4).toString()).toBe("PNG");
+    expect(
+      Buffer.from((images[0] as { data: string }).data, "base64")
+        .subarray(1, 4)
+        .toString(),
+    ).toBe("PNG");
     expect(texts(out.content).length).toBeGreaterThan(0);
   });
 
@@ -54,14 +58,19 @@ describe("content from @modelcontextprotocol/server-everything", () => {
   });
 
   it("shows an embedded text resource and notes an embedded blob without its base64", async () => {
-    const textOut = transformMcpResult(await client.callTool({ name: "get-resource-reference", arguments: { resourceType: "Text", resourceId: 1 } }));
+    const textOut = transformMcpResult(
+      await client.callTool({ name: "get-resource-reference", arguments: { resourceType: "Text", resourceId: 1 } }),
+    );
     expect(texts(textOut.content).some((text) => /^\[Resource: demo:\/\/resource\/dynamic\/text\/1\]\n\S/.test(text))).toBe(true);
 
     const raw = await client.callTool({ name: "get-resource-reference", arguments: { resourceType: "Blob", resourceId: 1 } });
-    const blob = (raw.content as Array<{ type: string; resource?: { blob?: string } }>).find((block) => block.type === "resource")?.resource?.blob;
+    const blob = (raw.content as Array<{ type: string; resource?: { blob?: string } }>).find((block) => block.type === "resource")?.resource
+      ?.blob;
     expect(blob).toBeTruthy();
     const blobOut = transformMcpResult(raw);
-    expect(texts(blobOut.content).some((text) => /^\[Resource: demo:\/\/resource\/dynamic\/blob\/1\] binary content \(.+, \d/.test(text))).toBe(true);
+    expect(
+      texts(blobOut.content).some((text) => /^\[Resource: demo:\/\/resource\/dynamic\/blob\/1\] binary content \(.+, \d/.test(text)),
+    ).toBe(true);
     expect(JSON.stringify(blobOut.content)).not.toContain(blob);
   });
 

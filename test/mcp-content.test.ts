@@ -117,7 +117,13 @@ describe("transformMcpResult: content types", () => {
 
 describe("transformMcpResult: errors", () => {
   it("flags isError results and McpToolError carries their text", () => {
-    const out = transformMcpResult({ content: [{ type: "text", text: "bad id" }, { type: "text", text: "try again" }], isError: true });
+    const out = transformMcpResult({
+      content: [
+        { type: "text", text: "bad id" },
+        { type: "text", text: "try again" },
+      ],
+      isError: true,
+    });
     expect(out.isError).toBe(true);
     expect(out.details.isError).toBe(true);
     const error = new McpToolError(out);

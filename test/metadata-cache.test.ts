@@ -122,7 +122,9 @@ describe("writeServerEntries and loadMetadataCache", () => {
     await writeServerEntries(agentDir, { fx: createCacheEntry(def, [], [], 1000, extras) });
     const entry = loadMetadataCache(agentDir).servers.get("fx")!;
     expect(entry.resourceTemplates).toEqual([{ uriTemplate: "note://{id}", name: "note" }]);
-    expect(entry.prompts).toEqual([{ name: "greet", description: "Greets", arguments: [{ name: "name", required: true }, { name: "tone" }] }]);
+    expect(entry.prompts).toEqual([
+      { name: "greet", description: "Greets", arguments: [{ name: "name", required: true }, { name: "tone" }] },
+    ]);
     expect(entry.instructions).toBe(`${"x".repeat(999)}…`);
   });
 
@@ -342,7 +344,9 @@ describe("the journal (entries written without the lock)", () => {
 
   it("is read with the file at once, the later listing of a server winning, and merged into the file (then removed) by the next write", async () => {
     await writeServerEntries(agentDir, { a: entryFor(server("a"), "old", 1_000), b: entryFor(server("b"), "kept", 1_000) });
-    expect((await journalServerEntries(agentDir, { a: entryFor(server("a"), "new", 2_000), c: entryFor(server("c"), "c", 1_000) })).written).toBe(true);
+    expect(
+      (await journalServerEntries(agentDir, { a: entryFor(server("a"), "new", 2_000), c: entryFor(server("c"), "c", 1_000) })).written,
+    ).toBe(true);
     // An older listing journaled later does not undo a newer one in the file.
     expect((await journalServerEntries(agentDir, { b: entryFor(server("b"), "older", 500) })).written).toBe(true);
     expect(journalFiles()).toHaveLength(2);

@@ -232,15 +232,22 @@ describe("why a command is left to npx", () => {
     expect(describeNpxResolution({ kind: "resolved", command: "node", args: ["/n/bin.js", "--port", "1"], binPath: "/n/bin.js" })).toBe(
       "npx: resolved to node /n/bin.js",
     );
-    expect(describeNpxResolution({ kind: "resolved", command: "/n/native", args: [], binPath: "/n/native" })).toBe("npx: resolved to /n/native");
-    expect(describeNpxResolution(npxFallback("pkg has no bin npx could choose"))).toBe("npx: runs through npm (pkg has no bin npx could choose)");
+    expect(describeNpxResolution({ kind: "resolved", command: "/n/native", args: [], binPath: "/n/native" })).toBe(
+      "npx: resolved to /n/native",
+    );
+    expect(describeNpxResolution(npxFallback("pkg has no bin npx could choose"))).toBe(
+      "npx: runs through npm (pkg has no bin npx could choose)",
+    );
   });
 
   it("names a package spec it does not model", async () => {
     expect(await readRequestedPackages(["semver@^7", "github:npm/node-semver"], dir)).toEqual(
       npxFallback("unsupported package spec github:npm/node-semver (git)"),
     );
-    expect(await readRequestedPackages(["@bad@@x"], dir)).toMatchObject({ kind: "fallback", reason: expect.stringMatching(/^invalid package spec @bad@@x: /) });
+    expect(await readRequestedPackages(["@bad@@x"], dir)).toMatchObject({
+      kind: "fallback",
+      reason: expect.stringMatching(/^invalid package spec @bad@@x: /),
+    });
   });
 
   it("says npm must run while an install is missing, another version, or being written", async () => {

@@ -95,7 +95,10 @@ function installDirOf(...specs: string[]): string {
 
 /** An `npm` first on PATH that logs each call (its arguments) before handing over to the real npm. */
 async function countingNpm(name: string): Promise<{ env: NodeJS.ProcessEnv; calls: () => Promise<string[]> }> {
-  const realNpm = (process.env.PATH ?? "").split(delimiter).map((dir) => join(dir, "npm")).find((path) => existsSync(path));
+  const realNpm = (process.env.PATH ?? "")
+    .split(delimiter)
+    .map((dir) => join(dir, "npm"))
+    .find((path) => existsSync(path));
   if (!realNpm) throw new Error("npm not found on PATH");
   const binDir = join(root, `counting-npm-${name}`);
   const log = join(binDir, "calls.log");
@@ -166,11 +169,26 @@ describe("resolving from npm's own _npx install", () => {
 
   it("runs a scoped MCP server's single bin, the same file npx starts", async () => {
     const resolved = await resolveOrFail("npx", ["-y", "@modelcontextprotocol/server-memory"]);
-    const expectedBin = join(installDirOf("@modelcontextprotocol/server-memory"), "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
+    const expectedBin = join(
+      installDirOf("@modelcontextprotocol/server-memory"),
+      "node_modules",
+      "@modelcontextprotocol",
+      "server-memory",
+      "dist",
+      "index.js",
+    );
     expect(resolved).toEqual({ kind: "resolved", command: "node", args: [expectedBin], binPath: expectedBin });
 
     const client = new Client({ name: "npx-resolver-test", version: "1.0.0" });
-    await client.connect(new StdioClientTransport({ command: resolved.command, args: resolved.args, env: baseEnv as Record<string, string>, cwd: project, stderr: "ignore" }));
+    await client.connect(
+      new StdioClientTransport({
+        command: resolved.command,
+        args: resolved.args,
+        env: baseEnv as Record<string, string>,
+        cwd: project,
+        stderr: "ignore",
+      }),
+    );
     try {
       expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("create_entities");
     } finally {
@@ -223,7 +241,12 @@ describe("resolving from npm's own _npx install", () => {
     await chmod(join(pkgDir, "cli.js"), 0o755);
 
     const resolved = await resolveOrFail("npx", ["-y", "../dir-package", "hello"]);
-    expect(resolved).toEqual({ kind: "resolved", command: "node", args: [join(pkgDir, "cli.js"), "hello"], binPath: join(pkgDir, "cli.js") });
+    expect(resolved).toEqual({
+      kind: "resolved",
+      command: "node",
+      args: [join(pkgDir, "cli.js"), "hello"],
+      binPath: join(pkgDir, "cli.js"),
+    });
     expect(existsSync(join(installDirOf(pkgDir), "node_modules", "npx-dir-fixture"))).toBe(true);
     const viaNpx = await run("npx", ["-y", "../dir-package", "hello"]);
     expect((await run(resolved.command, resolved.args)).stdout).toBe(viaNpx.stdout);
@@ -234,7 +257,10 @@ describe("resolving from npm's own _npx install", () => {
     const plain = await resolveOrFail("npx", NPX_RUNS.pinned);
     expect(await resolveOrFail("cmd", ["/c", "npx", ...NPX_RUNS.pinned])).toEqual(plain);
     expect(await resolveOrFail("npx.cmd", NPX_RUNS.pinned)).toEqual(plain);
-    const npxPath = (process.env.PATH ?? "").split(delimiter).map((dir) => join(dir, "npx")).find((path) => existsSync(path))!;
+    const npxPath = (process.env.PATH ?? "")
+      .split(delimiter)
+      .map((dir) => join(dir, "npx"))
+      .find((path) => existsSync(path))!;
     expect(await resolveOrFail(npxPath, NPX_RUNS.pinned)).toEqual(plain);
   });
 });
@@ -317,7 +343,9 @@ describe("leaving npx to decide", () => {
 
     const withPackage = join(root, "project-with-package");
     await mkdir(join(withPackage, "node_modules", "semver"), { recursive: true });
-    expect(await fallbackReason("npx", NPX_RUNS.pinned, { cwd: withPackage })).toMatch(/^npx would not use its own install: semver is installed in/);
+    expect(await fallbackReason("npx", NPX_RUNS.pinned, { cwd: withPackage })).toMatch(
+      /^npx would not use its own install: semver is installed in/,
+    );
 
     const globalPrefix = join(root, "global-with-semver");
     await mkdir(join(globalPrefix, "bin"), { recursive: true });
@@ -329,7 +357,9 @@ describe("leaving npx to decide", () => {
   it("when npm could not pick a bin, the spec is not a registry one, or the line has options we do not model", async () => {
     expect(await fallbackReason("npx", ["-y", "make-dir@3.1.0"])).toMatch(/make-dir has no bin/);
     expect(await fallbackReason("npx", ["-y", "github:npm/node-semver"])).toBe("unsupported package spec github:npm/node-semver (git)");
-    expect(await fallbackReason("npx", ["-y", "https://example.invalid/x.tgz"])).toBe("unsupported package spec https://example.invalid/x.tgz (remote)");
+    expect(await fallbackReason("npx", ["-y", "https://example.invalid/x.tgz"])).toBe(
+      "unsupported package spec https://example.invalid/x.tgz (remote)",
+    );
     expect(await fallbackReason("npx", ["--ignore-scripts", "semver"])).toBe("unsupported option --ignore-scripts");
     expect(await resolveWith("node", ["server.js"])).toBeUndefined();
   });
@@ -342,13 +372,27 @@ describe("what a server's connection reports", () => {
     const env = { ...npmEnv, MEMORY_FILE_PATH: join(root, "memory.jsonl") };
     const manager = new McpServerManager({ agentDir: await freshAgentDir() });
     try {
-      const memory = await manager.connect(serverDef("memory", { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], env, cwd: project }));
-      const memoryBin = join(installDirOf("@modelcontextprotocol/server-memory"), "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
+      const memory = await manager.connect(
+        serverDef("memory", { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], env, cwd: project }),
+      );
+      const memoryBin = join(
+        installDirOf("@modelcontextprotocol/server-memory"),
+        "node_modules",
+        "@modelcontextprotocol",
+        "server-memory",
+        "dist",
+        "index.js",
+      );
       expect(memory.npx).toEqual({ kind: "resolved", command: "node", args: [memoryBin], binPath: memoryBin });
 
       // `node` is no bin of the install: npx runs it (from PATH, with the install's bins on PATH), and so does npm here.
       const viaNpm = await manager.connect(
-        serverDef("via-npm", { command: "npx", args: ["-y", "-p", "semver@7.6.3", "-p", "which@4.0.0", "node", STDIO_FIXTURE], env, cwd: project }),
+        serverDef("via-npm", {
+          command: "npx",
+          args: ["-y", "-p", "semver@7.6.3", "-p", "which@4.0.0", "node", STDIO_FIXTURE],
+          env,
+          cwd: project,
+        }),
       );
       expect(viaNpm.npx).toEqual({ kind: "fallback", reason: "node is not a bin of the installed packages" });
       expect(viaNpm.tools.map((tool) => tool.name)).toContain("echo");

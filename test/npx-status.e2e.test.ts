@@ -41,7 +41,12 @@ async function fixturePackage(): Promise<{ dir: string; bin: string }> {
 describe(`/mcp status of npx servers on Pi ${host.version}`, () => {
   test("shows what runs instead of npm, or why npm runs it", async () => {
     const { dir, bin } = await fixturePackage();
-    const env = { npm_config_cache: join(root, "npm-cache"), npm_config_update_notifier: "false", npm_config_audit: "false", npm_config_fund: "false" };
+    const env = {
+      npm_config_cache: join(root, "npm-cache"),
+      npm_config_update_notifier: "false",
+      npm_config_audit: "false",
+      npm_config_fund: "false",
+    };
     dirs = await mcpDirs({
       mcpServers: {
         direct: { command: "npx", args: ["-y", dir], env, lifecycle: "eager" },
@@ -49,11 +54,21 @@ describe(`/mcp status of npx servers on Pi ${host.version}`, () => {
         viaNpm: { command: "npx", args: ["-y", "-p", dir, "node", FIXTURE], env, lifecycle: "eager" },
       },
     });
-    const result = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    const result = await runPrint({
+      extensions: [REPO_ROOT],
+      script: [],
+      prompts: ["/mcp status"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+    });
     expect(result.exitCode).toBe(0);
     // Pi keeps stdout for the answer: in print mode command output arrives on stderr.
-    expect(result.stderr).toMatch(new RegExp(`✓ direct: connected [^\\n]+\\n    [^\\n]+\\n    npx: resolved to node ${escapeRegExp(bin)}\\n`));
-    expect(result.stderr).toMatch(/✓ viaNpm: connected [^\n]+\n {4}[^\n]+\n {4}npx: runs through npm \(node is not a bin of the installed packages\)\n/);
+    expect(result.stderr).toMatch(
+      new RegExp(`✓ direct: connected [^\\n]+\\n    [^\\n]+\\n    npx: resolved to node ${escapeRegExp(bin)}\\n`),
+    );
+    expect(result.stderr).toMatch(
+      /✓ viaNpm: connected [^\n]+\n {4}[^\n]+\n {4}npx: runs through npm \(node is not a bin of the installed packages\)\n/,
+    );
   });
 });
 

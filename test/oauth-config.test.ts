@@ -26,15 +26,32 @@ describe("server entries: oauth", () => {
         github: {
           url: URL_,
           auth: "oauth",
-          oauth: { clientId: "${ID}", clientSecret: "${SECRET}", scope: "repo read:org", redirectPort: 8765, clientMetadataUrl: "https://pi.example/client.json" },
+          oauth: {
+            clientId: "${ID}",
+            clientSecret: "${SECRET}",
+            scope: "repo read:org",
+            redirectPort: 8765,
+            clientMetadataUrl: "https://pi.example/client.json",
+          },
         },
         machine: {
           url: URL_,
-          oauth: { grantType: "client_credentials", clientId: "m", clientSecret: "${SECRET}", authorizationServer: "https://auth.example.com" },
+          oauth: {
+            grantType: "client_credentials",
+            clientId: "m",
+            clientSecret: "${SECRET}",
+            authorizationServer: "https://auth.example.com",
+          },
         },
         signed: {
           url: URL_,
-          oauth: { grantType: "client_credentials", clientId: "m", privateKey: "${KEY}", signingAlgorithm: "ES256", authorizationServer: "https://auth.example.com" },
+          oauth: {
+            grantType: "client_credentials",
+            clientId: "m",
+            privateKey: "${KEY}",
+            signingAlgorithm: "ES256",
+            authorizationServer: "https://auth.example.com",
+          },
         },
       },
       { ID: "pi-client", SECRET: "s3cret", KEY: "-----BEGIN PRIVATE KEY-----" },
@@ -45,7 +62,13 @@ describe("server entries: oauth", () => {
         enabled: true,
         url: URL_,
         auth: "oauth",
-        oauth: { clientId: "pi-client", clientSecret: "s3cret", scope: "repo read:org", redirectPort: 8765, clientMetadataUrl: "https://pi.example/client.json" },
+        oauth: {
+          clientId: "pi-client",
+          clientSecret: "s3cret",
+          scope: "repo read:org",
+          redirectPort: 8765,
+          clientMetadataUrl: "https://pi.example/client.json",
+        },
       },
       machine: {
         enabled: true,
@@ -55,7 +78,13 @@ describe("server entries: oauth", () => {
       signed: {
         enabled: true,
         url: URL_,
-        oauth: { grantType: "client_credentials", clientId: "m", privateKey: "-----BEGIN PRIVATE KEY-----", signingAlgorithm: "ES256", authorizationServer: "https://auth.example.com" },
+        oauth: {
+          grantType: "client_credentials",
+          clientId: "m",
+          privateKey: "-----BEGIN PRIVATE KEY-----",
+          signingAlgorithm: "ES256",
+          authorizationServer: "https://auth.example.com",
+        },
       },
     });
   });
@@ -71,7 +100,13 @@ describe("server entries: oauth", () => {
       machineWithoutIssuer: { url: URL_, oauth: { grantType: "client_credentials", clientId: "m", clientSecret: "hidden-2" } },
       secretAndKey: {
         url: URL_,
-        oauth: { grantType: "client_credentials", clientId: "m", clientSecret: "hidden-5", privateKey: "hidden-6", authorizationServer: "https://auth.example.com" },
+        oauth: {
+          grantType: "client_credentials",
+          clientId: "m",
+          clientSecret: "hidden-5",
+          privateKey: "hidden-6",
+          authorizationServer: "https://auth.example.com",
+        },
       },
       badAlgorithm: { url: URL_, oauth: { signingAlgorithm: "none" } },
       ok: { url: URL_, oauth: {} },

@@ -57,7 +57,9 @@ function storedRecords(): Record<string, unknown>[] {
   return readdirSync(store).map((name) => JSON.parse(readFileSync(join(store, name), "utf8")) as Record<string, unknown>);
 }
 
-it(`two processes whose token expires at once: both keep working, ${ROUNDS} times, with one refresh each time and one token file`, { timeout: 60_000 }, async () => {
+it(`two processes whose token expires at once: both keep working, ${ROUNDS} times, with one refresh each time and one token file`, {
+  timeout: 60_000,
+}, async () => {
   const def = serverDef("notes", { url: fixture.mcpUrl });
   const manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false });
   await manager.connect(def).catch(() => {});

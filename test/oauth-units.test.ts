@@ -94,7 +94,10 @@ describe("CallbackListener", () => {
     const code = listener.code(new AbortController().signal);
     expect(await visit({ code: "c1", state: "forged" })).toMatchObject({ status: 400 });
     expect(await visit({ code: "c1", state: listener.state }, "/elsewhere")).toMatchObject({ status: 404 });
-    expect(await visit({ state: listener.state })).toMatchObject({ status: 400, text: expect.stringContaining("carries no authorization code") });
+    expect(await visit({ state: listener.state })).toMatchObject({
+      status: 400,
+      text: expect.stringContaining("carries no authorization code"),
+    });
     const done = await visit({ code: "c1", state: listener.state });
     expect(done).toMatchObject({ status: 200, text: expect.stringContaining("Signed in.") });
     expect(await code).toBe("c1");
@@ -102,7 +105,9 @@ describe("CallbackListener", () => {
   });
 
   it("rejects with the authorization server's error, escaped on the page and cut short in the message", async () => {
-    const failed = expect(listener.code(new AbortController().signal)).rejects.toThrow(/^the authorization server answered "access_denied": <script>x+…$/);
+    const failed = expect(listener.code(new AbortController().signal)).rejects.toThrow(
+      /^the authorization server answered "access_denied": <script>x+…$/,
+    );
     const page = await visit({ error: "access_denied", error_description: `<script>${"x".repeat(400)}`, state: listener.state });
     expect(page.text).not.toContain("<script>");
     await failed;

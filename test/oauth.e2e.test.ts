@@ -48,7 +48,9 @@ describe(`OAuth sign-in on Pi ${host.version}`, () => {
     const entry = { url: fixture.mcpUrl, auth: "oauth" } as const;
     const dirs = await harness.dirs({ notes: entry });
     // Known from an earlier session: the model can find and call the tool before any connect.
-    const tools = [{ name: "echo", description: "Echoes its text back", inputSchema: { type: "object", properties: { text: { type: "string" } } } }];
+    const tools = [
+      { name: "echo", description: "Echoes its text back", inputSchema: { type: "object", properties: { text: { type: "string" } } } },
+    ];
     await writeServerEntries(dirs.agentDir, { notes: createCacheEntry(entry, tools, []) });
     harness.env("BROWSER", HEADLESS_BROWSER);
 
@@ -64,9 +66,13 @@ describe(`OAuth sign-in on Pi ${host.version}`, () => {
 
     const before = (await fixture.events()).length;
     const started = await pi.command("/mcp-auth notes");
-    expect(started.text).toMatch(/^Sign in to MCP server "notes" in your browser; if no page opened, open this address:\nhttp:\/\/127\.0\.0\.1:\d+\/authorize\?/);
+    expect(started.text).toMatch(
+      /^Sign in to MCP server "notes" in your browser; if no page opened, open this address:\nhttp:\/\/127\.0\.0\.1:\d+\/authorize\?/,
+    );
     expect(await waitForNotification(pi, /^Signed in: /)).toBe('Signed in: MCP server "notes" is connected (2 tools).');
-    expect((await fixture.events()).slice(before).map((event) => event.event)).toEqual(expect.arrayContaining(["register", "authorize", "token"]));
+    expect((await fixture.events()).slice(before).map((event) => event.event)).toEqual(
+      expect.arrayContaining(["register", "authorize", "token"]),
+    );
     expect(await waitForStatus(pi, /✓ notes: connected · signed in · lazy/)).toBeTruthy();
 
     pi.script([callLoaded(ECHO, { text: "second" }), "done"]);
@@ -84,21 +90,32 @@ describe(`OAuth sign-in on Pi ${host.version}`, () => {
     const oauthDir = join(dirs.agentDir, OAUTH_DIR_NAME);
     const [file] = readdirSync(oauthDir);
     expect(statSync(join(oauthDir, file!)).mode & 0o777).toBe(0o600);
-    const { tokens } = JSON.parse(readFileSync(join(oauthDir, file!), "utf8")) as { tokens: { access_token: string; refresh_token: string } };
+    const { tokens } = JSON.parse(readFileSync(join(oauthDir, file!), "utf8")) as {
+      tokens: { access_token: string; refresh_token: string };
+    };
     await pi.command("/mcp status");
     for (const secret of [tokens.access_token, tokens.refresh_token]) {
       expect(readFileSync(join(dirs.agentDir, "mcp-cache.json"), "utf8")).not.toContain(secret);
       expect(shown(pi)).not.toContain(secret);
     }
 
-    expect((await pi.command("/mcp-auth notes --logout")).text).toBe('Signed out of MCP server "notes": its tokens and client registration are forgotten.');
+    expect((await pi.command("/mcp-auth notes --logout")).text).toBe(
+      'Signed out of MCP server "notes": its tokens and client registration are forgotten.',
+    );
     expect(readdirSync(oauthDir)).toEqual([]);
     expect((await pi.command("/mcp status")).text).toMatch(/○ notes: stopped · lazy/);
   });
 
   test("in print mode /mcp-auth waits for the browser, signs in and ends", async () => {
     const dirs = await harness.dirs({ notes: { url: fixture.mcpUrl } });
-    const result = await runPrint({ extensions: [ENTRY], script: [], prompts: ["/mcp-auth notes"], agentDir: dirs.agentDir, cwd: dirs.cwd, env: { BROWSER: HEADLESS_BROWSER } });
+    const result = await runPrint({
+      extensions: [ENTRY],
+      script: [],
+      prompts: ["/mcp-auth notes"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+      env: { BROWSER: HEADLESS_BROWSER },
+    });
     expect(result.exitCode).toBe(0);
     const output = result.stdout + result.stderr;
     expect(output).toContain('Sign in to MCP server "notes" in your browser');

@@ -32,7 +32,11 @@ afterAll(() => fixture.stop());
 beforeEach(() => {
   dir = tempDir();
   announced = [];
-  manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false, onSignInNeeded: (_name, error) => announced.push(error.message) });
+  manager = new McpServerManager({
+    agentDir: dir.path,
+    resolveNpx: false,
+    onSignInNeeded: (_name, error) => announced.push(error.message),
+  });
 });
 afterEach(async () => {
   await manager.closeAll();
@@ -77,7 +81,9 @@ describe("OAuth with the server manager", () => {
     const error = await failure(manager.connect(notes()));
     expect(error).toBeInstanceOf(NeedsAuthError);
     expect((error as NeedsAuthError).signIn).toBe(true);
-    expect(error.message).toBe('MCP server "notes" needs a sign-in (OAuth): the user has to run /mcp-auth notes (the assistant cannot do it).');
+    expect(error.message).toBe(
+      'MCP server "notes" needs a sign-in (OAuth): the user has to run /mcp-auth notes (the assistant cannot do it).',
+    );
     expect(manager.getState("notes")).toMatchObject({ status: "needs-auth", needsSignIn: true, signingIn: false });
     await failure(manager.connect(notes({ auth: "oauth" })));
     expect(announced).toEqual([error.message]);
@@ -102,7 +108,11 @@ describe("OAuth with the server manager", () => {
       code_challenge_method: "S256",
       has_state: true,
     });
-    expect(events.find((event) => event.event === "token")).toEqual({ event: "token", grant_type: "authorization_code", resource: fixture.mcpUrl });
+    expect(events.find((event) => event.event === "token")).toEqual({
+      event: "token",
+      grant_type: "authorization_code",
+      resource: fixture.mcpUrl,
+    });
 
     const [file] = storedFiles();
     expect(storedFiles()).toHaveLength(1);
@@ -231,7 +241,10 @@ describe("OAuth with the server manager", () => {
         const forged = new URL(location);
         forged.searchParams.set("state", "not-this-one");
         expect(manager.deliverSignInCallback("notes", forged.href)).toMatchObject({ accepted: false });
-        expect(manager.deliverSignInCallback("notes", location)).toEqual({ accepted: true, text: "Signed in. You can close this tab and go back to Pi." });
+        expect(manager.deliverSignInCallback("notes", location)).toEqual({
+          accepted: true,
+          text: "Signed in. You can close this tab and go back to Pi.",
+        });
       },
     });
     await signingIn;
@@ -242,21 +255,34 @@ describe("OAuth with the server manager", () => {
   it("client credentials, a secret or a signed JWT, get a token without anybody signing in; bad ones point at the config", async () => {
     const privateKey = machineKey.privateKey.export({ type: "pkcs8", format: "pem" }).toString();
     const machine = { grantType: "client_credentials", clientId: "machine", authorizationServer: fixture.url("") } as const;
-    for (const [name, proof] of [["secret", { clientSecret: "machine-secret" }], ["jwt", { privateKey, signingAlgorithm: "ES256" }]] as const) {
+    for (const [name, proof] of [
+      ["secret", { clientSecret: "machine-secret" }],
+      ["jwt", { privateKey, signingAlgorithm: "ES256" }],
+    ] as const) {
       const before = (await fixture.events()).length;
       await manager.connect(serverDef(name, { url: fixture.mcpUrl, oauth: { ...machine, ...proof } }));
       expect((await manager.callTool(name, "echo", { text: name })).content).toEqual([{ type: "text", text: name }]);
-      expect((await eventsSince(before)).filter((event) => event.event === "token").map((event) => event.grant_type)).toEqual(["client_credentials"]);
+      expect((await eventsSince(before)).filter((event) => event.event === "token").map((event) => event.grant_type)).toEqual([
+        "client_credentials",
+      ]);
     }
     expect(storedFiles()).toEqual([]);
-    const wrong = await failure(manager.connect(serverDef("wrong", { url: fixture.mcpUrl, oauth: { ...machine, clientSecret: "not-it" } })));
+    const wrong = await failure(
+      manager.connect(serverDef("wrong", { url: fixture.mcpUrl, oauth: { ...machine, clientSecret: "not-it" } })),
+    );
     expect(wrong.message).toBe('MCP server "wrong" failed to connect: the authorization server answered "invalid_client"');
   });
 
   it("a server whose config gives it a token, or client credentials, is not signed in to", async () => {
-    expect((await failure(manager.signIn(notes({ bearerToken: "configured" }), headless))).message).toContain("does not sign in with OAuth");
-    const machine = notes({ oauth: { grantType: "client_credentials", clientId: "machine", clientSecret: "s", authorizationServer: fixture.url("") } });
-    expect((await failure(manager.signIn(machine, headless))).message).toContain("gets its tokens with its client credentials: nobody signs in");
+    expect((await failure(manager.signIn(notes({ bearerToken: "configured" }), headless))).message).toContain(
+      "does not sign in with OAuth",
+    );
+    const machine = notes({
+      oauth: { grantType: "client_credentials", clientId: "machine", clientSecret: "s", authorizationServer: fixture.url("") },
+    });
+    expect((await failure(manager.signIn(machine, headless))).message).toContain(
+      "gets its tokens with its client credentials: nobody signs in",
+    );
   });
 });
 
@@ -269,7 +295,9 @@ describe("OAuth: a user who says no", () => {
 
   it("fails the sign-in with the authorization server's answer", async () => {
     const error = await failure(manager.signIn(serverDef("denied", { url: denying.mcpUrl }), headless));
-    expect(error.message).toBe('The sign-in to MCP server "denied" failed: the authorization server answered "access_denied": The user said no.');
+    expect(error.message).toBe(
+      'The sign-in to MCP server "denied" failed: the authorization server answered "access_denied": The user said no.',
+    );
     expect(storedFiles().map((file) => JSON.parse(readFileSync(file, "utf8")).tokens)).toEqual([undefined]);
   });
 });

@@ -105,7 +105,9 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ items +disabled · user: /);
   await save("the panel again, items disabled");
   // Only the entry changed: the new field on a line of its own, everything else byte for byte.
-  expect(await readFile(userFile, "utf8")).toBe(CONFIG(itemsServer()).replace("}}, /* the inventory */", '},\n      "enabled": false}, /* the inventory */'));
+  expect(await readFile(userFile, "utf8")).toBe(
+    CONFIG(itemsServer()).replace("}}, /* the inventory */", '},\n      "enabled": false}, /* the inventory */'),
+  );
 
   keys("Enter");
   await expect.poll(screen, { timeout: 30_000 }).toMatch(/Enable[\s\S]*Show tools/);
@@ -151,7 +153,9 @@ test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on
   keys("Enter");
   // The failure's own notice showed the stderr lines too, but it scrolls away; this is the status's text.
   await expect.poll(screen, { timeout: 30_000 }).toContain("last error: ");
-  expect(screen()).toMatch(/last error: MCP server "broken" failed to connect: the server process exited before it was ready.*\n *Last stderr lines:\n *boom: API_KEY is not set/);
+  expect(screen()).toMatch(
+    /last error: MCP server "broken" failed to connect: the server process exited before it was ready.*\n *Last stderr lines:\n *boom: API_KEY is not set/,
+  );
   await save("Show last error on broken");
 
   keys("Escape");

@@ -20,7 +20,9 @@ afterEach(() => {
  * A node root with one child; the root prints both pids. Options: the child ignores SIGTERM; the root exits as soon
  * as its stdin closes (leaving the child orphaned).
  */
-async function startTree(options: { childIgnoresTerm?: boolean; rootExitsOnStdinEnd?: boolean } = {}): Promise<{ root: ChildProcess; pids: number[] }> {
+async function startTree(
+  options: { childIgnoresTerm?: boolean; rootExitsOnStdinEnd?: boolean } = {},
+): Promise<{ root: ChildProcess; pids: number[] }> {
   const childCode = `${options.childIgnoresTerm ? "process.on('SIGTERM', () => {});" : ""} setInterval(() => {}, 1000);`;
   const rootCode = [
     "const { spawn } = require('node:child_process');",

@@ -81,7 +81,10 @@ describe(`project trust on Pi ${host.version} where Pi decides nothing (the adap
     expect(questions(pi)).toHaveLength(1);
 
     // The file changed: what was trusted is not what it says now.
-    await writeFile(join(dirs.cwd, ".mcp.json"), JSON.stringify({ mcpServers: { repo: itemsServer({ lifecycle: "eager", debug: true }) } }));
+    await writeFile(
+      join(dirs.cwd, ".mcp.json"),
+      JSON.stringify({ mcpServers: { repo: itemsServer({ lifecycle: "eager", debug: true }) } }),
+    );
     await pi.restart();
     await waitForStatus(pi, /✓ repo: connected/);
     expect(questions(pi)).toHaveLength(2);
@@ -89,54 +92,113 @@ describe(`project trust on Pi ${host.version} where Pi decides nothing (the adap
 });
 
 describe(`project trust and --no-mcp in print mode on Pi ${host.version}`, () => {
-  test("nobody to ask: the project's servers stay off and /mcp status says how to allow them; --mcp-trust-project allows them", async () => {
-    const dirs = await projectWithServer();
-    const untrusted = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], agentDir: dirs.agentDir, cwd: dirs.cwd });
-    const said = untrusted.stdout + untrusted.stderr;
-    expect(said).toContain("the project is not trusted and there is no UI to ask. To use them: start Pi with --mcp-trust-project");
-    expect(said).toContain(`"trustProjectServers": true } in ${join(dirs.agentDir, "mcp.json")}`);
-    expect(said).not.toContain("repo: connected");
-    expect(existsSync(join(dirs.agentDir, "mcp-cache.json"))).toBe(false);
+  test(
+    "nobody to ask: the project's servers stay off and /mcp status says how to allow them; --mcp-trust-project allows them",
+    async () => {
+      const dirs = await projectWithServer();
+      const untrusted = await runPrint({
+        extensions: [REPO_ROOT],
+        script: [],
+        prompts: ["/mcp status"],
+        agentDir: dirs.agentDir,
+        cwd: dirs.cwd,
+      });
+      const said = untrusted.stdout + untrusted.stderr;
+      expect(said).toContain("the project is not trusted and there is no UI to ask. To use them: start Pi with --mcp-trust-project");
+      expect(said).toContain(`"trustProjectServers": true } in ${join(dirs.agentDir, "mcp.json")}`);
+      expect(said).not.toContain("repo: connected");
+      expect(existsSync(join(dirs.agentDir, "mcp-cache.json"))).toBe(false);
 
-    const trusted = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], args: ["--mcp-trust-project"], agentDir: dirs.agentDir, cwd: dirs.cwd });
-    expect(trusted.exitCode).toBe(0);
-    expect(trusted.stdout + trusted.stderr).toContain("✓ repo: connected");
-    expect(trusted.stdout + trusted.stderr).not.toContain("Project MCP config not used");
-  }, CLI_RUNS_TIMEOUT_MS);
+      const trusted = await runPrint({
+        extensions: [REPO_ROOT],
+        script: [],
+        prompts: ["/mcp status"],
+        args: ["--mcp-trust-project"],
+        agentDir: dirs.agentDir,
+        cwd: dirs.cwd,
+      });
+      expect(trusted.exitCode).toBe(0);
+      expect(trusted.stdout + trusted.stderr).toContain("✓ repo: connected");
+      expect(trusted.stdout + trusted.stderr).not.toContain("Project MCP config not used");
+    },
+    CLI_RUNS_TIMEOUT_MS,
+  );
 
-  test("--no-mcp: no server listed or started, no ToolSearch offered, /mcp says MCP is off", async () => {
-    const dirs = await mcpDirs({ mcpServers: { items: itemsServer({ lifecycle: "eager" }) } });
-    cleanups.push(dirs.cleanup);
-    const on = await runPrint({ extensions: [REPO_ROOT], script: ["hi"], prompts: ["/mcp status", "hello"], agentDir: dirs.agentDir, cwd: dirs.cwd });
-    expect(on.requests[0]!.tools.map((tool) => tool.name)).toContain("ToolSearch");
-    expect(on.stdout + on.stderr).toContain("✓ items: connected");
-    expect(existsSync(join(dirs.agentDir, "mcp-cache.json"))).toBe(true); // the eager server was listed
+  test(
+    "--no-mcp: no server listed or started, no ToolSearch offered, /mcp says MCP is off",
+    async () => {
+      const dirs = await mcpDirs({ mcpServers: { items: itemsServer({ lifecycle: "eager" }) } });
+      cleanups.push(dirs.cleanup);
+      const on = await runPrint({
+        extensions: [REPO_ROOT],
+        script: ["hi"],
+        prompts: ["/mcp status", "hello"],
+        agentDir: dirs.agentDir,
+        cwd: dirs.cwd,
+      });
+      expect(on.requests[0]!.tools.map((tool) => tool.name)).toContain("ToolSearch");
+      expect(on.stdout + on.stderr).toContain("✓ items: connected");
+      expect(existsSync(join(dirs.agentDir, "mcp-cache.json"))).toBe(true); // the eager server was listed
 
-    const other = await mcpDirs({ mcpServers: { items: itemsServer({ lifecycle: "eager" }) } });
-    cleanups.push(other.cleanup);
-    const off = await runPrint({ extensions: [REPO_ROOT], script: ["hi"], prompts: ["/mcp status", "hello"], args: ["--no-mcp"], agentDir: other.agentDir, cwd: other.cwd });
-    expect(off.exitCode).toBe(0);
-    expect(off.stdout + off.stderr).toContain("MCP is off for this run (--no-mcp)");
-    expect(off.requests[0]!.tools.map((tool) => tool.name)).not.toContain("ToolSearch");
-    expect(existsSync(join(other.agentDir, "mcp-cache.json"))).toBe(false);
-  }, CLI_RUNS_TIMEOUT_MS);
+      const other = await mcpDirs({ mcpServers: { items: itemsServer({ lifecycle: "eager" }) } });
+      cleanups.push(other.cleanup);
+      const off = await runPrint({
+        extensions: [REPO_ROOT],
+        script: ["hi"],
+        prompts: ["/mcp status", "hello"],
+        args: ["--no-mcp"],
+        agentDir: other.agentDir,
+        cwd: other.cwd,
+      });
+      expect(off.exitCode).toBe(0);
+      expect(off.stdout + off.stderr).toContain("MCP is off for this run (--no-mcp)");
+      expect(off.requests[0]!.tools.map((tool) => tool.name)).not.toContain("ToolSearch");
+      expect(existsSync(join(other.agentDir, "mcp-cache.json"))).toBe(false);
+    },
+    CLI_RUNS_TIMEOUT_MS,
+  );
 });
 
 // Pi 1.x guards `.pi/mcp.json` with its own project trust (0.87 has the trust model but does not guard that file).
 describe.runIf(host.version === "1.5.2")(`project trust decided by Pi ${host.version} itself`, () => {
-  test("--no-approve: the project's .pi/mcp.json servers stay off and /mcp status says Pi does not trust it; --approve: on", async () => {
-    const dirs = await projectWithServer(".pi/mcp.json");
-    const declined = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], args: ["--no-approve"], agentDir: dirs.agentDir, cwd: dirs.cwd });
-    expect(declined.stdout + declined.stderr).toContain("Pi does not trust this project");
-    expect(declined.stdout + declined.stderr).not.toContain("repo: connected");
-    expect(existsSync(join(dirs.agentDir, "mcp-cache.json"))).toBe(false);
-    // Our own flag does not overrule Pi's decision.
-    const flagged = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], args: ["--no-approve", "--mcp-trust-project"], agentDir: dirs.agentDir, cwd: dirs.cwd });
-    expect(flagged.stdout + flagged.stderr).not.toContain("repo: connected");
+  test(
+    "--no-approve: the project's .pi/mcp.json servers stay off and /mcp status says Pi does not trust it; --approve: on",
+    async () => {
+      const dirs = await projectWithServer(".pi/mcp.json");
+      const declined = await runPrint({
+        extensions: [REPO_ROOT],
+        script: [],
+        prompts: ["/mcp status"],
+        args: ["--no-approve"],
+        agentDir: dirs.agentDir,
+        cwd: dirs.cwd,
+      });
+      expect(declined.stdout + declined.stderr).toContain("Pi does not trust this project");
+      expect(declined.stdout + declined.stderr).not.toContain("repo: connected");
+      expect(existsSync(join(dirs.agentDir, "mcp-cache.json"))).toBe(false);
+      // Our own flag does not overrule Pi's decision.
+      const flagged = await runPrint({
+        extensions: [REPO_ROOT],
+        script: [],
+        prompts: ["/mcp status"],
+        args: ["--no-approve", "--mcp-trust-project"],
+        agentDir: dirs.agentDir,
+        cwd: dirs.cwd,
+      });
+      expect(flagged.stdout + flagged.stderr).not.toContain("repo: connected");
 
-    const approved = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], args: ["--approve"], agentDir: dirs.agentDir, cwd: dirs.cwd });
-    expect(approved.stdout + approved.stderr).toContain("✓ repo: connected");
-  }, CLI_RUNS_TIMEOUT_MS);
+      const approved = await runPrint({
+        extensions: [REPO_ROOT],
+        script: [],
+        prompts: ["/mcp status"],
+        args: ["--approve"],
+        agentDir: dirs.agentDir,
+        cwd: dirs.cwd,
+      });
+      expect(approved.stdout + approved.stderr).toContain("✓ repo: connected");
+    },
+    CLI_RUNS_TIMEOUT_MS,
+  );
 });
 
 // Pi 1.x: servers other extensions register are ours to connect (pi.getMcpServers, mcp_servers_change).

@@ -62,7 +62,10 @@ describe("loading an untrusted project's config", () => {
   });
 
   it("a project cannot trust itself: settings.trustProjectServers is read from user files only", () => {
-    const projectFile = sandbox.write("project/.mcp.json", { mcpServers: { repo: server("repo") }, settings: { trustProjectServers: true } });
+    const projectFile = sandbox.write("project/.mcp.json", {
+      mcpServers: { repo: server("repo") },
+      settings: { trustProjectServers: true },
+    });
     const config = sandbox.load({ projectTrusted: true });
     expect(config.settings.trustProjectServers).toBeUndefined();
     expect(config.problems.map((problem) => problem.message)).toEqual([
@@ -92,7 +95,10 @@ describe("the trust decision", () => {
     expect(trust.decide(sandbox.project, config, false, true)).toEqual({ trusted: false, by: "host" });
     expect(trust.decide(sandbox.project, config, true, false)).toEqual({ trusted: true, by: "host" });
     expect(trust.decide(sandbox.project, config, undefined, true)).toEqual({ trusted: true, by: "flag" });
-    expect(trust.decide(sandbox.project, { ...config, settings: { trustProjectServers: true } }, undefined, false)).toEqual({ trusted: true, by: "setting" });
+    expect(trust.decide(sandbox.project, { ...config, settings: { trustProjectServers: true } }, undefined, false)).toEqual({
+      trusted: true,
+      by: "setting",
+    });
     expect(trust.decide(sandbox.project, config, undefined, false)).toBeUndefined();
   });
 
@@ -107,7 +113,10 @@ describe("the trust decision", () => {
     const store = path.join(sandbox.agentDir, "mcp-trust.json");
     expect(statSync(store).mode & 0o777).toBe(0o600);
     expect(Object.keys(JSON.parse(readFileSync(store, "utf8")).projects)).toEqual([sandbox.project]);
-    expect(new ProjectTrust(sandbox.agentDir).decide(sandbox.project, config, undefined, false)).toEqual({ trusted: true, by: "remembered" });
+    expect(new ProjectTrust(sandbox.agentDir).decide(sandbox.project, config, undefined, false)).toEqual({
+      trusted: true,
+      by: "remembered",
+    });
 
     writeFileSync(path.join(sandbox.project, ".mcp.json"), JSON.stringify({ mcpServers: { other: server("changed") } }));
     const changed = sandbox.load({ projectTrusted: false });
@@ -141,8 +150,12 @@ describe("the trust decision", () => {
     expect(explain("no-ui")).toBe(
       `${head}: the project is not trusted and there is no UI to ask. To use them: start Pi with --mcp-trust-project, or set "settings": { "trustProjectServers": true } in ${config.userFile} (every project).`,
     );
-    expect(explain("host")).toContain("Pi does not trust this project. To use it: trust the project (/trust, then restart Pi), or start Pi with --approve");
-    expect(explain("remembered")).toContain(`you answered No for these files as they are now. To use them: start Pi with --mcp-trust-project, or remove the project from ${path.join(sandbox.agentDir, "mcp-trust.json")}`);
+    expect(explain("host")).toContain(
+      "Pi does not trust this project. To use it: trust the project (/trust, then restart Pi), or start Pi with --approve",
+    );
+    expect(explain("remembered")).toContain(
+      `you answered No for these files as they are now. To use them: start Pi with --mcp-trust-project, or remove the project from ${path.join(sandbox.agentDir, "mcp-trust.json")}`,
+    );
     expect(explain("asking")).toBeUndefined();
     expect(trust.explain({ trusted: true, by: "flag" }, config)).toBeUndefined();
   });

@@ -41,7 +41,7 @@ describe("readArguments", () => {
     ["Bob warm and kind", { name: "Bob", tone: "warm and kind" }],
     ['"Bob Smith" kind', { name: "Bob Smith", tone: "kind" }],
     ["tone=dry Bob", { name: "Bob", tone: "dry" }],
-    ["name='Ann Lee' tone=\"very \\\"dry\\\"\"", { name: "Ann Lee", tone: 'very "dry"' }],
+    ['name=\'Ann Lee\' tone="very \\"dry\\""', { name: "Ann Lee", tone: 'very "dry"' }],
     ["x=1", { name: "x=1" }],
     ["", {}],
   ])("%s", (text, values) => {
@@ -58,10 +58,14 @@ describe("readArguments", () => {
 describe("a prompt's messages as the user's message", () => {
   it("keeps text and images, embeds resources with their URI, and labels roles when the assistant speaks too", () => {
     const image = { type: "image", data: "aGk=", mimeType: "image/png" };
-    expect(transformPromptMessages({ messages: [{ role: "user", content: { type: "text", text: "hi" } }, { role: "user", content: image }] }).content).toEqual([
-      { type: "text", text: "hi" },
-      image,
-    ]);
+    expect(
+      transformPromptMessages({
+        messages: [
+          { role: "user", content: { type: "text", text: "hi" } },
+          { role: "user", content: image },
+        ],
+      }).content,
+    ).toEqual([{ type: "text", text: "hi" }, image]);
     const mixed = transformPromptMessages({
       messages: [
         { role: "user", content: { type: "resource", resource: { uri: "note://1", text: "milk" } } },

@@ -28,7 +28,12 @@ function fxServer(): Record<string, unknown> {
 /** What reached the server, in order. */
 function fxRequests(dirs: McpDirs): { method: string; params: Record<string, unknown> }[] {
   const file = join(dirs.cwd, "fx.log");
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)) : [];
+  return existsSync(file)
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    : [];
 }
 
 /** A prompt command sends the message on its own: wait for the model request it starts, and for the run's end. */
@@ -75,13 +80,14 @@ describe(`MCP prompts, instructions and resource templates on Pi ${host.version}
     expect(await promptCommand(pi, "/mcp__fx__greet Bob")).toBe("Please greet Bob in a warm tone.");
     expect(await promptCommand(pi, '/mcp__fx__greet tone="very formal" name=Ann')).toBe("Please greet Ann in a very formal tone.");
     expect(await promptCommand(pi, "/mcp__fx__greet")).toBe("Please greet Zoe in a warm tone.");
-    expect(await promptCommand(pi, "/mcp__fx__example caching")).toBe("[user]\nExplain caching.\n[assistant]\nGladly.\n[user]\n[Resource: note://1]\nBuy milk");
-    expect(fxRequests(dirs).filter((entry) => entry.method === "prompts/get").map((entry) => entry.params.arguments)).toEqual([
-      { name: "Bob" },
-      { name: "Ann", tone: "very formal" },
-      { name: "Zoe" },
-      { topic: "caching" },
-    ]);
+    expect(await promptCommand(pi, "/mcp__fx__example caching")).toBe(
+      "[user]\nExplain caching.\n[assistant]\nGladly.\n[user]\n[Resource: note://1]\nBuy milk",
+    );
+    expect(
+      fxRequests(dirs)
+        .filter((entry) => entry.method === "prompts/get")
+        .map((entry) => entry.params.arguments),
+    ).toEqual([{ name: "Bob" }, { name: "Ann", tone: "very formal" }, { name: "Zoe" }, { topic: "caching" }]);
     expect(pi.requests[0]!.messages.filter((message) => message.role === "user")).toHaveLength(1);
     expect(notifications(pi).filter((notice) => notice.level !== "info")).toEqual([]);
     expect(pi.errors).toEqual([]);
@@ -91,25 +97,54 @@ describe(`MCP prompts, instructions and resource templates on Pi ${host.version}
 
   test("print mode: a missing argument is reported; a complete command says print mode cannot run prompts (Pi would exit before the answer), and starts no server", async () => {
     const dirs = await harness.dirs({ fx: fxServer() });
-    const greet = { name: "greet", arguments: [{ name: "name", description: "Who to greet", required: true }, { name: "tone", description: "How (default: warm)" }] };
+    const greet = {
+      name: "greet",
+      arguments: [
+        { name: "name", description: "Who to greet", required: true },
+        { name: "tone", description: "How (default: warm)" },
+      ],
+    };
     // The cache entry written as a session would (no warm-up session: print runs are slow enough on a busy machine).
     const definition = loadConfig({ agentDir: dirs.agentDir, cwd: dirs.cwd }).servers[0]!;
-    await writeServerEntries(dirs.agentDir, { fx: createCacheEntry(definition, [], [], Date.now(), { resourceTemplates: [], prompts: [greet], instructions: undefined }) });
-    const result = await runPrint({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, script: [], prompts: ["/mcp__fx__greet Bob"] });
+    await writeServerEntries(dirs.agentDir, {
+      fx: createCacheEntry(definition, [], [], Date.now(), { resourceTemplates: [], prompts: [greet], instructions: undefined }),
+    });
+    const result = await runPrint({
+      extensions: [ENTRY],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+      script: [],
+      prompts: ["/mcp__fx__greet Bob"],
+    });
     expect(result.exitCode).toBe(0);
     expect(result.requests).toEqual([]);
-    expect(result.stdout + result.stderr).toContain("/mcp__fx__greet: print mode ends before the model could answer a prompt; run it in interactive or RPC mode.");
+    expect(result.stdout + result.stderr).toContain(
+      "/mcp__fx__greet: print mode ends before the model could answer a prompt; run it in interactive or RPC mode.",
+    );
     expect(fxRequests(dirs).filter((entry) => entry.method === "prompts/get")).toEqual([]);
 
-    const missing = await runPrint({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, script: [], prompts: ["/mcp__fx__greet"] });
+    const missing = await runPrint({
+      extensions: [ENTRY],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+      script: [],
+      prompts: ["/mcp__fx__greet"],
+    });
     expect(missing.exitCode).toBe(0);
     expect(missing.requests).toEqual([]);
-    expect(missing.stdout + missing.stderr).toContain("/mcp__fx__greet: missing required argument name.\nUsage: /mcp__fx__greet <name> [tone]");
+    expect(missing.stdout + missing.stderr).toContain(
+      "/mcp__fx__greet: missing required argument name.\nUsage: /mcp__fx__greet <name> [tone]",
+    );
   }, 180_000);
 
   test("wrong arguments are explained with the prompt's usage; a prompt the server adds later (prompts/list_changed) is a command at once", async () => {
     const dirs = await harness.dirs({ fx: fxServer() });
-    const pi = await harness.session(dirs, [search("select:fx__add_prompt"), callLoaded("fx__add_prompt", { name: "later" }), "added", "ok"]);
+    const pi = await harness.session(dirs, [
+      search("select:fx__add_prompt"),
+      callLoaded("fx__add_prompt", { name: "later" }),
+      "added",
+      "ok",
+    ]);
     await waitForStatus(pi, /fx: [^\n]*\d+ tools(?! \(from the cache)/);
     expect((await pi.command('/mcp__fx__greet "Bob')).text).toBe(
       '/mcp__fx__greet: a " quote is not closed.\nUsage: /mcp__fx__greet <name> [tone]   (or name=value; quotes for spaces)\n  name (required): Who to greet\n  tone: How (default: warm)',
@@ -119,7 +154,10 @@ describe(`MCP prompts, instructions and resource templates on Pi ${host.version}
     expect(pi.session.extensionRunner.getCommand("mcp__fx__later")).toBeUndefined();
 
     await pi.prompt("add a prompt");
-    await vi.waitFor(() => expect(pi.session.extensionRunner.getCommand("mcp__fx__later")).toBeDefined(), { timeout: 60_000, interval: 20 });
+    await vi.waitFor(() => expect(pi.session.extensionRunner.getCommand("mcp__fx__later")).toBeDefined(), {
+      timeout: 60_000,
+      interval: 20,
+    });
     expect(await promptCommand(pi, "/mcp__fx__later")).toBe("later was added");
     expect(pi.errors).toEqual([]);
   });
@@ -139,7 +177,9 @@ describe(`MCP prompts, instructions and resource templates on Pi ${host.version}
     const [firstSearch, note] = pi.toolResults;
     expect(firstSearch!.text).toContain(`Instructions from MCP server "fx" (shown once):\n${INSTRUCTIONS}`);
     expect(note).toMatchObject({ isError: false, text: "The answer" });
-    const offered = pi.requests.at(-1)!.tools.find((tool) => tool.name === "fx__get_note") ?? pi.requests.at(-1)!.tools.find((tool) => tool.name === "McpCall");
+    const offered =
+      pi.requests.at(-1)!.tools.find((tool) => tool.name === "fx__get_note") ??
+      pi.requests.at(-1)!.tools.find((tool) => tool.name === "McpCall");
     expect(offered).toBeDefined();
 
     await pi.prompt("read the tag");
@@ -147,7 +187,11 @@ describe(`MCP prompts, instructions and resource templates on Pi ${host.version}
     expect(secondSearch!.text).toContain("fx__shout");
     expect(secondSearch!.text).not.toContain(INSTRUCTIONS);
     expect(tag).toMatchObject({ isError: false, text: "read tag://home/work" });
-    expect(fxRequests(dirs).filter((entry) => entry.method === "resources/read").map((entry) => entry.params.uri)).toEqual(["note://42", "tag://home/work"]);
+    expect(
+      fxRequests(dirs)
+        .filter((entry) => entry.method === "resources/read")
+        .map((entry) => entry.params.uri),
+    ).toEqual(["note://42", "tag://home/work"]);
     // Not in the always-on catalog: the model sees them only once it loads a tool of the server.
     expect(pi.requests[0]!.tools.find((tool) => tool.name === "ToolSearch")!.description).not.toContain(INSTRUCTIONS);
     expect(pi.errors).toEqual([]);

@@ -3,7 +3,19 @@
  * pruning by age and total size; and mcp-content's overflow kept through it (the whole text, binary parts), or
  * nothing cut under `outputGuard: false` (calls/limits.ts).
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -82,7 +94,10 @@ describe("large results kept in files", () => {
   });
 
   it("keeps a note without a file when the file cannot be written", async () => {
-    const out = await keepOverflow(transformMcpResult({ content: [{ type: "text", text: "q".repeat(MAX_TEXT_BYTES * 2) }] }), async () => undefined);
+    const out = await keepOverflow(
+      transformMcpResult({ content: [{ type: "text", text: "q".repeat(MAX_TEXT_BYTES * 2) }] }),
+      async () => undefined,
+    );
     expect(texts(out.content).at(-1)).toMatch(/Ask the tool for less/);
   });
 
@@ -103,9 +118,12 @@ describe("large results kept in files", () => {
     );
     const [audio, image, pdf] = texts(out.content);
     expect(audio).toMatch(/^\[Audio: audio\/mpeg, 2\.9KB, saved to \S+\.mp3; audio cannot be shown to the model\]$/);
-    expect(image).toMatch(/^\[Image not shown \(image\/png, 2\.9KB, larger than the 100B of base64 the model can take\); saved to \S+\.png\]$/);
+    expect(image).toMatch(
+      /^\[Image not shown \(image\/png, 2\.9KB, larger than the 100B of base64 the model can take\); saved to \S+\.png\]$/,
+    );
     expect(pdf).toMatch(/^\[Resource: file:\/\/\/a\.pdf\] binary content \(application\/pdf, 2\.9KB\) saved to \S+\.pdf$/);
-    for (const note of [audio!, image!, pdf!]) expect(readFileSync(/saved to (\S+?\.(?:mp3|png|pdf))/.exec(note)![1]!)).toEqual(Buffer.alloc(3000, 7));
+    for (const note of [audio!, image!, pdf!])
+      expect(readFileSync(/saved to (\S+?\.(?:mp3|png|pdf))/.exec(note)![1]!)).toEqual(Buffer.alloc(3000, 7));
   });
 
   it("outputGuard false shows everything; { maxBytes, maxLines } sets the limits; the time limits fall back to the defaults", () => {
@@ -116,7 +134,10 @@ describe("large results kept in files", () => {
     expect(tight).toEqual({
       requestTimeoutMs: 1500,
       requestTimeoutSource: "settings.requestTimeoutMs",
-      maxTotalTimeoutMs: DEFAULT_MAX_TOTAL_TIMEOUT_MS, maxTextBytes: MAX_TEXT_BYTES, maxTextLines: 3 });
+      maxTotalTimeoutMs: DEFAULT_MAX_TOTAL_TIMEOUT_MS,
+      maxTextBytes: MAX_TEXT_BYTES,
+      maxTextLines: 3,
+    });
     expect(callLimits({ requestTimeoutMs: 0 }, {}).requestTimeoutMs).toBe(DEFAULT_REQUEST_TIMEOUT_MS);
     expect(callLimits({ requestTimeoutMs: 200 }, { requestTimeoutMs: 1500 }).requestTimeoutMs).toBe(200);
   });

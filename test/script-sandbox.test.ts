@@ -61,7 +61,27 @@ describe("script sandbox", () => {
     expect(value.imported).not.toBe("loaded");
     // Only the language's own lower-case globals and the script API.
     const api = ["console", "describeNamespace", "describeTool", "searchTools", "text", "tools"];
-    const language = ["decodeURI", "decodeURIComponent", "encodeURI", "encodeURIComponent", "escape", "eval", "globalThis", "isFinite", "isNaN", "parseFloat", "parseInt", "performance", "queueMicrotask", "undefined", "unescape", "navigator", "gc", "atob", "btoa"];
+    const language = [
+      "decodeURI",
+      "decodeURIComponent",
+      "encodeURI",
+      "encodeURIComponent",
+      "escape",
+      "eval",
+      "globalThis",
+      "isFinite",
+      "isNaN",
+      "parseFloat",
+      "parseInt",
+      "performance",
+      "queueMicrotask",
+      "undefined",
+      "unescape",
+      "navigator",
+      "gc",
+      "atob",
+      "btoa",
+    ];
     expect(value.names.filter((name) => !api.includes(name) && !language.includes(name))).toEqual([]);
   });
 

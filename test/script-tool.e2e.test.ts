@@ -36,12 +36,15 @@ function lastResult(pi: PiSession) {
   return result;
 }
 
-test.runIf(hostHasOwnCodemode)(`Pi ${host.version} has its own codemode: the adapter registers none, whatever settings.script says`, async () => {
-  const pi = await harness.session(await harness.dirs({ orders: ordersServer() }, { script: true }));
-  // SDK sessions load none of Pi's built-in extensions: any codemode here would be ours.
-  const all = (pi.session as unknown as { getAllTools(): { name: string }[] }).getAllTools().map((tool) => tool.name);
-  expect(all).not.toContain("codemode");
-});
+test.runIf(hostHasOwnCodemode)(
+  `Pi ${host.version} has its own codemode: the adapter registers none, whatever settings.script says`,
+  async () => {
+    const pi = await harness.session(await harness.dirs({ orders: ordersServer() }, { script: true }));
+    // SDK sessions load none of Pi's built-in extensions: any codemode here would be ours.
+    const all = (pi.session as unknown as { getAllTools(): { name: string }[] }).getAllTools().map((tool) => tool.name);
+    expect(all).not.toContain("codemode");
+  },
+);
 
 test.runIf(hostHasOwnCodemode)(`Pi ${host.version}: the same task script through Pi's own codemode saves the same summary`, async () => {
   // Direct tools: Pi 1.5.2's codemode calls our tools while they are active (docs/pi-1x.md).
@@ -118,20 +121,31 @@ return { found: found.map((tool) => tool.name), required: described.parameters.r
     expect(syntax).toMatchObject({ isError: true, text: expect.stringMatching(/^Script failed at line 2: SyntaxError: /) });
     expect(failed).toMatchObject({
       isError: true,
-      text: expect.stringMatching(/^Script failed at line 2: .*"write_summary" on server "orders".*order_ids must be an array|^Script failed at line 2: order_ids must be an array/s),
+      text: expect.stringMatching(
+        /^Script failed at line 2: .*"write_summary" on server "orders".*order_ids must be an array|^Script failed at line 2: order_ids must be an array/s,
+      ),
     });
     expect(failed!.text).toContain("orders");
-    expect(unknown).toMatchObject({ isError: true, text: expect.stringMatching(/^Script failed at line 3: No tool is named "orders__list_order". Close matches: orders__list_orders/) });
+    expect(unknown).toMatchObject({
+      isError: true,
+      text: expect.stringMatching(/^Script failed at line 3: No tool is named "orders__list_order". Close matches: orders__list_orders/),
+    });
   });
 
   test("an endless loop and a memory bomb are stopped at their limits, and Pi answers the next prompt", async () => {
     const { pi } = await scriptSession({ timeoutMs: 1_500, memoryMb: 16 });
     pi.script([script("let i = 0;\nwhile (true) { i++; }"), "stopped"]);
     await pi.prompt("loop forever");
-    expect(lastResult(pi)).toMatchObject({ isError: true, text: expect.stringMatching(/^Script stopped: it ran longer than its 1\.5 s limit \(settings\.script\.timeoutMs\)/) });
+    expect(lastResult(pi)).toMatchObject({
+      isError: true,
+      text: expect.stringMatching(/^Script stopped: it ran longer than its 1\.5 s limit \(settings\.script\.timeoutMs\)/),
+    });
     pi.script([script("const keep = [];\nfor (;;) keep.push(new Array(100000).fill(keep.length));"), "stopped"]);
     await pi.prompt("eat memory");
-    expect(lastResult(pi)).toMatchObject({ isError: true, text: expect.stringMatching(/^Script stopped: it used more than its 16 MB memory limit \(settings\.script\.memoryMb\)/) });
+    expect(lastResult(pi)).toMatchObject({
+      isError: true,
+      text: expect.stringMatching(/^Script stopped: it used more than its 16 MB memory limit \(settings\.script\.memoryMb\)/),
+    });
     pi.script(["still here"]);
     await pi.prompt("are you there?");
     expect(pi.requests.at(-1)!.messages.at(-1)).toMatchObject({ role: "user" });
@@ -141,7 +155,9 @@ return { found: found.map((tool) => tool.name), required: described.parameters.r
     const { dirs, pi } = await scriptSession({}, { approveTools: ["refund_*"] });
     pi.script([script("return await tools.orders__refund_order({ id: 'ORD-1004' });"), "refused"]);
     await pi.prompt("refund it");
-    expect(pi.ui.filter((entry) => entry.kind === "dialog")).toMatchObject([{ dialog: "select", title: expect.stringContaining("refund_order") }]);
+    expect(pi.ui.filter((entry) => entry.kind === "dialog")).toMatchObject([
+      { dialog: "select", title: expect.stringContaining("refund_order") },
+    ]);
     const result = lastResult(pi);
     expect(result).toMatchObject({ isError: true, text: expect.stringMatching(/^Script failed at line 1: .*refund_order.*orders/s) });
     expect(ordersLog(dirs)).toEqual([]);
@@ -158,7 +174,9 @@ return { found: found.map((tool) => tool.name), required: described.parameters.r
       prompts: ["refund it"],
     });
     expect(result.exitCode).toBe(0);
-    expect(result.toolResults).toMatchObject([{ toolName: "codemode", isError: true, text: expect.stringMatching(/^Script failed at line 1: .*needs the user's approval/s) }]);
+    expect(result.toolResults).toMatchObject([
+      { toolName: "codemode", isError: true, text: expect.stringMatching(/^Script failed at line 1: .*needs the user's approval/s) },
+    ]);
     expect(ordersLog(dirs)).toEqual([]);
   });
 

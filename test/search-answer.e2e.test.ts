@@ -50,7 +50,8 @@ const embeddedStatus = async (pi: PiSession) => {
   const status = (await pi.command("/mcp status")).text;
   return /Semantic re-ranking: fixture at .* · ([1-9]\d*) of \1 tool texts embedded$/m.test(status) ? status : "";
 };
-const toolTextRequests = (served: EmbeddingsEndpoint) => served.requests.filter((request) => request.input.some((text) => text.startsWith("everything ")));
+const toolTextRequests = (served: EmbeddingsEndpoint) =>
+  served.requests.filter((request) => request.input.some((text) => text.startsWith("everything ")));
 
 describe(`ToolSearch's answer on Pi ${host.version}`, () => {
   test("an embeddings endpoint re-orders it; a second session asks the endpoint only for the request", async () => {
@@ -82,7 +83,9 @@ describe(`ToolSearch's answer on Pi ${host.version}`, () => {
     // An eager server that answers in the first session and, in the second, nothing until the test says so.
     const stall = join(tmpdir(), `mcp-stall-${randomUUID()}`);
     cleanups.push(async () => rmSync(stall, { force: true }));
-    const { pi } = await sessionWith(settings, [], { slow: faulty({ FAULT_WAIT_WHILE_EXISTS: stall }, { lifecycle: "eager", startupTimeoutMs: 120_000 }) });
+    const { pi } = await sessionWith(settings, [], {
+      slow: faulty({ FAULT_WAIT_WHILE_EXISTS: stall }, { lifecycle: "eager", startupTimeoutMs: 120_000 }),
+    });
     // Two servers listed and every tool embedded: ~30 s with the CPU busy (load 30 on 2 cores: over 30 s once).
     await expect.poll(() => embeddedStatus(pi), { timeout: 60_000 }).not.toBe("");
 
@@ -111,7 +114,9 @@ describe(`ToolSearch's answer on Pi ${host.version}`, () => {
     expect(loaded(pi, 0)).toContain("everything__echo");
     expect(loaded(pi, 1)).toContain("everything__get-sum");
     expect(warned()).toHaveLength(1);
-    expect((await pi.command("/mcp status")).text).toMatch(/0 of \d+ tool texts embedded · failing: embeddings endpoint http:\/\/127\.0\.0\.1:\d+: fetch failed/);
+    expect((await pi.command("/mcp status")).text).toMatch(
+      /0 of \d+ tool texts embedded · failing: embeddings endpoint http:\/\/127\.0\.0\.1:\d+: fetch failed/,
+    );
   });
 
   test("no clear answer: close matches are named, and select: loads one; a clear answer names none", async () => {
@@ -120,7 +125,9 @@ describe(`ToolSearch's answer on Pi ${host.version}`, () => {
     await pi.prompt("what does the everything server have");
     const answer = pi.toolResults[0]!.text;
     expect(answer).toContain('Close matches not loaded (load one with ToolSearch "select:<name>"):');
-    const named = [...answer.matchAll(/^- (everything__\S+): /gm)].map((match) => match[1]!).filter((name) => !loaded(pi, 0).includes(name));
+    const named = [...answer.matchAll(/^- (everything__\S+): /gm)]
+      .map((match) => match[1]!)
+      .filter((name) => !loaded(pi, 0).includes(name));
     expect(named.length).toBeGreaterThan(0);
     expect(pi.toolResults[1]!.text).not.toContain("Close matches");
 

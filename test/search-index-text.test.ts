@@ -74,8 +74,7 @@ describe("a request read as terms", () => {
     idOf: (term: string) => (terms.includes(term) ? terms.indexOf(term) : undefined),
     relativesOf: () => [],
   };
-  const weightOf = (request: string, term: string) =>
-    analyzeQuery(request, vocabulary, () => 1).get(terms.indexOf(term));
+  const weightOf = (request: string, term: string) => analyzeQuery(request, vocabulary, () => 1).get(terms.indexOf(term));
 
   it("asks for a list when it asks which or what things, in the plural", () => {
     expect(weightOf("which tables are there", "list")).toBe(0.5);

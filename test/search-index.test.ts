@@ -5,12 +5,7 @@ import type { ToolMetadata } from "../types.ts";
 import { evalKey, evaluate, indexRanker, loadCorpusTools, loadEvalSet, loadMultiStepSet } from "./fixtures/search-eval/corpus-tools.ts";
 import { loadMetaToolCatalog, loadMetaToolSet } from "./fixtures/search-eval/metatool.ts";
 
-function tool(
-  serverName: string,
-  originalName: string,
-  description: string,
-  inputSchema: Record<string, unknown> = {},
-): ToolMetadata {
+function tool(serverName: string, originalName: string, description: string, inputSchema: Record<string, unknown> = {}): ToolMetadata {
   return { name: `${serverName}__${originalName}`, serverName, originalName, description, inputSchema };
 }
 
@@ -74,9 +69,7 @@ describe("search over the real 1,052-tool catalog", () => {
   });
 
   it("understands requests in plain words, with filler, synonyms and typos", () => {
-    expect(top("can you take a picture of the current web page")).toEqual(
-      expect.arrayContaining([expect.stringMatching(/screenshot/)]),
-    );
+    expect(top("can you take a picture of the current web page")).toEqual(expect.arrayContaining([expect.stringMatching(/screenshot/)]));
     expect(top("what issues are assigned to me in jira")).toContain("jira-cloud/jira_get_my_open_issues");
     expect(top("make a new folder")).toContain("filesystem/create_directory");
     expect(top("who am i in sentry", 1)).toEqual(["sentry/whoami"]);
@@ -89,9 +82,7 @@ describe("search over the real 1,052-tool catalog", () => {
   });
 
   it("reads a URL in the request as the word url", () => {
-    expect(top("open https://example.com/some/page?x=1")).toEqual(
-      expect.arrayContaining([expect.stringMatching(/navigate|new_page/)]),
-    );
+    expect(top("open https://example.com/some/page?x=1")).toEqual(expect.arrayContaining([expect.stringMatching(/navigate|new_page/)]));
   });
 
   it("reads a channel, a time or a percentage by what it is, not by its value", () => {
@@ -107,9 +98,11 @@ describe("search over the real 1,052-tool catalog", () => {
 
   it("answers the same request the same way every time", () => {
     expect(top("list issues", 10)).toEqual(top("list issues", 10));
-    expect(buildSearchIndex([...tools].reverse()).search("list issues", 10).map((hit) => evalKey(hit.tool))).toEqual(
-      top("list issues", 10),
-    );
+    expect(
+      buildSearchIndex([...tools].reverse())
+        .search("list issues", 10)
+        .map((hit) => evalKey(hit.tool)),
+    ).toEqual(top("list issues", 10));
   });
 
   it("never throws on untrusted input, and returns at most the limit", () => {
@@ -147,7 +140,8 @@ describe("search over the real 1,052-tool catalog", () => {
 // MetaTool (public, written by others; test/fixtures/search-eval/metatool.ts): floors on its dev parts only, as measured
 // when they were set; the held-out parts are measured by bench/search-quality.ts and bench/search-quality-pi.ts.
 describe("search over MetaTool's 199 tools (dev parts)", () => {
-  const quality = (kind: "single" | "multi") => evaluate(indexRanker(buildSearchIndex(loadMetaToolCatalog())), loadMetaToolSet(kind, "dev"));
+  const quality = (kind: "single" | "multi") =>
+    evaluate(indexRanker(buildSearchIndex(loadMetaToolCatalog())), loadMetaToolSet(kind, "dev"));
 
   it("answers the single-tool dev requests: the tool in the top 5 for at least 70%, first for at least 47%", () => {
     const { recallAt1, recallAt5 } = quality("single");

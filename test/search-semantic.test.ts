@@ -50,11 +50,14 @@ function ranker(settings: EmbeddingsSettings, dir: string, tools: readonly ToolM
   return { semantic, reports };
 }
 
-const embeddedAll = (semantic: SemanticRanker, count = everything.length) => () =>
-  semantic.statusLine().includes(`${count} of ${count} tool texts embedded`) && !semantic.statusLine().includes("embedding");
+const embeddedAll =
+  (semantic: SemanticRanker, count = everything.length) =>
+  () =>
+    semantic.statusLine().includes(`${count} of ${count} tool texts embedded`) && !semantic.statusLine().includes("embedding");
 
 /** The tool texts a request carried (a query is one text that is not a tool's). */
-const toolRequests = (served: Endpoint) => served.requests.filter((request) => request.input.some((text) => text.startsWith("everything ")));
+const toolRequests = (served: Endpoint) =>
+  served.requests.filter((request) => request.input.some((text) => text.startsWith("everything ")));
 
 /** A port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -96,7 +99,9 @@ describe("semantic re-ranking", () => {
     expect(statSync(embeddingsCachePath(dir)).mode & 0o777).toBe(0o600);
     expect(Object.keys(JSON.parse(await readFile(embeddingsCachePath(dir), "utf8")).vectors)).toHaveLength(everything.length);
 
-    const changed = everything.map((tool) => (tool.originalName === "echo" ? { ...tool, description: "Echoes the input back, changed" } : tool));
+    const changed = everything.map((tool) =>
+      tool.originalName === "echo" ? { ...tool, description: "Echoes the input back, changed" } : tool,
+    );
     const before = served.requests.length;
     const second = ranker({ url: served.url, model: "fixture" }, dir, changed);
     await expect.poll(embeddedAll(second.semantic), POLL).toBe(true);
@@ -140,8 +145,12 @@ describe("semantic re-ranking", () => {
     const { semantic, reports } = ranker({ url: `http://127.0.0.1:${port}/v1`, model: "fixture" }, agentDir());
     await expect.poll(() => reports.length, POLL).toBe(1);
     expect(reports[0]).toMatch(/semantic re-ranking unavailable.*127\.0\.0\.1/);
-    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax")))).toEqual(names(lexical("get zorblax")));
-    expect(semantic.statusLine()).toMatch(/0 of 13 tool texts embedded · failing: embeddings endpoint http:\/\/127\.0\.0\.1:\d+: fetch failed/);
+    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax")))).toEqual(
+      names(lexical("get zorblax")),
+    );
+    expect(semantic.statusLine()).toMatch(
+      /0 of 13 tool texts embedded · failing: embeddings endpoint http:\/\/127\.0\.0\.1:\d+: fetch failed/,
+    );
     semantic.update(everything); // more tools do not make it ask (and report) again within the retry delay
     await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax"));
     expect(reports).toHaveLength(1);
@@ -183,7 +192,9 @@ describe("semantic re-ranking", () => {
     const { semantic, reports } = ranker({ url: `${served.origin}/${path}/v1`, model: "fixture" }, agentDir());
     await expect.poll(() => reports.length, POLL).toBe(1);
     expect(reports[0]).toContain(reason);
-    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax")))).toEqual(names(lexical("get zorblax")));
+    expect(names(await semantic.rerank("get zorblax", lexical("get zorblax"), index.unknownWordShare("get zorblax")))).toEqual(
+      names(lexical("get zorblax")),
+    );
     expect(served.requests).toHaveLength(1); // the failing endpoint is left alone for a while
   });
 });

@@ -18,11 +18,22 @@ const tool = (name: string, description: string): ToolMetadata => ({
   description,
   inputSchema: { type: "object" },
 });
-const hit = (name: string, score: number, description = "Does a thing with another thing"): SearchHit => ({ tool: tool(name, description), score });
+const hit = (name: string, score: number, description = "Does a thing with another thing"): SearchHit => ({
+  tool: tool(name, description),
+  score,
+});
 
 describe("candidateLines", () => {
   test("names the tools below the loaded ones that score near the best, each with a few words", () => {
-    const lines = candidateLines(10, [hit("near_a", 7, "Reads one file from the disk and returns its whole content as text"), hit("near_b", CANDIDATE_SHARE * 10), hit("far", 4)], HINT);
+    const lines = candidateLines(
+      10,
+      [
+        hit("near_a", 7, "Reads one file from the disk and returns its whole content as text"),
+        hit("near_b", CANDIDATE_SHARE * 10),
+        hit("far", 4),
+      ],
+      HINT,
+    );
     expect(lines).toEqual([
       `Close matches not loaded (load one with ${HINT}):`,
       "- near_a: Reads one file from the disk and returns…",

@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest";
 import { DIRECT_INSTRUCTIONS_CHARS, instructionsToShow, withDirectInstructions } from "../search/server-instructions.ts";
 import type { ToolMetadata } from "../types.ts";
 
-const tool = (serverName: string, name: string): ToolMetadata => ({ name, serverName, originalName: name, description: `does ${name}`, inputSchema: {} });
+const tool = (serverName: string, name: string): ToolMetadata => ({
+  name,
+  serverName,
+  originalName: name,
+  description: `does ${name}`,
+  inputSchema: {},
+});
 const inventories = new Map([
   ["fx", { instructions: "Ask for note 1 first." }],
   ["long", { instructions: "y".repeat(1_000) }],

@@ -30,7 +30,9 @@ it("a failed load of the SDK half fails the connect by server name, and the next
     expect(loads).toBe(1);
     expect(manager.getState("missing").status).toBe("failed");
     // Loaded now: the failure is the server's own, told the way the SDK half tells it.
-    await expect(manager.connect(missing)).rejects.toThrow('MCP server "missing" failed to connect: command not found: pi-mcp-no-such-command');
+    await expect(manager.connect(missing)).rejects.toThrow(
+      'MCP server "missing" failed to connect: command not found: pi-mcp-no-such-command',
+    );
     expect(loads).toBe(2);
   } finally {
     await manager.closeAll();

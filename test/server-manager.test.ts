@@ -102,7 +102,9 @@ describe("stdio", () => {
   });
 
   it("names a command that does not exist and a working directory that does not exist", async () => {
-    const missing = await failure(manager.connect(serverDef("nope", { command: "pi-mcp-no-such-command", env: { PATH: searchablePath() } })));
+    const missing = await failure(
+      manager.connect(serverDef("nope", { command: "pi-mcp-no-such-command", env: { PATH: searchablePath() } })),
+    );
     expect(missing.message).toContain("command not found: pi-mcp-no-such-command");
     const notExecutable = join(dir.path, "server.sh");
     writeFileSync(notExecutable, "#!/bin/sh\n", { mode: 0o644 });
@@ -130,11 +132,20 @@ describe("stdio", () => {
 
 describe("tools and resources", () => {
   it("follows tools/list pages and drops only the malformed entry", async () => {
-    const connection = await manager.connect(
-      fixtureDef("paged", { FIXTURE_PAGE_SIZE: "2", FIXTURE_FILLER_TOOLS: "5" }),
-    );
+    const connection = await manager.connect(fixtureDef("paged", { FIXTURE_PAGE_SIZE: "2", FIXTURE_FILLER_TOOLS: "5" }));
     const names = connection.tools.map((tool) => tool.name);
-    expect(names).toEqual(["echo", "no_type_schema", "wait", "crash", "add_tool", "filler_1", "filler_2", "filler_3", "filler_4", "filler_5"]);
+    expect(names).toEqual([
+      "echo",
+      "no_type_schema",
+      "wait",
+      "crash",
+      "add_tool",
+      "filler_1",
+      "filler_2",
+      "filler_3",
+      "filler_4",
+      "filler_5",
+    ]);
     // Passed on as sent: making schemas provider-safe is tools/json-schema.ts's job.
     expect(connection.tools[1]!.inputSchema).toEqual({ properties: { q: { type: "string" } } });
     expect(connection.problems).toEqual(["tools/list entry #3 has no name; dropped"]);
@@ -171,7 +182,12 @@ describe("tools and resources", () => {
     const listings = Number((counted.content[0] as { text: string }).text);
     expect(listings).toBeLessThanOrEqual(3); // the listing at connect, one refresh in flight, one pending
     await waitFor(() => manager.getConnection("stormy")!.tools.some((tool) => tool.name === "storm_v_1"));
-    expect(manager.getConnection("stormy")!.tools.filter((tool) => tool.name.startsWith("storm_v_")).map((tool) => tool.name)).toEqual(["storm_v_1"]);
+    expect(
+      manager
+        .getConnection("stormy")!
+        .tools.filter((tool) => tool.name.startsWith("storm_v_"))
+        .map((tool) => tool.name),
+    ).toEqual(["storm_v_1"]);
   });
 });
 
@@ -180,13 +196,18 @@ describe("calls", () => {
     await manager.connect(fixtureDef("waits", { FIXTURE_LOG: logFile() }));
     const abort = new AbortController();
     const progress: number[] = [];
-    const call = manager.callTool("waits", "wait", {}, {
-      signal: abort.signal,
-      onProgress: (update) => {
-        progress.push(update.progress);
-        if (progress.length === 2) abort.abort(new Error("user pressed escape"));
+    const call = manager.callTool(
+      "waits",
+      "wait",
+      {},
+      {
+        signal: abort.signal,
+        onProgress: (update) => {
+          progress.push(update.progress);
+          if (progress.length === 2) abort.abort(new Error("user pressed escape"));
+        },
       },
-    });
+    );
     await expect(call).rejects.toThrow("user pressed escape");
     expect(progress).toEqual([1, 2]);
     await waitFor(() => readEvents(logFile()).some((entry) => entry.event === "cancelled"));
@@ -201,7 +222,10 @@ describe("calls", () => {
     const first = await manager.connect(def);
     await expect(manager.callTool("crashy", "crash", {})).rejects.toThrow("MCP error -32000: the server process exited (exit code 1)");
     await waitFor(() => manager.getConnection("crashy") === undefined);
-    expect(manager.getState("crashy")).toMatchObject({ status: "closed", lastError: "Connection lost: the server process exited (exit code 1)" });
+    expect(manager.getState("crashy")).toMatchObject({
+      status: "closed",
+      lastError: "Connection lost: the server process exited (exit code 1)",
+    });
     await expect(manager.callTool("crashy", "echo", { text: "x" })).rejects.toThrow('MCP server "crashy" is not connected');
     const second = await manager.connect(def);
     expect(second.pid).not.toBe(first.pid);
@@ -249,7 +273,10 @@ describe("process trees", () => {
     await manager.connect(def);
     const [helper] = pidsOf(logFile(), "grandchild");
     await expect(manager.callTool("shared", "crash", {})).rejects.toThrow("MCP error -32000: the server process exited (exit code 1)");
-    expect(manager.getState("shared")).toMatchObject({ status: "closed", lastError: "Connection lost: the server process exited (exit code 1)" });
+    expect(manager.getState("shared")).toMatchObject({
+      status: "closed",
+      lastError: "Connection lost: the server process exited (exit code 1)",
+    });
     await waitFor(() => !isRunning(helper!));
   });
 
@@ -412,13 +439,19 @@ describe("HTTP", () => {
     expect(sse.message).toBe(`MCP server "refused-sse" failed to connect: cannot reach ${url} (ECONNREFUSED)`);
     // Port 1 is one of the Fetch standard's blocked ports: fetch says only "bad port", with no code.
     const blocked = await failure(manager.connect(serverDef("blocked", { url: "http://127.0.0.1:1/mcp" })));
-    expect(blocked.message).toBe(`MCP server "blocked" failed to connect: cannot reach http://127.0.0.1:1/mcp (fetch never connects to port 1)`);
+    expect(blocked.message).toBe(
+      `MCP server "blocked" failed to connect: cannot reach http://127.0.0.1:1/mcp (fetch never connects to port 1)`,
+    );
     const blockedSse = await failure(manager.connect(serverDef("blocked-sse", { url: "http://127.0.0.1:1/sse", transport: "sse" })));
-    expect(blockedSse.message).toBe(`MCP server "blocked-sse" failed to connect: cannot reach http://127.0.0.1:1/sse (fetch never connects to port 1)`);
+    expect(blockedSse.message).toBe(
+      `MCP server "blocked-sse" failed to connect: cannot reach http://127.0.0.1:1/sse (fetch never connects to port 1)`,
+    );
   });
 
   it("sends headers from the config", async () => {
-    const connection = await manager.connect(serverDef("header", { url: http.url("/auth/mcp"), headers: { Authorization: "Bearer s3cret-token" } }));
+    const connection = await manager.connect(
+      serverDef("header", { url: http.url("/auth/mcp"), headers: { Authorization: "Bearer s3cret-token" } }),
+    );
     expect(connection.transport).toBe("http");
   });
 });

@@ -21,7 +21,13 @@ afterEach(async () => {
 async function session(script: ScriptStep[]): Promise<PiSession> {
   const dirs = await mcpDirs({ mcpServers: { everything: REAL_SERVERS.everything } });
   cleanups.push(dirs.cleanup);
-  const pi = await startSession({ extensions: ["pi-mcp-adapter.ts"], agentDir: dirs.agentDir, cwd: dirs.cwd, script, persistSession: true });
+  const pi = await startSession({
+    extensions: ["pi-mcp-adapter.ts"],
+    agentDir: dirs.agentDir,
+    cwd: dirs.cwd,
+    script,
+    persistSession: true,
+  });
   cleanups.push(() => pi.dispose());
   return pi;
 }
@@ -31,7 +37,9 @@ const loadEcho: ScriptStep = { toolCalls: [{ name: "ToolSearch", arguments: { qu
 const answerId = (pi: PiSession, text: string) => {
   const entry = pi.session.sessionManager
     .getEntries()
-    .findLast((candidate: HostSessionEntry) => candidate.message?.role === "assistant" && JSON.stringify(candidate.message.content).includes(text));
+    .findLast(
+      (candidate: HostSessionEntry) => candidate.message?.role === "assistant" && JSON.stringify(candidate.message.content).includes(text),
+    );
   if (!entry) throw new Error(`no answer "${text}" in the session`);
   return entry.id;
 };
@@ -68,15 +76,21 @@ describe(`Loaded MCP tools follow the session's branches on Pi ${host.version}`,
     expect(lastOffered(pi)).toContain(ECHO);
   }, 90_000);
 
-  test.skipIf(host.refreshesToolsEachTurn)("resume: a tool McpCall activated without a search stays loaded too", async () => {
-    const call: ScriptStep = { toolCalls: [{ name: "McpCall", arguments: { tool: ECHO, arguments: { message: "hi" } } }] };
-    const pi = await session([call, "called"]);
-    await pi.prompt("call echo");
-    expect(pi.toolResults.map(({ toolName, isError, text }) => ({ toolName, isError, text }))).toEqual([{ toolName: "McpCall", isError: false, text: "Echo: hi" }]);
+  test.skipIf(host.refreshesToolsEachTurn)(
+    "resume: a tool McpCall activated without a search stays loaded too",
+    async () => {
+      const call: ScriptStep = { toolCalls: [{ name: "McpCall", arguments: { tool: ECHO, arguments: { message: "hi" } } }] };
+      const pi = await session([call, "called"]);
+      await pi.prompt("call echo");
+      expect(pi.toolResults.map(({ toolName, isError, text }) => ({ toolName, isError, text }))).toEqual([
+        { toolName: "McpCall", isError: false, text: "Echo: hi" },
+      ]);
 
-    await pi.restart();
-    expect(pi.activeToolNames()).toContain(ECHO);
-  }, 90_000);
+      await pi.restart();
+      expect(pi.activeToolNames()).toContain(ECHO);
+    },
+    90_000,
+  );
 
   test("fork: a fork after the load has it, a fork before the load does not", async () => {
     const pi = await session(["plain answer", loadEcho, "echo loaded", "in the fork"]);
@@ -94,4 +108,3 @@ describe(`Loaded MCP tools follow the session's branches on Pi ${host.version}`,
     expect(pi.activeToolNames()).not.toContain(ECHO);
   }, 90_000);
 });
-

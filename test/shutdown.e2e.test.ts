@@ -58,13 +58,18 @@ async function killMarked(marker: string): Promise<void> {
 }
 
 describe(`shutdown on Pi ${host.version}, CPU busy`, () => {
-  test(`${SERVERS} eager servers with cached tools, session ended 1.5 s after it opened: no server process at 0 / 0.5 / 2.5 / 7.5 s`, { timeout: LOADED_TIMEOUT_MS }, async () => {
+  test(`${SERVERS} eager servers with cached tools, session ended 1.5 s after it opened: no server process at 0 / 0.5 / 2.5 / 7.5 s`, {
+    timeout: LOADED_TIMEOUT_MS,
+  }, async () => {
     const marker = `mcp-shutdown-${randomUUID()}`;
     const servers = fixtureServers(SERVERS, marker, { lifecycle: "eager" });
     const dirs = await harness.dirs(servers);
     const tool = { name: "echo", description: "Echoes text", inputSchema: { type: "object", properties: { text: { type: "string" } } } };
     const entries = Object.fromEntries(
-      Object.entries(servers).map(([name, entry]) => [name, { configHash: computeServerHash(entry), tools: [tool], resources: [], cachedAt: Date.now() }]),
+      Object.entries(servers).map(([name, entry]) => [
+        name,
+        { configHash: computeServerHash(entry), tools: [tool], resources: [], cachedAt: Date.now() },
+      ]),
     );
     expect((await writeServerEntries(dirs.agentDir, entries)).written).toBe(true);
 
@@ -78,38 +83,59 @@ describe(`shutdown on Pi ${host.version}, CPU busy`, () => {
     expect(counts).toEqual(SAMPLES_MS.map(() => 0));
   });
 
-  test.each(["quit", "reload"] as const)("/mcp reconnect of slow-stopping servers, then %s while they stop: no reconnected server is left", { timeout: LOADED_TIMEOUT_MS }, async (end) => {
-    const marker = `mcp-shutdown-${randomUUID()}`;
-    // Each ignores SIGTERM and keeps a helper that does too: closing it for the reconnect takes 2.5 s, and the session
-    // ends meanwhile.
-    const dirs = await harness.dirs(fixtureServers(3, marker, { lifecycle: "eager" }, SLOW_STOP));
-    harness.onCleanup(() => killMarked(marker));
-    const pi = await harness.session(dirs);
-    await waitForStatus(pi, /s1: connected[\s\S]*s2: connected[\s\S]*s3: connected/);
-    const first = (await processesWithMarker(marker)).map((info) => info.pid);
-    expect(first).toHaveLength(6); // three servers, three helpers
-    const reconnecting = pi.command("/mcp reconnect");
-    await sleep(500);
-    if (end === "quit") await pi.dispose();
-    else await pi.reload();
-    await reconnecting.catch(() => {});
-    // After /reload the new session has servers of its own: ending it ends them, not what the old one left.
-    if (end === "reload") await pi.dispose();
-    expect(await processesWithMarker(marker)).toEqual([]);
-  });
+  test.each(["quit", "reload"] as const)(
+    "/mcp reconnect of slow-stopping servers, then %s while they stop: no reconnected server is left",
+    { timeout: LOADED_TIMEOUT_MS },
+    async (end) => {
+      const marker = `mcp-shutdown-${randomUUID()}`;
+      // Each ignores SIGTERM and keeps a helper that does too: closing it for the reconnect takes 2.5 s, and the session
+      // ends meanwhile.
+      const dirs = await harness.dirs(fixtureServers(3, marker, { lifecycle: "eager" }, SLOW_STOP));
+      harness.onCleanup(() => killMarked(marker));
+      const pi = await harness.session(dirs);
+      await waitForStatus(pi, /s1: connected[\s\S]*s2: connected[\s\S]*s3: connected/);
+      const first = (await processesWithMarker(marker)).map((info) => info.pid);
+      expect(first).toHaveLength(6); // three servers, three helpers
+      const reconnecting = pi.command("/mcp reconnect");
+      await sleep(500);
+      if (end === "quit") await pi.dispose();
+      else await pi.reload();
+      await reconnecting.catch(() => {});
+      // After /reload the new session has servers of its own: ending it ends them, not what the old one left.
+      if (end === "reload") await pi.dispose();
+      expect(await processesWithMarker(marker)).toEqual([]);
+    },
+  );
 
-  test("pi -p with 30 eager slow-stopping servers, each with a helper: Pi exits, and no server or helper is left", { timeout: LOADED_TIMEOUT_MS }, async () => {
+  test("pi -p with 30 eager slow-stopping servers, each with a helper: Pi exits, and no server or helper is left", {
+    timeout: LOADED_TIMEOUT_MS,
+  }, async () => {
     const marker = `mcp-shutdown-${randomUUID()}`;
-    const dirs = await harness.dirs(fixtureServers(30, marker, { lifecycle: "eager" }, { ...SLOW_STOP, FIXTURE_LOG: "events.log", FIXTURE_START_DELAY_MS: "3000" }));
+    const dirs = await harness.dirs(
+      fixtureServers(30, marker, { lifecycle: "eager" }, { ...SLOW_STOP, FIXTURE_LOG: "events.log", FIXTURE_START_DELAY_MS: "3000" }),
+    );
     harness.onCleanup(() => killMarked(marker));
-    const result = await runPrint({ extensions: [ENTRY], script: [{ toolCalls: [{ name: "bash", arguments: { command: "sleep 2" } }] }, "done"], prompts: ["hi"], agentDir: dirs.agentDir, cwd: dirs.cwd, timeoutMs: 90_000 });
+    const result = await runPrint({
+      extensions: [ENTRY],
+      script: [{ toolCalls: [{ name: "bash", arguments: { command: "sleep 2" } }] }, "done"],
+      prompts: ["hi"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+      timeoutMs: 90_000,
+    });
     const left = await processesWithMarker(marker);
     // The session ended while servers were starting (each waits 3 s before it answers): some had started a helper.
     expect(readEvents(join(dirs.cwd, "events.log")).some((event) => event.event === "grandchild")).toBe(true);
-    expect({ exitCode: result.exitCode, stdout: result.stdout.trim(), left: left.length }).toEqual({ exitCode: 0, stdout: "done", left: 0 });
+    expect({ exitCode: result.exitCode, stdout: result.stdout.trim(), left: left.length }).toEqual({
+      exitCode: 0,
+      stdout: "done",
+      left: 0,
+    });
   });
 
-  test(`${SERVERS} servers listed in one session: all ${SERVERS} in mcp-cache.json after it ends, in each of ${LISTING_RUNS} runs`, { timeout: LISTING_RUNS * 2 * LOADED_TIMEOUT_MS }, async () => {
+  test(`${SERVERS} servers listed in one session: all ${SERVERS} in mcp-cache.json after it ends, in each of ${LISTING_RUNS} runs`, {
+    timeout: LISTING_RUNS * 2 * LOADED_TIMEOUT_MS,
+  }, async () => {
     const marker = `mcp-shutdown-${randomUUID()}`;
     const servers = fixtureServers(SERVERS, marker); // lazy, not cached: the startup lists each one, then ends it
     harness.onCleanup(() => killMarked(marker));

@@ -52,7 +52,9 @@ describe("call statistics", () => {
   test("writes by itself a moment after calls", async () => {
     const stats = createCallStats({ captureStats: { flushDelayMs: 10 } }, dir)!;
     stats.record("srv", "echo", 1, true);
-    await expect.poll(() => readStats(stats.path).catch(() => undefined), { timeout: 5_000 }).toMatchObject({ tools: { "srv/echo": { calls: 1 } } });
+    await expect
+      .poll(() => readStats(stats.path).catch(() => undefined), { timeout: 5_000 })
+      .toMatchObject({ tools: { "srv/echo": { calls: 1 } } });
   });
 
   test("two trackers writing one file at once (as two Pi processes do) lose no call", async () => {

@@ -12,7 +12,12 @@ import { runPrint } from "./helpers/pi-print.ts";
 
 const host = currentHost();
 const FIXTURE = join(REPO_ROOT, "test/fixtures/servers/stdio-server.mjs");
-const fixture = (env: Record<string, string> = {}, fields: Record<string, unknown> = {}) => ({ command: process.execPath, args: [FIXTURE], env, ...fields });
+const fixture = (env: Record<string, string> = {}, fields: Record<string, unknown> = {}) => ({
+  command: process.execPath,
+  args: [FIXTURE],
+  env,
+  ...fields,
+});
 
 let dirs: McpDirs | undefined;
 afterEach(async () => {
@@ -43,8 +48,12 @@ describe(`/mcp in print mode on Pi ${host.version}`, () => {
     );
     expect(output).not.toContain("connecting");
     expect(output).toMatch(/○ good: stopped · lazy · stdio · \d+ tools \(listed just now\)\n/);
-    expect(output).toMatch(/✗ missing: failed · lazy · [^\n]+\n(    [^\n]+\n)+    last error: [^\n]*command not found: pi-mcp-no-such-command/);
-    expect(output).toMatch(/✗ refused: failed · lazy · [^\n]+\n    url: http:\/\/127\.0\.0\.1:1\/mcp\n(    [^\n]+\n)*    last error: [^\n]*cannot reach/);
+    expect(output).toMatch(
+      /✗ missing: failed · lazy · [^\n]+\n(    [^\n]+\n)+    last error: [^\n]*command not found: pi-mcp-no-such-command/,
+    );
+    expect(output).toMatch(
+      /✗ refused: failed · lazy · [^\n]+\n    url: http:\/\/127\.0\.0\.1:1\/mcp\n(    [^\n]+\n)*    last error: [^\n]*cannot reach/,
+    );
     expect(output).toMatch(/✗ crash: failed · lazy · [^\n]+\n(    [^\n]+\n)+    last error: [^\n]*exited before it was ready/);
   });
 
@@ -76,25 +85,47 @@ describe(`/mcp in print mode on Pi ${host.version}`, () => {
     dirs = await mcpDirs({});
     const broken = join(dirs.cwd, "broken.json");
     await writeFile(broken, '{ "mcpServers": { "a": { "command": "x" } ');
-    const result = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], agentDir: dirs.agentDir, cwd: dirs.cwd, args: ["--mcp-config", broken] });
+    const result = await runPrint({
+      extensions: [REPO_ROOT],
+      script: [],
+      prompts: ["/mcp status"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+      args: ["--mcp-config", broken],
+    });
     const syntaxError = `${broken}: invalid JSON at end of file: close brace expected`;
     expect(result.stderr).not.toContain("does not exist");
     expect(result.stderr).toContain(`[mcp] MCP config: ${syntaxError}\n`);
-    expect(result.stderr).toContain(`MCP: no servers loaded (see the errors below). Your config file: ${broken}\nConfig errors:\n  ${syntaxError}\n`);
+    expect(result.stderr).toContain(
+      `MCP: no servers loaded (see the errors below). Your config file: ${broken}\nConfig errors:\n  ${syntaxError}\n`,
+    );
   });
 
   test("with no servers, status names the config file of Pi's agent dir ($PI_CODING_AGENT_DIR), not ~/.pi/agent", async () => {
     const output = await print({}, ["/mcp status"]);
-    expect(output).toContain(`MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to ${join(dirs!.agentDir, "mcp.json")} (see the README).`);
+    expect(output).toContain(
+      `MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to ${join(dirs!.agentDir, "mcp.json")} (see the README).`,
+    );
   });
 
   test("a VS Code server that needs an ${input:…} is listed as skipped, with the reason", async () => {
     dirs = await mcpDirs({ mcpServers: { good: fixture() }, imports: ["vscode"] });
     const vscodeFile = join(dirs.cwd, ".vscode", "mcp.json");
     await mkdir(join(dirs.cwd, ".vscode"));
-    await writeFile(vscodeFile, JSON.stringify({ servers: { github: { command: "github-mcp", env: { TOKEN: "${input:github-token}" } } } }));
-    const result = await runPrint({ extensions: [REPO_ROOT], script: [], prompts: ["/mcp status"], agentDir: dirs.agentDir, cwd: dirs.cwd });
+    await writeFile(
+      vscodeFile,
+      JSON.stringify({ servers: { github: { command: "github-mcp", env: { TOKEN: "${input:github-token}" } } } }),
+    );
+    const result = await runPrint({
+      extensions: [REPO_ROOT],
+      script: [],
+      prompts: ["/mcp status"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+    });
     expect(result.stderr).toContain("MCP servers: 1 enabled, 1 skipped\n");
-    expect(result.stderr).toContain(`\n✗ github: skipped\n    warning: ${vscodeFile}: server "github": "env.TOKEN": uses \${input:github-token}`);
+    expect(result.stderr).toContain(
+      `\n✗ github: skipped\n    warning: ${vscodeFile}: server "github": "env.TOKEN": uses \${input:github-token}`,
+    );
   });
 });

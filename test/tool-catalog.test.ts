@@ -8,7 +8,8 @@ import { loadCorpusTools, replicateCorpus } from "./fixtures/search-eval/corpus-
 
 const tokens = (text: string) => encode(text).length;
 /** A server's line starts the line: `name`, `name: words…` or `name (description)…`. */
-const lineOf = (description: string, server: string) => description.split("\n").find((line) => line === server || line.startsWith(`${server}:`) || line.startsWith(`${server} (`));
+const lineOf = (description: string, server: string) =>
+  description.split("\n").find((line) => line === server || line.startsWith(`${server}:`) || line.startsWith(`${server} (`));
 
 /**
  * What Pi's built-in MCP costs over Pi alone in its `deferred` mode at the corpus's 45 servers (measured on Pi 1.5.2,
@@ -64,7 +65,10 @@ describe("ToolSearch description over the real corpus", () => {
   });
 
   it("gives most of 45 servers the start of their description, none more while another has none, within budget", () => {
-    const servers = serverNames.map((name) => ({ name, description: `The team's everyday work, in the words of whoever set up ${name} for them` }));
+    const servers = serverNames.map((name) => ({
+      name,
+      description: `The team's everyday work, in the words of whoever set up ${name} for them`,
+    }));
     const description = buildToolSearchDescription({ tools: corpus, servers });
     expect(alwaysOnTokens(description)).toBeLessThanOrEqual(BUILT_IN_DEFERRED_TOKENS);
     const lines = serverNames.map((server) => lineOf(description, server)!);
@@ -133,12 +137,7 @@ describe("ToolSearch description over the real corpus", () => {
 });
 
 describe("ToolSearch description", () => {
-  const tool = (
-    serverName: string,
-    originalName: string,
-    description: string,
-    name = `${serverName}__${originalName}`,
-  ): ToolMetadata => ({
+  const tool = (serverName: string, originalName: string, description: string, name = `${serverName}__${originalName}`): ToolMetadata => ({
     name,
     serverName,
     originalName,
@@ -151,7 +150,9 @@ describe("ToolSearch description", () => {
     expect(description).toContain(`up to ${TOOLS_PER_SEARCH} per call`);
     expect(description).toContain("not in your tool list until loaded");
     const { parameters } = toolSearchDefinition({ getActiveTools: unused, setActiveTools: unused }, unused, description);
-    expect(JSON.stringify(parameters)).toMatch(/"query":\{"type":"string","description":"Keywords or a plain request[^"]*select:name1,name2/);
+    expect(JSON.stringify(parameters)).toMatch(
+      /"query":\{"type":"string","description":"Keywords or a plain request[^"]*select:name1,name2/,
+    );
   });
 
   it("says when there is nothing to find", () => {
@@ -161,11 +162,7 @@ describe("ToolSearch description", () => {
   it("names servers whose tools are not known yet, and shows server descriptions", () => {
     const description = buildToolSearchDescription({
       tools: [tool("known", "echo", "Echo")],
-      servers: [
-        { name: "known", description: "A server that echoes" },
-        { name: "later", toolsKnown: false },
-        { name: "all-direct" },
-      ],
+      servers: [{ name: "known", description: "A server that echoes" }, { name: "later", toolsKnown: false }, { name: "all-direct" }],
     });
     expect(description).toContain("\nknown (A server that echoes)");
     expect(description).toContain("\nlater: tools not known yet");

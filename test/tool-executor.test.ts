@@ -89,7 +89,12 @@ function session(servers: ServerDefinition[], listed: Record<string, { tools: st
 const fx = (extra: Partial<ServerDefinition> = {}) => fixtureDef("fx", { FIXTURE_RESOURCES: "ok" }, extra);
 const FX_TOOLS = { tools: ["echo", "wait", "crash", "gone"], resources: ["one"] };
 
-function call(state: Session, name: string, params: unknown = {}, options: { signal?: AbortSignal; onUpdate?: (update: AgentToolResult<unknown>) => void; ctx?: ExtensionContext } = {}) {
+function call(
+  state: Session,
+  name: string,
+  params: unknown = {},
+  options: { signal?: AbortSignal; onUpdate?: (update: AgentToolResult<unknown>) => void; ctx?: ExtensionContext } = {},
+) {
   return executeMcpTool(state, name, params, options.signal, options.onUpdate, options.ctx);
 }
 
@@ -232,7 +237,9 @@ describe("a call that fails", () => {
 
   it("does not run (nor start the server of) a tool that needs approval when no one can be asked", async () => {
     const state = session([fx({ approveTools: ["echo"] })], { fx: FX_TOOLS });
-    expect(await failure(call(state, "fx__echo", { text: "x" }))).toMatch(/^MCP tool "echo" on server "fx" needs the user's approval, and there is no one to ask/);
+    expect(await failure(call(state, "fx__echo", { text: "x" }))).toMatch(
+      /^MCP tool "echo" on server "fx" needs the user's approval, and there is no one to ask/,
+    );
     expect(state.manager.getConnection("fx")).toBeUndefined();
   });
 

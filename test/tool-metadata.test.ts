@@ -12,9 +12,7 @@ interface CorpusServer {
   resources?: McpResource[];
 }
 
-const corpus: CorpusServer[] = JSON.parse(
-  readFileSync(new URL("./fixtures/corpus/tool-corpus.json", import.meta.url), "utf8"),
-);
+const corpus: CorpusServer[] = JSON.parse(readFileSync(new URL("./fixtures/corpus/tool-corpus.json", import.meta.url), "utf8"));
 
 function definition(name: string, extra: Partial<ServerDefinition> = {}): ServerDefinition {
   return { name, command: "node", source: { kind: "user", path: "/home/u/.pi/agent/mcp.json" }, ...extra };
@@ -55,7 +53,9 @@ describe("buildToolMetadata over the real 1,052-tool corpus", () => {
       const schema = metadata.inputSchema;
       expect(schema.type, metadata.name).toBe("object");
       expect(typeof schema.properties, metadata.name).toBe("object");
-      expect(Object.keys(schema).every((key) => ["type", "properties", "required", "additionalProperties", "description"].includes(key))).toBe(true);
+      expect(
+        Object.keys(schema).every((key) => ["type", "properties", "required", "additionalProperties", "description"].includes(key)),
+      ).toBe(true);
       expect(refKeys(schema), metadata.name).toBe(0);
       expect(hasCycle(schema), metadata.name).toBe(false);
       expect(JSON.parse(JSON.stringify(schema))).toEqual(schema);
@@ -85,7 +85,9 @@ describe("buildToolMetadata over the real 1,052-tool corpus", () => {
 
   it("is deterministic whatever the inventory order", () => {
     const names = (inventories: ServerInventory[]) =>
-      [...buildToolMetadata(inventories, { toolPrefix: "none" }).byName.values()].map((m) => `${m.serverName}/${m.originalName}=${m.name}`).sort();
+      [...buildToolMetadata(inventories, { toolPrefix: "none" }).byName.values()]
+        .map((m) => `${m.serverName}/${m.originalName}=${m.name}`)
+        .sort();
     expect(names([...corpusInventories].reverse())).toEqual(names(corpusInventories));
   });
 });
@@ -99,8 +101,20 @@ describe("buildToolMetadata: tools", () => {
       ]),
     ]);
     expect(index.byServer.get("my-server")).toEqual([
-      { name: "my_server__echo", serverName: "my-server", originalName: "echo", description: "Echoes", inputSchema: { type: "object", properties: { m: { type: "string" } } } },
-      { name: "my_server__titled", serverName: "my-server", originalName: "titled", description: "Only a title", inputSchema: { type: "object", properties: {} } },
+      {
+        name: "my_server__echo",
+        serverName: "my-server",
+        originalName: "echo",
+        description: "Echoes",
+        inputSchema: { type: "object", properties: { m: { type: "string" } } },
+      },
+      {
+        name: "my_server__titled",
+        serverName: "my-server",
+        originalName: "titled",
+        description: "Only a title",
+        inputSchema: { type: "object", properties: {} },
+      },
     ]);
   });
 
@@ -113,12 +127,11 @@ describe("buildToolMetadata: tools", () => {
   });
 
   it("skips nameless and duplicate tools and says so", () => {
-    const index = buildToolMetadata([inventory("s", [{ name: "a" }, { name: "a", description: "again" }, { nope: 1 } as unknown as McpTool])]);
-    expect([...index.byName.keys()]).toEqual(["s__a"]);
-    expect(index.skipped.map((s) => s.reason)).toEqual([
-      "the server lists this tool name twice; the first is used",
-      "tool without a name",
+    const index = buildToolMetadata([
+      inventory("s", [{ name: "a" }, { name: "a", description: "again" }, { nope: 1 } as unknown as McpTool]),
     ]);
+    expect([...index.byName.keys()]).toEqual(["s__a"]);
+    expect(index.skipped.map((s) => s.reason)).toEqual(["the server lists this tool name twice; the first is used", "tool without a name"]);
   });
 
   it("uses only the first inventory of a server given twice", () => {

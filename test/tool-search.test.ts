@@ -24,7 +24,11 @@ const tool = (name: string, description: string, inputSchema: McpTool["inputSche
 const SERVERS: Record<string, { tools: McpTool[]; instructions?: string }> = {
   files: {
     tools: [
-      tool("read_file", "Read the contents of a file from disk", { type: "object", properties: { path: { type: "string" } }, required: ["path"] }),
+      tool("read_file", "Read the contents of a file from disk", {
+        type: "object",
+        properties: { path: { type: "string" } },
+        required: ["path"],
+      }),
       tool("write_file", "Write text to a file on disk, replacing it"),
       tool("list_directory", "List the entries of a directory"),
     ],
@@ -178,7 +182,10 @@ describe("ToolSearch: a query", () => {
       'Describe the tool you need in a few words, or use "select:name1,name2" with exact tool names.',
       "MCP servers: files, web, notes, alpha, beta.",
     ];
-    expect(await search(session(), "  ")).toMatchObject({ text: ["The query was empty.", ...usage].join("\n"), details: { query: "  ", loaded: [] } });
+    expect(await search(session(), "  ")).toMatchObject({
+      text: ["The query was empty.", ...usage].join("\n"),
+      details: { query: "  ", loaded: [] },
+    });
     expect((await search(session(), "zzqx")).text).toBe(['No MCP tool matches "zzqx".', ...usage].join("\n"));
     const long = "zzqx ".repeat(30).trim();
     expect((await search(session(), long)).text.split("\n")[0]).toBe(`No MCP tool matches "${long.slice(0, 79)}…".`);

@@ -68,7 +68,14 @@ describe("tool names: edge cases", () => {
     const loser = names.get(toolKey("a_b", "search"))!;
     expect(loser).toMatch(/^a_b__search_[0-9a-f]{8}$/);
     expect(conflicts).toEqual([
-      { serverName: "a_b", originalName: "search", wanted: "a_b__search", assigned: loser, reason: "duplicate", keptBy: { serverName: "a.b", originalName: "search" } },
+      {
+        serverName: "a_b",
+        originalName: "search",
+        wanted: "a_b__search",
+        assigned: loser,
+        reason: "duplicate",
+        keptBy: { serverName: "a.b", originalName: "search" },
+      },
     ]);
   });
 

@@ -23,7 +23,10 @@ export function isGlob(pattern: string): boolean {
 function globRegExp(pattern: string): RegExp {
   let regexp = compiled.get(pattern);
   if (!regexp) {
-    const source = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+    const source = pattern
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*/g, ".*")
+      .replace(/\?/g, ".");
     regexp = new RegExp(`^${source}$`, "s");
     compiled.set(pattern, regexp);
   }

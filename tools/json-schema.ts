@@ -266,4 +266,3 @@ function describeType(schema: JsonObject): string | undefined {
   }
   return undefined;
 }
-

@@ -67,5 +67,8 @@ export async function expandTemplate(uriTemplate: string, params: Record<string,
 
 /** `a,b*,c:3` → `a`, `b`, `c` (explode and prefix modifiers dropped). */
 function variableNames(expression: string): string[] {
-  return expression.split(",").map((name) => name.replace(/[*]$|:\d+$/, "").trim()).filter(Boolean);
+  return expression
+    .split(",")
+    .map((name) => name.replace(/[*]$|:\d+$/, "").trim())
+    .filter(Boolean);
 }

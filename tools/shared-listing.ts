@@ -85,7 +85,12 @@ async function listAndRelease(context: ListingContext, server: ServerDefinition,
 }
 
 /** The other process's listing once it is in the cache; undefined when its lease went without one, or at shutdown. */
-async function waitForListing(context: ListingContext, server: ServerDefinition, cache: CacheLook, lease: string): Promise<CachedServerEntry | undefined> {
+async function waitForListing(
+  context: ListingContext,
+  server: ServerDefinition,
+  cache: CacheLook,
+  lease: string,
+): Promise<CachedServerEntry | undefined> {
   while (!context.shutDown) {
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     const entry = cache.entryFor(server);

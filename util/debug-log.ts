@@ -45,7 +45,8 @@ export function hideInDebugLog(values: Iterable<string | undefined>): void {
 /** One event: what happened, and the error (or other detail) that goes with it. */
 export function debugLog(event: string, detail?: unknown): void {
   if (!logFile) return;
-  const what = detail === undefined ? "" : `: ${detail instanceof Error || typeof detail !== "object" ? errorMessage(detail) : safeJson(detail)}`;
+  const what =
+    detail === undefined ? "" : `: ${detail instanceof Error || typeof detail !== "object" ? errorMessage(detail) : safeJson(detail)}`;
   const line = hide(`${new Date().toISOString()} ${event}${what}`).replaceAll("\n", "\n    ").slice(0, MAX_LINE_CHARS);
   try {
     mkdirSync(dirname(logFile), { recursive: true });

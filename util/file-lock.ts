@@ -40,7 +40,8 @@ export async function acquireFileLock(
       return release;
     } catch (error) {
       // ENOENT: the lock went away between proper-lockfile's look and its stat of it (released meanwhile).
-      if (errorCode(error) !== "ELOCKED" && errorCode(error) !== "ENOENT") return `cannot lock ${path}: ${errorMessage(error)}; write skipped`;
+      if (errorCode(error) !== "ELOCKED" && errorCode(error) !== "ENOENT")
+        return `cannot lock ${path}: ${errorMessage(error)}; write skipped`;
       if (Date.now() >= deadline) return `${path} stayed locked by another process for ${timeoutMs} ms; write skipped`;
       // Random back-off so that waiting processes do not retry in lockstep.
       await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));

@@ -30,6 +30,10 @@ export function briefHttpError(message: string): string {
 
 function describeHtmlPage(html: string): string {
   const title = /<title[^>]*>([^<]*)<\/title>/i.exec(html)?.[1]?.trim();
-  const words = html.replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ").replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
+  const words = html
+    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, " ")
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   return `${truncate(title || words, BRIEF_BODY_CHARS)} (an HTML page)`;
 }

@@ -16,9 +16,7 @@ export interface LeaseHolder {
   until: number;
 }
 
-export type LeaseAttempt =
-  | { held: true; release: () => Promise<void> }
-  | { held: false; holder: LeaseHolder };
+export type LeaseAttempt = { held: true; release: () => Promise<void> } | { held: false; holder: LeaseHolder };
 
 /**
  * Takes the lease at `path` for `ttlMs`, or says who holds it. Never throws: when the lease cannot be kept at all
@@ -72,7 +70,8 @@ async function releaseLease(path: string, mine: LeaseHolder): Promise<void> {
 async function readLease(path: string): Promise<LeaseHolder | undefined> {
   try {
     const data: unknown = JSON.parse(await readFile(path, "utf8"));
-    if (isJsonObject(data) && Number.isInteger(data.pid) && Number.isFinite(data.until)) return { pid: data.pid as number, until: data.until as number };
+    if (isJsonObject(data) && Number.isInteger(data.pid) && Number.isFinite(data.until))
+      return { pid: data.pid as number, until: data.until as number };
   } catch {
     // Missing, or not a lease: free.
   }

@@ -35,7 +35,9 @@ export function compareStrings(a: string, b: string): number {
 
 function summaryLine(text: string, maxChars: number): string {
   // Descriptions run to tens of kilobytes: only the start can be shown, so only the start is read.
-  const start = String(text ?? "").trimStart().slice(0, maxChars * 4);
+  const start = String(text ?? "")
+    .trimStart()
+    .slice(0, maxChars * 4);
   const line = start.split(/\r?\n/, 1)[0].trimEnd().replace(/\s+/g, " ");
   if (line.length <= maxChars) return line;
   const cut = line.slice(0, maxChars - 1);

@@ -94,7 +94,9 @@ export async function waitForStatus(pi: PiSession, pattern: RegExp, timeoutMs = 
 /** The tool names the metadata cache holds for a server (none when the file or entry is missing). */
 export function cachedToolNames(agentDir: string, server: string): string[] {
   try {
-    const cache = JSON.parse(readFileSync(join(agentDir, "mcp-cache.json"), "utf8")) as { servers: Record<string, { tools: { name: string }[] }> };
+    const cache = JSON.parse(readFileSync(join(agentDir, "mcp-cache.json"), "utf8")) as {
+      servers: Record<string, { tools: { name: string }[] }>;
+    };
     return cache.servers[server]?.tools.map((tool) => tool.name) ?? [];
   } catch {
     return [];

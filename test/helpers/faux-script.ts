@@ -79,9 +79,7 @@ export function offeredToolNames(request: ModelRequest): string[] {
 
 /** Text of the tool results in a request's transcript, newest last. */
 export function toolResultTexts(request: ModelRequest): string[] {
-  return request.messages
-    .filter((message) => message.role === "toolResult")
-    .map((message) => contentText(message.content));
+  return request.messages.filter((message) => message.role === "toolResult").map((message) => contentText(message.content));
 }
 
 export function contentText(content: unknown): string {

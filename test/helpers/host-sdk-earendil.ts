@@ -29,8 +29,9 @@ const {
   SessionManager,
   SettingsManager,
 } = (await importFile(join(hostDir, "dist/index.js"))) as typeof CodingAgent;
-const { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall, getCurrentSystemPrompt, getCurrentTools } =
-  (await importFile(join(piAiDir, "dist/index.js"))) as typeof PiAi;
+const { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall, getCurrentSystemPrompt, getCurrentTools } = (await importFile(
+  join(piAiDir, "dist/index.js"),
+)) as typeof PiAi;
 
 const replay = { getCurrentTools, getCurrentSystemPrompt } as unknown as TranscriptReplay;
 

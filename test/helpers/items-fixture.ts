@@ -22,7 +22,10 @@ export function itemsServer(extra: Record<string, unknown> = {}): Record<string,
 export function itemsRan(dirs: Pick<McpDirs, "cwd">): string[] {
   const file = join(dirs.cwd, LOG_NAME);
   if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { tool: string }).tool);
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { tool: string }).tool);
 }
 
 /** One session that lists the server (`name`) and writes the cache, then quits. */

@@ -55,7 +55,10 @@ export function ordersServer(extra: Record<string, unknown> = {}): Record<string
 export function ordersLog(dirs: Pick<McpDirs, "cwd">): Record<string, unknown>[] {
   const file = join(dirs.cwd, LOG_NAME);
   if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 export type TaskMode = "direct" | "script";
@@ -74,7 +77,10 @@ function directSteps(): ScriptStep[] {
 }
 
 function scriptSteps(): ScriptStep[] {
-  return [{ toolCalls: [{ name: "codemode", arguments: { code: TASK_SCRIPT } }] }, "Saved the summary of the five largest disputed orders in the north."];
+  return [
+    { toolCalls: [{ name: "codemode", arguments: { code: TASK_SCRIPT } }] },
+    "Saved the summary of the five largest disputed orders in the north.",
+  ];
 }
 
 export interface TaskRun {
@@ -87,7 +93,12 @@ export async function runOrdersTask(mode: TaskMode): Promise<TaskRun> {
   const settings = mode === "script" ? { script: true } : {};
   const dirs = await mcpDirs({ mcpServers: { orders: ordersServer(mode === "direct" ? { directTools: true } : {}) }, settings });
   await warmCache(dirs, "orders");
-  const pi = await startSession({ extensions: [join(REPO_ROOT, ENTRY)], agentDir: dirs.agentDir, cwd: dirs.cwd, script: mode === "direct" ? directSteps() : scriptSteps() });
+  const pi = await startSession({
+    extensions: [join(REPO_ROOT, ENTRY)],
+    agentDir: dirs.agentDir,
+    cwd: dirs.cwd,
+    script: mode === "direct" ? directSteps() : scriptSteps(),
+  });
   try {
     await pi.prompt(TASK_PROMPT);
   } catch (error) {

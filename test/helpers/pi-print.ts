@@ -128,9 +128,7 @@ function rpcDriver(prompts: readonly string[], stdin: NodeJS.WritableStream): (s
   return (stdout) => {
     const lines = jsonLines(stdout.slice(waitingFrom));
     const isCommand = prompts[sent - 1]!.startsWith("/");
-    const done = lines.some((line) =>
-      isCommand ? line.type === "response" && line.id === `prompt-${sent}` : line.type === "agent_end",
-    );
+    const done = lines.some((line) => (isCommand ? line.type === "response" && line.id === `prompt-${sent}` : line.type === "agent_end"));
     if (!done) return;
     waitingFrom = stdout.lastIndexOf("\n") + 1;
     sendNext();

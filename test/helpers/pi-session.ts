@@ -11,13 +11,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { contentText, type ModelRequest, ModelScript, type ScriptStep, type ToolResultRecord } from "./faux-script.ts";
-import type {
-  CreateSdkRuntime,
-  HostAgentSession,
-  HostSessionEvent,
-  SdkRuntime,
-  SdkRuntimeOptions,
-} from "./host-sdk.ts";
+import type { CreateSdkRuntime, HostAgentSession, HostSessionEvent, SdkRuntime, SdkRuntimeOptions } from "./host-sdk.ts";
 import { currentHost, type PiHost } from "./hosts.ts";
 
 export interface SessionOptions {
@@ -107,8 +101,7 @@ export async function startSession(options: SessionOptions): Promise<PiSession> 
   const host = currentHost();
   const { createSdkRuntime } = (await import(SDK_MODULES[host.version])) as { createSdkRuntime: CreateSdkRuntime };
   const ownedDirs: string[] = [];
-  const removeOwnedDirs = () =>
-    Promise.all(ownedDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  const removeOwnedDirs = () => Promise.all(ownedDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
   const tempDir = async (given: string | undefined, prefix: string) => {
     if (given !== undefined) return given;
     const dir = await mkdtemp(join(tmpdir(), prefix));

@@ -26,9 +26,17 @@ export async function descendantProcesses(marker: string): Promise<ProcessInfo[]
  */
 export async function processesWithMarker(marker: string): Promise<ProcessInfo[]> {
   const pids = (await readdir("/proc")).filter((entry) => /^\d+$/.test(entry)).map(Number);
-  const read = (pid: number, file: string) => readFile(`/proc/${pid}/${file}`, "utf8").then((text) => text.replaceAll("\0", " "), () => "");
-  const infos = await Promise.all(pids.map(async (pid) => ({ pid, cmdline: await read(pid, "cmdline"), environ: await read(pid, "environ") })));
+  const read = (pid: number, file: string) =>
+    readFile(`/proc/${pid}/${file}`, "utf8").then(
+      (text) => text.replaceAll("\0", " "),
+      () => "",
+    );
+  const infos = await Promise.all(
+    pids.map(async (pid) => ({ pid, cmdline: await read(pid, "cmdline"), environ: await read(pid, "environ") })),
+  );
   return infos
-    .filter((info) => info.pid !== process.pid && (info.cmdline.includes(marker) || info.environ.includes(marker)) && isProcessAlive(info.pid))
+    .filter(
+      (info) => info.pid !== process.pid && (info.cmdline.includes(marker) || info.environ.includes(marker)) && isProcessAlive(info.pid),
+    )
     .map(({ pid, cmdline }) => ({ pid, cmdline }));
 }
