@@ -18,7 +18,6 @@
  */
 import * as piHost from "@mariozechner/pi-coding-agent";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
-import { statSync } from "node:fs";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
 import { wantsDirectTools } from "./direct-tools.ts";
@@ -31,7 +30,8 @@ import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
 import { MetadataCacheWriter } from "./tools/cache-writer.ts";
 import { listUncachedServers } from "./tools/shared-listing.ts";
-import { SemanticRanker } from "./search/semantic.ts";
+import { semanticRankerFor } from "./search/semantic.ts";
+import { fileStamp } from "./util/file-stamp.ts";
 import { PromptCommandRegistry } from "./calls/prompt-commands.ts";
 import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./calls/stats.ts";
@@ -280,7 +280,7 @@ export class McpAdapter {
       }),
       stats: createCallStats(config.settings, this.agentDir),
       searchIndex: undefined,
-      semantic: semanticRanker(config, this.agentDir, ui, view),
+      semantic: semanticRankerFor(config.settings, this.agentDir, (message) => ui.notify(message, "warning"), view.tools.byName.values()),
       instructionsShown: instructedIn(ctx.sessionManager.getBranch()),
       offeredThisRun: new Set(),
       startup: Promise.resolve(),
@@ -290,7 +290,11 @@ export class McpAdapter {
       registerTools: (names) => {
         if (state && !state.shutDown) this.registerByName(state, names);
       },
-      reloadConfig: () => this.reloadConfig(state!),
+      // Only the user's own /mcp commands reload through the state: what they wrote keeps the project's trust.
+      reloadConfig: async () => {
+        await this.sessionConfig.keepTrustAfterOwnWrite();
+        return this.reloadConfig(state!);
+      },
       unansweredPages,
       shutDown: false,
     };
@@ -385,7 +389,7 @@ export class McpAdapter {
     if (!connection || !definition) return;
     const entry = createCacheEntry(definition, connection.tools, connection.resources, Date.now(), connection);
     this.applyInventory(state, name, entry, "live");
-    persist(state, name, entry);
+    state.cacheWriter.queue(name, entry);
     updateStatus(state);
   }
 
@@ -441,32 +445,6 @@ export class McpAdapter {
   }
 }
 
-/** Changes whenever the file is rewritten (or appears, or goes away). */
-function fileStamp(path: string): string {
-  try {
-    const stats = statSync(path);
-    return `${stats.mtimeMs}:${stats.size}`;
-  } catch {
-    return "absent";
-  }
-}
-
 function sameConfig(a: LoadedConfig, b: LoadedConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/**
- * `settings.search.embeddings`: the vectors kept from earlier sessions serve the tools known now (from the cache)
- * right away; new vectors are computed once startup is over. Problems are told as warnings.
- */
-function semanticRanker(config: LoadedConfig, agentDir: string, ui: McpUi, view: ToolView): SemanticRanker | undefined {
-  const settings = config.settings.search?.embeddings;
-  if (!settings) return undefined;
-  const ranker = new SemanticRanker(settings, agentDir, (message) => ui.notify(message, "warning"));
-  ranker.update(view.tools.byName.values());
-  return ranker;
-}
-
-function persist(state: McpExtensionState, name: string, entry: CachedServerEntry): void {
-  state.cacheWriter.queue(name, entry);
 }

@@ -29,6 +29,9 @@ import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection, type ServerConnection } fro
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
 import type { ServerDefinition, TransportKind } from "./types.ts";
+import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-errors.ts";
+
+export { ConnectCancelledError, ShuttingDownError };
 
 /** Whether a server can be signed in to, for the commands that offer it. */
 export { canSignIn } from "./connection/auth-checks.ts";
@@ -57,22 +60,6 @@ export interface ServerState {
   needsSignIn: boolean;
   /** A sign-in is waiting for the browser. */
   signingIn: boolean;
-}
-
-/** A connect attempt ended by `close()` (a reconnect, shutdown): not the server's failure. */
-export class ConnectCancelledError extends Error {
-  constructor(serverName: string, message = `MCP server "${serverName}" was closed while it was still connecting`) {
-    super(message);
-    this.name = "ConnectCancelledError";
-  }
-}
-
-/** A connect asked for after `shutdown()`: nothing is started, and the server is not to blame. */
-export class ShuttingDownError extends ConnectCancelledError {
-  constructor(serverName: string) {
-    super(serverName, `MCP server "${serverName}" was not started: the session is shutting down`);
-    this.name = "ShuttingDownError";
-  }
 }
 
 export interface McpServerManagerOptions {

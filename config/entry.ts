@@ -34,7 +34,7 @@ import {
 import { configProblem, type ProblemLocation } from "./problems.ts";
 import { type CheckedOAuth, OAUTH_CHECKS, settleOAuth } from "./oauth-entry.ts";
 import { describeValue, isJsonObject } from "../util/guards.ts";
-import { interpolate, type InterpolationContext, type InterpolationIssue } from "./interpolation.ts";
+import { interpolate, interpolationProblem, type InterpolationContext } from "./interpolation.ts";
 import { expandHome, pathModule } from "../util/paths.ts";
 import type { ConfigProblem, ConfigSource, LifecycleMode, OAuthSettings, ServerEntry, TransportKind } from "../types.ts";
 
@@ -388,7 +388,7 @@ function connectionEntry(
     let result = value;
     if (options.interpolate) {
       const interpolated = interpolate(value, context);
-      for (const issue of interpolated.issues) unresolved.push(issueProblem(issue, at(field), options.defaultsSyntax ?? false));
+      for (const issue of interpolated.issues) unresolved.push(interpolationProblem(issue, at(field), options.defaultsSyntax ?? false));
       result = interpolated.value;
     }
     // Only a `~` the user wrote is a home directory, not one that came out of a variable.
@@ -433,30 +433,4 @@ function connectionEntry(
     if (oauth.privateKey !== undefined) entry.oauth.privateKey = text(oauth.privateKey, "oauth.privateKey");
   }
   return entry;
-}
-
-const SUPPORTED_SYNTAX = "${VAR}, ${VAR:-default}, ${env:VAR}, $env:VAR, ${workspaceFolder}, ${userHome}";
-
-function issueProblem(issue: InterpolationIssue, where: ProblemLocation, defaultsSyntax: boolean): ConfigProblem {
-  switch (issue.kind) {
-    case "missing-variable": {
-      // Cursor, VS Code, Windsurf would not understand a default written into their own file.
-      const hint = defaultsSyntax
-        ? `write \${${issue.name}:-default} to give a default`
-        : `set it before starting Pi, or define the server in your Pi config, where \${${issue.name}:-default} gives a default`;
-      return configProblem("error", where, `environment variable ${issue.name} is not set (${hint})`);
-    }
-    case "vscode-input":
-      return configProblem(
-        "warning",
-        where,
-        `uses \${input:${issue.id}}, a value only VS Code can prompt for; server skipped (define it in your Pi config with \${env:VAR} instead)`,
-      );
-    case "unsupported":
-      return configProblem(
-        "error",
-        where,
-        `${issue.expression} is not a supported substitution (supported: ${SUPPORTED_SYNTAX}; write $\${ for a literal \${)`,
-      );
-  }
 }

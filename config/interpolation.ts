@@ -5,7 +5,9 @@
  * written as `!command` is config/entry.ts's to mark and connection/command-values.ts's to run).
  * Anything it cannot resolve is reported, never replaced by an empty string.
  */
+import type { ConfigProblem } from "../types.ts";
 import { pathModule } from "../util/paths.ts";
+import { configProblem, type ProblemLocation } from "./problems.ts";
 
 export interface InterpolationContext {
   env: NodeJS.ProcessEnv;
@@ -92,4 +94,31 @@ export function lookupEnv(env: NodeJS.ProcessEnv, name: string, platform: NodeJS
   const upper = name.toUpperCase();
   const key = Object.keys(env).find((candidate) => candidate.toUpperCase() === upper);
   return key === undefined ? undefined : env[key];
+}
+
+const SUPPORTED_SYNTAX = "${VAR}, ${VAR:-default}, ${env:VAR}, $env:VAR, ${workspaceFolder}, ${userHome}";
+
+/** An issue of `interpolate` as the config problem that names where it stands. */
+export function interpolationProblem(issue: InterpolationIssue, where: ProblemLocation, defaultsSyntax: boolean): ConfigProblem {
+  switch (issue.kind) {
+    case "missing-variable": {
+      // Cursor, VS Code, Windsurf would not understand a default written into their own file.
+      const hint = defaultsSyntax
+        ? `write \${${issue.name}:-default} to give a default`
+        : `set it before starting Pi, or define the server in your Pi config, where \${${issue.name}:-default} gives a default`;
+      return configProblem("error", where, `environment variable ${issue.name} is not set (${hint})`);
+    }
+    case "vscode-input":
+      return configProblem(
+        "warning",
+        where,
+        `uses \${input:${issue.id}}, a value only VS Code can prompt for; server skipped (define it in your Pi config with \${env:VAR} instead)`,
+      );
+    case "unsupported":
+      return configProblem(
+        "error",
+        where,
+        `${issue.expression} is not a supported substitution (supported: ${SUPPORTED_SYNTAX}; write $\${ for a literal \${)`,
+      );
+  }
 }

@@ -38,6 +38,8 @@ export class SessionConfig {
   private readonly given = new Map<string, TrustVerdict>();
   /** The last load's verdict on the project; `undefined` when no project file configures anything. */
   private verdict: TrustVerdict | undefined;
+  /** What the last load read: a reload after the user's own edit reads the same sources. */
+  private lastInputs: LoadInputs | undefined;
 
   constructor(pi: Pick<ExtensionAPI, "getFlag">, agentDir: string) {
     this.pi = pi;
@@ -86,14 +88,31 @@ export class SessionConfig {
     return true;
   }
 
+  /**
+   * After the user's own `/mcp enable|disable|add|remove` rewrote a config file: a project they trusted by their
+   * answer stays trusted with the content they just wrote (the answer is kept for it), instead of being asked about
+   * again or, with no one to ask, dropped.
+   */
+  async keepTrustAfterOwnWrite(): Promise<void> {
+    const { verdict, lastInputs } = this;
+    if (!verdict?.trusted || (verdict.by !== "remembered" && verdict.by !== "answered") || !lastInputs) return;
+    const project = loadConfig({ ...this.loadOptions(lastInputs), projectTrusted: false }).project;
+    if (project) await this.trust.remember(lastInputs.cwd, project, true);
+  }
+
   private load(inputs: LoadInputs): LoadedConfig {
+    this.lastInputs = inputs;
     const config = this.decideAndLoad(inputs);
     hideConfigSecretsInDebugLog(config);
     return config;
   }
 
+  private loadOptions(inputs: LoadInputs) {
+    return { agentDir: this.agentDir, cwd: inputs.cwd, configPath: inputs.configPath, registered: inputs.registered };
+  }
+
   private decideAndLoad(inputs: LoadInputs): LoadedConfig {
-    const options = { agentDir: this.agentDir, cwd: inputs.cwd, configPath: inputs.configPath, registered: inputs.registered };
+    const options = this.loadOptions(inputs);
     // Loaded without the project first: its settings are then the user's own, which a project must not change.
     const userOnly = loadConfig({ ...options, projectTrusted: false });
     if (!userOnly.project) {

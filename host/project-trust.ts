@@ -88,9 +88,13 @@ export class ProjectTrust {
       "Each runs a command on this machine or connects to a URL, with your credentials. Use them?";
     const choice = await ui.select(title, [YES, NO], { timeout: timeoutMs });
     if (choice !== YES && choice !== NO) return { trusted: false, by: "unanswered" };
-    const answer: StoredAnswer = { trusted: choice === YES, files: digests(project.files) };
-    await this.store(cwd, answer);
-    return { trusted: answer.trusted, by: "answered" };
+    await this.remember(cwd, project, choice === YES);
+    return { trusted: choice === YES, by: "answered" };
+  }
+
+  /** Keeps an answer for the project's files as they are now (a changed file is asked about again). */
+  async remember(cwd: string, project: ProjectConfig, trusted: boolean): Promise<void> {
+    await this.store(cwd, { trusted, files: digests(project.files) });
   }
 
   /**

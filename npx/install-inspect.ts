@@ -4,7 +4,8 @@
  */
 import { readFile, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
-import npa from "npm-package-arg";
+import type npa from "npm-package-arg";
+import { lazyRequire } from "../util/lazy-load.ts";
 import semver from "semver";
 import {
   type InstalledPackage,
@@ -18,6 +19,9 @@ import {
 import { errorMessage } from "../util/guards.ts";
 import type { NpxInvocation } from "./invocation.ts";
 import { type NpxFallback, npxFallback } from "./resolution.ts";
+
+/** npm's own spec parser, loaded with the first npx server (not at Pi startup: lazy servers resolve nothing then). */
+const parseSpec = lazyRequire<typeof npa>("npm-package-arg");
 
 /** How long an install of a tag, bare name or range is run without npm re-checking it with the registry. */
 export const NPX_REVALIDATION_TTL_MS = 24 * 60 * 60 * 1000;
@@ -48,7 +52,7 @@ export async function readRequestedPackages(specs: readonly string[], cwd: strin
   for (const spec of specs) {
     let parsed: npa.Result;
     try {
-      parsed = npa(spec, cwd);
+      parsed = parseSpec()(spec, cwd);
     } catch (error) {
       return npxFallback(`invalid package spec ${spec}: ${errorMessage(error)}`);
     }

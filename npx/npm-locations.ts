@@ -6,9 +6,13 @@ import spawn from "cross-spawn";
 import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import npa from "npm-package-arg";
+import type npa from "npm-package-arg";
+import { lazyRequire } from "../util/lazy-load.ts";
 import { expandHome } from "../util/paths.ts";
 import { compareStrings } from "../util/text.ts";
+
+/** npm's own spec parser, loaded with the first npx server (not at Pi startup: lazy servers resolve nothing then). */
+const parseSpec = lazyRequire<typeof npa>("npm-package-arg");
 
 export interface NpmLocations {
   cache: string;
@@ -63,7 +67,7 @@ export function npmEnvConfig(env: NodeJS.ProcessEnv, key: string): string | unde
 export function npxInstallDir(cache: string, packages: readonly string[], cwd: string): string {
   const hashed = packages
     .map((spec) => {
-      const parsed = npa(spec, cwd);
+      const parsed = parseSpec()(spec, cwd);
       // A directory spec counts by its resolved path, so `npx .` differs per directory.
       return parsed.type === "directory" && parsed.fetchSpec ? parsed.fetchSpec : spec;
     })

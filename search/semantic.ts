@@ -23,7 +23,7 @@ import { embeddingKey, loadEmbeddings, saveEmbeddings } from "./embeddings-cache
 import { errorMessage } from "../util/guards.ts";
 import type { SearchHit } from "./tool-index.ts";
 import { compareStrings } from "../util/text.ts";
-import type { EmbeddingsSettings, ToolMetadata } from "../types.ts";
+import type { EmbeddingsSettings, McpSettings, ToolMetadata } from "../types.ts";
 
 /** How many of each ranking are combined. */
 export const RERANK_DEPTH = 20;
@@ -246,4 +246,21 @@ function dot(a: Float32Array, b: Float32Array): number {
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += a[i] * b[i];
   return sum;
+}
+
+/**
+ * The ranker of a session with `settings.search.embeddings`, else none: the vectors kept from earlier sessions serve
+ * the tools known now (from the cache) right away; new vectors are computed once startup is over.
+ */
+export function semanticRankerFor(
+  settings: McpSettings,
+  agentDir: string,
+  warn: (message: string) => void,
+  knownTools: Iterable<ToolMetadata>,
+): SemanticRanker | undefined {
+  const embeddings = settings.search?.embeddings;
+  if (!embeddings) return undefined;
+  const ranker = new SemanticRanker(embeddings, agentDir, warn);
+  ranker.update(knownTools);
+  return ranker;
 }

@@ -274,18 +274,12 @@ describe("!command values", () => {
     expect(server(config, "own")).toMatchObject({ env: { TOKEN: "!echo ${HOME_TOKEN}", PLAIN: "!bang" }, commandValues: ["env.TOKEN"] });
   });
 
-  it("do not run from an untrusted project's file: the server is skipped, the field named", () => {
+  it("do not run from an untrusted project's file: its server waits for trust, only noted", () => {
     writeProject({ mcpServers: { repo: { url: "https://x.example/mcp", headers: { Authorization: "!gh auth token" } } } });
-    const untrusted = sandbox.load();
+    const untrusted = sandbox.load({ projectTrusted: false });
     expect(untrusted.servers).toEqual([]);
-    expect(untrusted.problems).toEqual([
-      expect.objectContaining({
-        level: "error",
-        server: "repo",
-        field: "headers.Authorization",
-        message: expect.stringContaining("once the project is trusted"),
-      }),
-    ]);
+    expect(untrusted.project?.servers).toEqual(["repo"]);
+    expect(untrusted.problems).toEqual([]);
     expect(server(sandbox.load({ projectTrusted: true }), "repo").commandValues).toEqual(["headers.Authorization"]);
   });
 

@@ -118,13 +118,10 @@ describe(`bad input on Pi ${host.version}`, () => {
       const warnings = notifications(pi).filter((notice) => notice.level !== "info");
       expect(warnings[0]).toEqual({ level: "warning", message: expect.stringContaining(`MCP cache: ${cacheFile}: ${problem}`) });
       expect(pi.errors).toEqual([]);
-      if (kind === "unreadable") {
-        expect(warnings.slice(1)).toEqual([
-          { level: "warning", message: expect.stringMatching(`^MCP cache not updated: cannot write ${cacheFile}: `) },
-        ]);
-        return;
-      }
+      // One warning, whatever the damage: a listing the cache cannot take waits in its journal (tools/cache-writer.ts),
+      // and a cache that stays unreadable is said again by the next start's warning above.
       expect(warnings).toHaveLength(1);
+      if (kind === "unreadable") return;
       const rebuilt = JSON.parse(await readFile(cacheFile, "utf8"));
       expect(rebuilt.version).toBe(CACHE_VERSION);
       expect(Object.keys(rebuilt.servers)).toEqual(["good"]);

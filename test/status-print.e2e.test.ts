@@ -7,7 +7,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
-import { mcpDirs, type McpDirs } from "./helpers/mcp-setup.ts";
+import { mcpDirs, type McpDirs, trustProject } from "./helpers/mcp-setup.ts";
 import { runPrint } from "./helpers/pi-print.ts";
 
 const host = currentHost();
@@ -116,6 +116,7 @@ describe(`/mcp in print mode on Pi ${host.version}`, () => {
       vscodeFile,
       JSON.stringify({ servers: { github: { command: "github-mcp", env: { TOKEN: "${input:github-token}" } } } }),
     );
+    await trustProject(dirs); // a project's VS Code file is the project's: read once the user trusts it
     const result = await runPrint({
       extensions: [REPO_ROOT],
       script: [],
