@@ -5,7 +5,6 @@
 import { readFile, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type npa from "npm-package-arg";
-import { lazyRequire } from "../util/lazy-load.ts";
 import semver from "semver";
 import {
   type InstalledPackage,
@@ -19,9 +18,7 @@ import {
 import { errorMessage } from "../util/guards.ts";
 import type { NpxInvocation } from "./invocation.ts";
 import { type NpxFallback, npxFallback } from "./resolution.ts";
-
-/** npm's own spec parser, loaded with the first npx server (not at Pi startup: lazy servers resolve nothing then). */
-const parseSpec = lazyRequire<typeof npa>("npm-package-arg");
+import { parseSpec } from "./npm-locations.ts";
 
 /** How long an install of a tag, bare name or range is run without npm re-checking it with the registry. */
 export const NPX_REVALIDATION_TTL_MS = 24 * 60 * 60 * 1000;

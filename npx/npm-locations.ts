@@ -12,7 +12,7 @@ import { expandHome } from "../util/paths.ts";
 import { compareStrings } from "../util/text.ts";
 
 /** npm's own spec parser, loaded with the first npx server (not at Pi startup: lazy servers resolve nothing then). */
-const parseSpec = lazyRequire<typeof npa>("npm-package-arg");
+export const parseSpec = lazyRequire<typeof npa>("npm-package-arg");
 
 export interface NpmLocations {
   cache: string;
