@@ -121,7 +121,7 @@ test.skipIf(host.version.startsWith("1."))(
     cleanups.push(dirs.cleanup);
     await warmCache(dirs, "orders");
     const steps = join(dirs.cwd, "steps.json");
-    const code = "return await tools.orders__refund_order({ id: 'ORD-1004' });";
+    const code = "return (await tools.orders__refund_order({ id: 'ORD-1004' })).content[0].text;";
     await writeFile(steps, JSON.stringify([{ toolCalls: [{ name: "codemode", arguments: { code } }] }, "Refunded."]));
     const recordFile = await startTui(dirs, "test/helpers/faux-json-script.ts", { PI_FAUX_STEPS: steps });
 

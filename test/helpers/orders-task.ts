@@ -18,8 +18,7 @@ const LOG_NAME = "orders.log";
 export const TASK_PROMPT = "Save a summary titled 'North disputes' of the five largest disputed orders in the north region.";
 
 /** The same text passes on every host: ours (0.73, 0.87) and Pi 1.x's own codemode. */
-export const TASK_SCRIPT = `const listed = await tools.orders__list_orders({});
-const { orders } = typeof listed === "string" ? JSON.parse(listed) : listed;
+export const TASK_SCRIPT = `const { orders } = (await tools.orders__list_orders({})).structuredContent;
 const picked = orders
   .filter((order) => order.status === "disputed" && order.region === "north")
   .sort((a, b) => b.total - a.total)
@@ -27,7 +26,7 @@ const picked = orders
 const total = Math.round(picked.reduce((sum, order) => sum + order.total, 0) * 100) / 100;
 const saved = await tools.orders__write_summary({ title: "North disputes", order_ids: picked.map((order) => order.id), total });
 console.log(picked.length + " of " + orders.length + " orders picked");
-return saved;`;
+return saved.content[0].text;`;
 
 interface Order {
   id: string;
