@@ -47,8 +47,8 @@ import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NA
 import { createUi, type McpUi } from "./ui.ts";
 import { reportConfigProblems, reportConnectFailure, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
 
-/** How long shutdown waits for the last cache writes (a lock held by another process must not hold Pi open). */
-const SHUTDOWN_CACHE_FLUSH_MS = 5_000;
+/** How long shutdown waits for the last cache and statistics writes (a lock held by another process must not hold Pi open). */
+const SHUTDOWN_FLUSH_MS = 5_000;
 
 /** The view built at module scope, and what it was built from (to tell whether the session may reuse it). */
 interface EarlyView {
@@ -441,7 +441,7 @@ export class McpAdapter {
     this.state = undefined;
     state.shutDown = true;
     await state.lifecycle.stop();
-    await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_CACHE_FLUSH_MS), state.stats?.flush(), state.semantic?.stop()]);
+    await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_FLUSH_MS), state.stats?.close(SHUTDOWN_FLUSH_MS), state.semantic?.stop()]);
   }
 }
 
