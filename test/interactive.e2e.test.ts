@@ -15,7 +15,7 @@ import { itemsRan, itemsServer, warmCache } from "./helpers/items-fixture.ts";
 import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
 import { ordersLog, ordersServer } from "./helpers/orders-task.ts";
 import { type PiTui, startPiTui } from "./helpers/pi-tui.ts";
-import { descendantProcesses } from "./helpers/processes.ts";
+import { processesWithMarker } from "./helpers/processes.ts";
 
 const host = currentHost();
 const cleanups: (() => Promise<void>)[] = [];
@@ -65,7 +65,7 @@ test(`interactive mode on Pi ${host.version}: a typed prompt finds and calls a t
   await expect.poll(screen, { timeout: 30_000 }).toMatch(/✓ everything: connected · lazy · stdio · \d+ tools · pid \d+/);
 
   keys("/quit", "Enter");
-  await expect.poll(() => descendantProcesses("server-everything/dist/index.js"), { timeout: 30_000 }).toEqual([]);
+  await expect.poll(() => processesWithMarker(dirs.agentDir), { timeout: 30_000 }).toEqual([]); // Pi and its servers
 });
 
 test(`interactive mode on Pi ${host.version}: an approveTools tool asks in the TUI and runs after "Allow once"; the other tool runs unasked`, async () => {
@@ -98,7 +98,7 @@ test(`interactive mode on Pi ${host.version}: an approveTools tool asks in the T
   expect(itemsRan(dirs).slice(ranBefore).sort()).toEqual(["delete_item", "echo"]);
   await expect.poll(screen, { timeout: 30_000 }).toContain("Deleted.");
   keys("/quit", "Enter");
-  await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
+  await expect.poll(() => processesWithMarker(dirs.agentDir), { timeout: 30_000 }).toEqual([]); // Pi and its servers
 });
 
 test.skipIf(host.version.startsWith("1."))(
@@ -126,6 +126,6 @@ test.skipIf(host.version.startsWith("1."))(
     expect(ordersLog(dirs)).toEqual([{ refund: "ORD-1004" }]);
     await expect.poll(screen, { timeout: 30_000 }).toContain("Refunded.");
     keys("/quit", "Enter");
-    await expect.poll(() => descendantProcesses("orders-server.mjs"), { timeout: 30_000 }).toEqual([]);
+    await expect.poll(() => processesWithMarker(dirs.agentDir), { timeout: 30_000 }).toEqual([]); // Pi and its servers
   },
 );

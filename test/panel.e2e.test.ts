@@ -13,7 +13,7 @@ import { currentHost } from "./helpers/hosts.ts";
 import { itemsServer, warmCache } from "./helpers/items-fixture.ts";
 import { type McpDirs, mcpDirs } from "./helpers/mcp-setup.ts";
 import { type PiTui, startPiTui } from "./helpers/pi-tui.ts";
-import { descendantProcesses } from "./helpers/processes.ts";
+import { processesWithMarker } from "./helpers/processes.ts";
 
 const host = currentHost();
 const cleanups: (() => Promise<void>)[] = [];
@@ -94,7 +94,7 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   await save("Esc closed the panel");
 
   keys("/quit", "Enter");
-  await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
+  await expect.poll(() => processesWithMarker(dirs.agentDir), { timeout: 30_000 }).toEqual([]); // Pi and its servers
 }, 300_000); // a dozen screens, each waited for: room for a loaded machine
 
 /** A server that fails at start, saying why on stderr. */

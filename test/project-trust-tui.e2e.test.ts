@@ -9,7 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { currentHost } from "./helpers/hosts.ts";
-import { itemsServer } from "./helpers/items-fixture.ts";
+import { ITEMS_SERVER, itemsServer } from "./helpers/items-fixture.ts";
 import { type McpDirs, mcpDirs } from "./helpers/mcp-setup.ts";
 import { type PiTui, startPiTui, TUI_STEP_TIMEOUT_MS } from "./helpers/pi-tui.ts";
 import { processesWithMarker } from "./helpers/processes.ts";
@@ -17,6 +17,7 @@ import { processesWithMarker } from "./helpers/processes.ts";
 const host = currentHost();
 /** Each test starts Pi, answers, opens the panel and the status, and quits: a dozen waited-for screens. */
 const TEST_TIMEOUT_MS = 180_000;
+const PI_QUESTION = "Trust project folder?";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -39,11 +40,15 @@ async function projectWithServer(file: string): Promise<Project> {
   return { ...dirs, startedFile };
 }
 
-async function startTui(dirs: McpDirs): Promise<PiTui> {
-  const steps = join(dirs.agentDir, "steps.json");
+/** Pi started in the project, its `question` answered with `option` in the TUI; ready for keys. */
+async function startAnswering(project: Project, question: string, option: string): Promise<PiTui> {
+  const steps = join(project.agentDir, "steps.json");
   await writeFile(steps, "[]");
-  const tui = await startPiTui({ ...dirs, extensions: ["test/helpers/faux-json-script.ts"], env: { PI_FAUX_STEPS: steps } });
+  const tui = await startPiTui({ ...project, extensions: ["test/helpers/faux-json-script.ts"], env: { PI_FAUX_STEPS: steps } });
   cleanups.push(() => tui.close());
+  await expect.poll(tui.screen, { timeout: TUI_STEP_TIMEOUT_MS }).toContain(question);
+  await choose(tui, option);
+  await tui.ready();
   return tui;
 }
 
@@ -78,15 +83,24 @@ async function panel(tui: PiTui, servers: number): Promise<string> {
   return shown;
 }
 
-/** The project's server never started: no pid written, no process left or running. */
-async function expectNeverStarted(project: Project): Promise<void> {
+/**
+ * The project's config was not used: the panel lists no server, `/mcp status` says why (`reason`) and shows no line
+ * of the project's server, and the server never started (no pid written, no process running).
+ */
+async function expectNotUsed(tui: PiTui, project: Project, file: string, reason: string): Promise<void> {
+  expect(await panel(tui, 0)).toMatch(/→ No servers yet/);
+  const report = await status(tui);
+  expect(report).toContain(`Project MCP config not used (${join(project.cwd, file)}; servers: repo): ${reason}`);
+  expect(report).not.toMatch(/repo: (connected|connecting)/);
+  expect(tui.screen()).not.toContain("MCP 1/1 up");
   expect(existsSync(project.startedFile)).toBe(false);
   expect(await processesWithMarker(project.startedFile)).toEqual([]);
 }
 
+/** Quits Pi: it ends, and so does every server it started. */
 async function quit(tui: PiTui, project: Project): Promise<void> {
   tui.keys("/quit", "Enter");
-  await expect.poll(() => processesWithMarker(project.startedFile), { timeout: TUI_STEP_TIMEOUT_MS }).toEqual([]);
+  await expect.poll(() => processesWithMarker(project.agentDir), { timeout: TUI_STEP_TIMEOUT_MS }).toEqual([]);
 }
 
 describe.runIf(host.version === "1.5.2")(`Pi ${host.version}'s own "Trust project folder?" answered in the TUI`, () => {
@@ -94,20 +108,10 @@ describe.runIf(host.version === "1.5.2")(`Pi ${host.version}'s own "Trust projec
     '"Do not trust": the project\'s .pi/mcp.json server is not started nor listed; /mcp status says Pi does not trust it',
     async () => {
       const project = await projectWithServer(".pi/mcp.json");
-      const tui = await startTui(project);
-      await expect.poll(tui.screen, { timeout: TUI_STEP_TIMEOUT_MS }).toContain("Trust project folder?");
-      await choose(tui, "Do not trust");
-      await tui.ready();
-
-      expect(await panel(tui, 0)).toMatch(/→ No servers yet/);
-      const report = await status(tui);
-      expect(report).toContain(
-        `Project MCP config not used (${join(project.cwd, ".pi/mcp.json")}; servers: repo): Pi does not trust this project`,
-      );
-      expect(report).not.toMatch(/repo: (connected|connecting)/);
-      expect(tui.screen()).not.toContain("MCP 1/1 up");
-      await expectNeverStarted(project);
+      const tui = await startAnswering(project, PI_QUESTION, "Do not trust");
+      await expectNotUsed(tui, project, ".pi/mcp.json", "Pi does not trust this project");
       await quit(tui, project);
+      expect(existsSync(project.startedFile)).toBe(false); // not started late either
     },
     TEST_TIMEOUT_MS,
   );
@@ -116,15 +120,15 @@ describe.runIf(host.version === "1.5.2")(`Pi ${host.version}'s own "Trust projec
     '"Trust": the project\'s .pi/mcp.json server starts with the session and the panel lists it with its tools',
     async () => {
       const project = await projectWithServer(".pi/mcp.json");
-      const tui = await startTui(project);
-      await expect.poll(tui.screen, { timeout: TUI_STEP_TIMEOUT_MS }).toContain("Trust project folder?");
-      await choose(tui, "Trust");
-      await tui.ready();
+      const tui = await startAnswering(project, PI_QUESTION, "Trust");
       await expect.poll(tui.screen, { timeout: TUI_STEP_TIMEOUT_MS }).toContain("MCP 1/1 up · 10 tools");
 
       expect(await panel(tui, 1)).toMatch(/→ repo +connected · 10 tools[^\n]* · project: [^\n]*\.pi\/mcp\.json/);
       expect(existsSync(project.startedFile)).toBe(true);
       expect(await processesWithMarker(project.startedFile)).toHaveLength(1);
+      // The agent dir marks the server too (what quit() waits to see gone): Pi's environment is the server's.
+      const marked = await processesWithMarker(project.agentDir);
+      expect(marked.filter((info) => info.cmdline.includes(ITEMS_SERVER))).toHaveLength(1);
       await quit(tui, project);
     },
     TEST_TIMEOUT_MS,
@@ -136,20 +140,11 @@ describe(`the adapter's own question about the project's MCP config, answered in
     '"No": the project\'s .mcp.json server is not started nor listed; /mcp status says the user answered No',
     async () => {
       const project = await projectWithServer(".mcp.json");
-      const tui = await startTui(project);
-      await expect
-        .poll(tui.screen, { timeout: TUI_STEP_TIMEOUT_MS })
-        .toContain("This project's MCP config (.mcp.json) defines servers: repo.");
-      await choose(tui, "No");
-      await tui.ready();
-
-      expect(await panel(tui, 0)).toMatch(/→ No servers yet/);
-      const report = await status(tui);
-      // "No" now, and for these files as they are now when asked again (the status reads the config again).
-      expect(report).toContain(`Project MCP config not used (${join(project.cwd, ".mcp.json")}; servers: repo): you answered No`);
-      expect(report).not.toMatch(/repo: (connected|connecting)/);
-      await expectNeverStarted(project);
+      const tui = await startAnswering(project, "This project's MCP config (.mcp.json) defines servers: repo.", "No");
+      // "No" now, and "No for these files as they are now" once the status reads the config again.
+      await expectNotUsed(tui, project, ".mcp.json", "you answered No");
       await quit(tui, project);
+      expect(existsSync(project.startedFile)).toBe(false); // not started late either
     },
     TEST_TIMEOUT_MS,
   );

@@ -8,6 +8,9 @@
  * resources ("[Extensions]" naming the adapter), printed right after the extensions were bound: `ready()` waits for
  * it. A dialog of `session_start` (the adapter's trust question) comes before it; Pi 1.x's own "Trust project
  * folder?" comes before the session.
+ *
+ * Pi runs under a tmux server, not under the test process: what it and its MCP servers leave running is found by the
+ * agent dir in their environment (`processesWithMarker(agentDir)`), not among the test's descendants.
  */
 import { execFileSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
@@ -65,7 +68,9 @@ export async function startPiTui(options: PiTuiOptions): Promise<PiTui> {
     ...[resolve("pi-mcp-adapter.ts"), ...options.extensions].map((path) => `-e ${resolve(path)}`),
     `--model ${FAUX_MODEL}`,
   ].join(" ");
-  const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
+  // A tmux server of its own: it ends with Pi (no server started by another test or user holds this session's command
+  // line, which names the agent dir that marks the processes of this Pi), and nobody else's sessions are in reach.
+  const tmux = (...args: string[]) => execFileSync("tmux", ["-L", session, ...args], { encoding: "utf8" });
   tmux(
     "new-session",
     "-d",
@@ -100,7 +105,7 @@ export async function startPiTui(options: PiTuiOptions): Promise<PiTui> {
     },
     async close() {
       try {
-        execFileSync("tmux", ["kill-session", "-t", session], { stdio: "ignore" });
+        execFileSync("tmux", ["-L", session, "kill-session", "-t", session], { stdio: "ignore" });
       } catch {
         // Gone already: Pi quit, and its session with it.
       }
