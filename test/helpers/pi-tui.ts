@@ -13,7 +13,8 @@
  * agent dir in their environment (`processesWithMarker(agentDir)`), not among the test's descendants.
  */
 import { execFileSync } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expect } from "vitest";
 import { FAUX_MODEL } from "./faux-provider-extension.ts";
@@ -70,7 +71,8 @@ export async function startPiTui(options: PiTuiOptions): Promise<PiTui> {
   ].join(" ");
   // A tmux server of its own: it ends with Pi (no server started by another test or user holds this session's command
   // line, which names the agent dir that marks the processes of this Pi), and nobody else's sessions are in reach.
-  const tmux = (...args: string[]) => execFileSync("tmux", ["-L", session, ...args], { encoding: "utf8" });
+  const socket = join(tmpdir(), `${session}.tmux`);
+  const tmux = (...args: string[]) => execFileSync("tmux", ["-S", socket, ...args], { encoding: "utf8" });
   tmux(
     "new-session",
     "-d",
@@ -105,10 +107,11 @@ export async function startPiTui(options: PiTuiOptions): Promise<PiTui> {
     },
     async close() {
       try {
-        execFileSync("tmux", ["-L", session, "kill-session", "-t", session], { stdio: "ignore" });
+        execFileSync("tmux", ["-S", socket, "kill-session", "-t", session], { stdio: "ignore" });
       } catch {
         // Gone already: Pi quit, and its session with it.
       }
+      await rm(socket, { force: true }); // tmux leaves it behind when its server ends
     },
   };
 }
