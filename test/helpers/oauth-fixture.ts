@@ -16,6 +16,8 @@ export interface OAuthEvent {
   resource?: string;
   code_challenge_method?: string;
   has_state?: boolean;
+  /** On a token request of the pre-registered client (FIXTURE_CLIENT_ID): the secret it sent. */
+  client_secret?: "right" | "wrong" | "none";
 }
 
 export interface OAuthFixture {
