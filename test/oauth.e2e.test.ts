@@ -123,3 +123,35 @@ describe(`OAuth sign-in on Pi ${host.version}`, () => {
     expect(readdirSync(join(dirs.agentDir, OAUTH_DIR_NAME))).toHaveLength(1);
   });
 });
+
+describe(`OAuth with Pi 1.x's oauth fields on Pi ${host.version}`, () => {
+  let tenant: OAuthFixture;
+  beforeAll(async () => {
+    // A pre-registered client with a secret; the resource metadata names an authorization server that does not exist.
+    tenant = await startOAuthFixture({
+      FIXTURE_CLIENT_ID: "registered",
+      FIXTURE_CLIENT_SECRET: "s3cret",
+      FIXTURE_ADVERTISED_AS: "http://127.0.0.1:9",
+      FIXTURE_AS_METADATA_PATH: "/tenant/metadata",
+    });
+  });
+  afterAll(() => tenant.stop());
+
+  test("/mcp-auth signs in through authServerMetadataUrl with a clientSecret a !command prints", async () => {
+    const oauth = { clientId: "registered", clientSecret: "!printf s3cret", authServerMetadataUrl: tenant.url("/tenant/metadata") };
+    const dirs = await harness.dirs({ notes: { url: tenant.mcpUrl, oauth } });
+    const result = await runPrint({
+      extensions: [ENTRY],
+      script: [],
+      prompts: ["/mcp-auth notes"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+      env: { BROWSER: HEADLESS_BROWSER },
+    });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout + result.stderr).toContain('Signed in: MCP server "notes" is connected (2 tools).');
+    const tokens = (await tenant.events()).filter((event) => event.event === "token");
+    expect(tokens).toEqual([expect.objectContaining({ grant_type: "authorization_code", client_secret: "right" })]);
+    expect(result.stdout + result.stderr).not.toContain("s3cret");
+  });
+});
