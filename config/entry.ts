@@ -54,8 +54,8 @@ export interface EntryOptions {
   defaultsSyntax?: boolean;
   /**
    * What an `env`, `headers` or `oauth.clientSecret` value written as `!command` is: `run` (the user's own files, a
-   * trusted project's: run when the server starts, the secret when it is needed), `refused` (an untrusted project's: the server cannot start), `literal` (other tools'
-   * files, which never meant a command: passed as written).
+   * trusted project's: run when the server starts, the secret when it is needed), `refused` (an untrusted project's:
+   * the server cannot start), `literal` (other tools' files, which never meant a command: passed as written).
    */
   commands: CommandValues;
 }

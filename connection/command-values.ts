@@ -2,9 +2,9 @@
  * `env` and `headers` values written as `!command` (Pi 1.x's built-in MCP and pi-mcp-adapter 2.x run them): the
  * command runs in a shell when the server starts (never at Pi's startup, and again at every start, so a token it
  * prints is fresh), and its output, trimmed, is the value. `oauth.clientSecret` too (as Pi's built-in reads it), but
- * only when the secret is needed: a sign-in, a refresh, a client-credentials token (connection/oauth-provider.ts). Only the fields config/entry.ts marked run: the user's own
- * files and a trusted project's, never other tools' files. A failure names the server and the field and never shows
- * the output, which is a secret.
+ * only when the secret is needed: a sign-in, a refresh, a client-credentials token (connection/oauth-provider.ts).
+ * Only the fields config/entry.ts marked run: the user's own files and a trusted project's, never other tools' files.
+ * A failure names the server and the field and never shows the output, which is a secret.
  */
 import { spawn } from "node:child_process";
 import { stopProcessTree } from "../util/process-tree.ts";
@@ -40,15 +40,11 @@ export async function withCommandValues(
 }
 
 /** The configured client secret, its command run if it is one (each call runs it again); throws on a failure. */
-export async function clientSecret(
-  def: ServerDefinition,
-  signal: AbortSignal,
-  timeoutMs = COMMAND_VALUE_TIMEOUT_MS,
-): Promise<string | undefined> {
+export async function clientSecret(def: ServerDefinition, signal: AbortSignal): Promise<string | undefined> {
   const field = "oauth.clientSecret";
   const secret = def.oauth?.clientSecret;
   if (!secret?.startsWith("!") || !def.commandValues?.includes(field)) return secret;
-  return runValueCommand(secret.slice(1), `MCP server "${def.name}": "${field}"`, signal, timeoutMs);
+  return runValueCommand(secret.slice(1), `MCP server "${def.name}": "${field}"`, signal, COMMAND_VALUE_TIMEOUT_MS);
 }
 
 function runValueCommand(command: string, what: string, signal: AbortSignal, timeoutMs: number): Promise<string> {

@@ -3,8 +3,8 @@
  * metadata (RFC 9728) names it, and its RFC 8414 / OpenID metadata is read. Some servers name the wrong one or none
  * (the sign-in then opens a page that does not exist): `oauth.authServerMetadataUrl` (Pi 1.x's built-in field) names
  * the metadata document to use instead. As there, that document is trusted as configured (its `issuer` is the
- * authorization server: no issuer check against a discovered one), and it is read afresh at each sign-in and refresh,
- * so a changed URL applies at once.
+ * authorization server: no issuer check against a discovered one), and it is read afresh at each sign-in and refresh
+ * (nothing of it is stored).
  */
 import {
   discoverOAuthProtectedResourceMetadata,
