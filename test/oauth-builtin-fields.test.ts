@@ -14,7 +14,7 @@ import { openInBrowser } from "../util/browser.ts";
 import { McpServerManager } from "../server-manager.ts";
 import type { LoadedConfig, ServerDefinition } from "../types.ts";
 import { createConfigSandbox, type ConfigSandbox } from "./config-sandbox.ts";
-import { HEADLESS_BROWSER, type OAuthFixture, startOAuthFixture } from "./helpers/oauth-fixture.ts";
+import { HEADLESS_BROWSER, WRONG_AUTH_SERVER, type OAuthFixture, REGISTERED_CLIENT, startOAuthFixture } from "./helpers/oauth-fixture.ts";
 
 const headless = { openAuthorizationUrl: (url: string) => void openInBrowser(url, { BROWSER: HEADLESS_BROWSER }) };
 
@@ -54,8 +54,7 @@ describe("oauth.clientSecret written as !command", () => {
   let fixture: OAuthFixture;
   beforeAll(async () => {
     fixture = await startOAuthFixture({
-      FIXTURE_CLIENT_ID: "registered",
-      FIXTURE_CLIENT_SECRET: "s3cret",
+      ...REGISTERED_CLIENT,
       FIXTURE_CC_ID: "machine",
       FIXTURE_CC_SECRET: "machine-secret",
     });
@@ -127,7 +126,7 @@ describe("oauth.authServerMetadataUrl", () => {
   let fixture: OAuthFixture;
   beforeAll(async () => {
     // The resource metadata names an authorization server that does not exist; the real one's metadata is elsewhere.
-    fixture = await startOAuthFixture({ FIXTURE_ADVERTISED_AS: "http://127.0.0.1:9", FIXTURE_AS_METADATA_PATH: "/tenant/metadata" });
+    fixture = await startOAuthFixture(WRONG_AUTH_SERVER);
   });
   afterAll(() => fixture.stop());
 
