@@ -48,6 +48,11 @@ export interface OAuthSettings {
   privateKey?: string;
   /** The JWS algorithm of `privateKey`'s signatures (default RS256). */
   signingAlgorithm?: string;
+  /**
+   * The authorization server's metadata document, used instead of discovery through the server's protected-resource
+   * metadata (which names the wrong authorization server, or none); Pi 1.x's built-in field. HTTPS or loopback.
+   */
+  authServerMetadataUrl?: string;
 }
 
 export const IMPORT_KINDS = ["cursor", "claude-code", "claude-desktop", "codex", "windsurf", "vscode"] as const;
@@ -93,8 +98,9 @@ export interface ServerEntry {
   /** Tool name or `*` pattern → exposure: an exact name wins over patterns, then the first pattern that matches. */
   toolExposure?: Record<string, ToolExposure>;
   /**
-   * Fields (`env.<KEY>`, `headers.<Name>`) whose value is a `!command`: run in a shell when the server starts, its
-   * output (trimmed) being the value (connection/command-values.ts). Only set for files allowed to run commands.
+   * Fields (`env.<KEY>`, `headers.<Name>`, `oauth.clientSecret`) whose value is a `!command`: run in a shell when the
+   * server starts (the secret: when it is needed), its output (trimmed) being the value (connection/command-values.ts).
+   * Only set for files allowed to run commands.
    */
   commandValues?: string[];
   exposeResources?: boolean;

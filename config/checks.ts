@@ -145,6 +145,18 @@ export const clientMetadataUrl: Check<string> = (value) => {
     : { ok: false, expected: "must be an https:// URL with a path (the address of the client's metadata document)" };
 };
 
+/** The hosts where plain http stays on this machine (RFC 8252's loopback addresses, and `localhost`). */
+const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
+
+/** A document OAuth relies on: HTTPS, or http on a loopback address (as Pi's built-in requires). */
+export const secureHttpUrl: Check<string> = (value) => {
+  const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
+  const secure = url?.protocol === "https:" || (url?.protocol === "http:" && LOOPBACK_HOSTS.includes(url.hostname));
+  return secure
+    ? { ok: true, value: value as string }
+    : { ok: false, expected: "must be an https:// URL (http:// only on localhost, 127.0.0.1 or [::1])" };
+};
+
 export const httpUrl: Check<string> = (value) => {
   if (typeof value !== "string") return { ok: false, expected: `must be a string (got ${describeValue(value)})` };
   const problem = checkUrl(value);
@@ -182,7 +194,7 @@ export const toolExposureMap: Check<Record<string, ToolExposure>> = (value) => {
 /** The http loopback address a sign-in's browser comes back to (Pi's `oauth.callbackUrl`). */
 export const loopbackCallbackUrl: Check<URL> = (value) => {
   const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
-  return url && url.protocol === "http:" && ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname) && !url.search && !url.hash
+  return url && url.protocol === "http:" && LOOPBACK_HOSTS.includes(url.hostname) && !url.search && !url.hash
     ? { ok: true, value: url }
     : { ok: false, expected: "must be an http:// address on localhost, 127.0.0.1 or [::1] without query or fragment" };
 };

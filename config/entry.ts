@@ -53,9 +53,9 @@ export interface EntryOptions {
   /** The host that owns the file reads `${VAR:-default}` too (ours, Claude Code): an unset variable's hint may suggest it. */
   defaultsSyntax?: boolean;
   /**
-   * What an `env` or `headers` value written as `!command` is: `run` (the user's own files, a trusted project's: run
-   * when the server starts), `refused` (an untrusted project's: the server cannot start), `literal` (other tools'
-   * files, which never meant a command: passed as written).
+   * What an `env`, `headers` or `oauth.clientSecret` value written as `!command` is: `run` (the user's own files, a
+   * trusted project's: run when the server starts, the secret when it is needed), `refused` (an untrusted project's:
+   * the server cannot start), `literal` (other tools' files, which never meant a command: passed as written).
    */
   commands: CommandValues;
 }
@@ -215,10 +215,10 @@ type Locator = (field?: string) => ProblemLocation;
 
 /**
  * pi-mcp-adapter 2.x (upstream, which reads the same files) runs a secret that begins with "!" as a command and uses
- * its output ("!!" escapes a literal "!"); so does Pi 1.x's built-in MCP for `env` and `headers` values. Where this
- * adapter does not run it (other tools' files; `bearerToken` and `oauth.clientSecret` anywhere) the value is passed
- * as written, so the server would get the command's text as its secret. Said per field, naming it, so a migrated
- * config is not a silent auth failure.
+ * its output ("!!" escapes a literal "!"); so does Pi 1.x's built-in MCP for `env`, `headers` and `oauth.clientSecret`
+ * values. Where this adapter does not run it (other tools' files; `bearerToken` anywhere) the value is passed as
+ * written, so the server would get the command's text as its secret. Said per field, naming it, so a migrated config
+ * is not a silent auth failure.
  */
 function warnOfCommandValues(
   fields: RawFields,
@@ -227,23 +227,23 @@ function warnOfCommandValues(
   at: Locator,
   problems: ConfigProblem[],
 ): void {
-  const maps =
-    options.commands === "literal"
-      ? ([
-          ["env", fields.env],
-          ["headers", fields.headers],
-        ] as const)
-      : [];
+  const literal = options.commands === "literal";
+  const maps = literal
+    ? ([
+        ["env", fields.env],
+        ["headers", fields.headers],
+      ] as const)
+    : [];
   const secrets: Array<[string, string | undefined]> = [
     ...maps.flatMap(([field, map]) => Object.entries(map ?? {}).map(([key, value]): [string, string] => [`${field}.${key}`, value])),
     ["bearerToken", fields.bearerToken],
-    ["oauth.clientSecret", oauth?.clientSecret],
+    ["oauth.clientSecret", literal ? oauth?.clientSecret : undefined],
   ];
   for (const [field, value] of secrets) {
     if (!value?.startsWith("!")) continue;
     const message = value.startsWith("!!")
       ? `begins with "!!", which pi-mcp-adapter 2.x reads as one literal "!"; this adapter passes the value as written`
-      : `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env and headers values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
+      : `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env, headers and oauth.clientSecret values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
     problems.push(configProblem("warning", at(field), message));
   }
 }
@@ -421,7 +421,6 @@ function connectionEntry(
   }
   if (fields.url !== undefined) entry.url = text(fields.url, "url");
   if (fields.headers !== undefined) entry.headers = map(fields.headers, "headers");
-  if (commandValues.length > 0) entry.commandValues = commandValues;
   if (fields.bearerToken !== undefined) entry.bearerToken = text(fields.bearerToken, "bearerToken");
   if (fields.bearerTokenEnv !== undefined) entry.bearerTokenEnv = fields.bearerTokenEnv;
   if (fields.auth) entry.auth = fields.auth;
@@ -429,8 +428,10 @@ function connectionEntry(
     entry.oauth = { ...oauth };
     // The client's id, secret and key are the secrets here: substituted like a bearer token.
     if (oauth.clientId !== undefined) entry.oauth.clientId = text(oauth.clientId, "oauth.clientId");
-    if (oauth.clientSecret !== undefined) entry.oauth.clientSecret = text(oauth.clientSecret, "oauth.clientSecret");
+    // A secret written as `!command` is one like an env value's (Pi's built-in runs it too); it runs when needed.
+    if (oauth.clientSecret !== undefined) entry.oauth.clientSecret = mapValue(oauth.clientSecret, "oauth.clientSecret");
     if (oauth.privateKey !== undefined) entry.oauth.privateKey = text(oauth.privateKey, "oauth.privateKey");
   }
+  if (commandValues.length > 0) entry.commandValues = commandValues;
   return entry;
 }

@@ -2,7 +2,17 @@
  * A server's `oauth` object (config/entry.ts checks the rest of the entry): our fields, and Pi 1.x's built-in MCP
  * spellings read into them or, where the adapter cannot honour one, said in a warning naming it.
  */
-import { httpUrl, loopbackCallbackUrl, nonEmptyString, oneOf, port, string, clientMetadataUrl, type Check } from "./checks.ts";
+import {
+  httpUrl,
+  loopbackCallbackUrl,
+  nonEmptyString,
+  oneOf,
+  port,
+  secureHttpUrl,
+  string,
+  clientMetadataUrl,
+  type Check,
+} from "./checks.ts";
 import { configProblem, type ProblemLocation } from "./problems.ts";
 import type { ConfigProblem, OAuthClientRegistration, OAuthGrantType, OAuthSettings } from "../types.ts";
 
@@ -27,10 +37,10 @@ export const OAUTH_CHECKS = {
   signingAlgorithm: oneOf(SIGNING_ALGORITHMS),
   clientName: nonEmptyString,
   clientRegistration: oneOf(CLIENT_REGISTRATIONS),
+  authServerMetadataUrl: secureHttpUrl,
   // Pi 1.x's spellings, read into ours by `builtinOAuthFields`.
   callbackPort: port,
   callbackUrl: loopbackCallbackUrl,
-  authServerMetadataUrl: httpUrl,
 } satisfies Record<string, Check<unknown>>;
 
 /** The `oauth` object once each field passed `OAUTH_CHECKS`: checked as a whole; null when it has an error. */
@@ -49,6 +59,12 @@ export function settleOAuth(checked: CheckedOAuth, at: Locator, problems: Config
     }
     return oauth;
   }
+  // A sign-in's field: the client credentials' issuer is `authorizationServer`.
+  if (oauth.authServerMetadataUrl !== undefined) {
+    const message = `only applies to a sign-in; with "client_credentials" the authorization server is "oauth.authorizationServer"; ignored`;
+    problems.push(configProblem("warning", at("oauth.authServerMetadataUrl"), message));
+    delete oauth.authServerMetadataUrl;
+  }
   const proofs = [oauth.clientSecret, oauth.privateKey].filter((proof) => proof !== undefined).length;
   if (oauth.clientId === undefined || proofs !== 1 || oauth.authorizationServer === undefined) {
     const needs = `needs "oauth.clientId", one of "oauth.clientSecret" and "oauth.privateKey", and "oauth.authorizationServer" (the issuer the client belongs to: its credentials are sent nowhere else)`;
@@ -64,7 +80,6 @@ export type CheckedOAuth = OAuthSettings & BuiltinOAuthFields;
 interface BuiltinOAuthFields {
   callbackPort?: number;
   callbackUrl?: URL;
-  authServerMetadataUrl?: string;
 }
 
 /**
@@ -74,7 +89,7 @@ interface BuiltinOAuthFields {
  * an error.
  */
 function builtinOAuthFields(fields: OAuthSettings & BuiltinOAuthFields, at: Locator, problems: ConfigProblem[]): OAuthSettings | null {
-  const { callbackPort, callbackUrl, authServerMetadataUrl, ...oauth } = fields;
+  const { callbackPort, callbackUrl, ...oauth } = fields;
   const ports = [oauth.redirectPort, callbackPort, callbackUrl?.port ? Number(callbackUrl.port) : undefined].filter((p) => p !== undefined);
   if (new Set(ports).size > 1) {
     problems.push(
@@ -86,10 +101,6 @@ function builtinOAuthFields(fields: OAuthSettings & BuiltinOAuthFields, at: Loca
   if (callbackUrl && (callbackUrl.hostname !== "127.0.0.1" || callbackUrl.pathname !== "/callback")) {
     const message = `only its port is used: the adapter's sign-in callback is always http://127.0.0.1:<port>/callback (register that redirect URI)`;
     problems.push(configProblem("warning", at("oauth.callbackUrl"), message));
-  }
-  if (authServerMetadataUrl !== undefined) {
-    const message = `not supported by this adapter, ignored: the authorization server is found through the server's own metadata (RFC 9728)`;
-    problems.push(configProblem("warning", at("oauth.authServerMetadataUrl"), message));
   }
   if (oauth.clientRegistration === "cimd" && oauth.clientMetadataUrl === undefined) {
     const message = `needs "oauth.clientMetadataUrl" here (the adapter publishes no Client ID Metadata Document of its own); the client is registered dynamically instead`;

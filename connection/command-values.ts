@@ -1,9 +1,10 @@
 /**
  * `env` and `headers` values written as `!command` (Pi 1.x's built-in MCP and pi-mcp-adapter 2.x run them): the
  * command runs in a shell when the server starts (never at Pi's startup, and again at every start, so a token it
- * prints is fresh), and its output, trimmed, is the value. Only the fields config/entry.ts marked run: the user's own
- * files and a trusted project's, never other tools' files. A failure names the server and the field and never shows
- * the output, which is a secret.
+ * prints is fresh), and its output, trimmed, is the value. `oauth.clientSecret` too (as Pi's built-in reads it), but
+ * only when the secret is needed: a sign-in, a refresh, a client-credentials token (connection/oauth-provider.ts).
+ * Only the fields config/entry.ts marked run: the user's own files and a trusted project's, never other tools' files.
+ * A failure names the server and the field and never shows the output, which is a secret.
  */
 import { spawn } from "node:child_process";
 import { stopProcessTree } from "../util/process-tree.ts";
@@ -25,6 +26,7 @@ export async function withCommandValues(
   if (!def.commandValues?.length) return def;
   const maps = { env: { ...def.env }, headers: { ...def.headers } };
   await Promise.all(
+    // `oauth.clientSecret` is not one of these maps: it waits for `clientSecret`.
     def.commandValues.map(async (field) => {
       const dot = field.indexOf(".");
       const map = maps[field.slice(0, dot) as keyof typeof maps];
@@ -35,6 +37,14 @@ export async function withCommandValues(
     }),
   );
   return { ...def, ...(def.env ? { env: maps.env } : {}), ...(def.headers ? { headers: maps.headers } : {}) };
+}
+
+/** The configured client secret, its command run if it is one (each call runs it again); throws on a failure. */
+export async function clientSecret(def: ServerDefinition, signal: AbortSignal): Promise<string | undefined> {
+  const field = "oauth.clientSecret";
+  const secret = def.oauth?.clientSecret;
+  if (!secret?.startsWith("!") || !def.commandValues?.includes(field)) return secret;
+  return runValueCommand(secret.slice(1), `MCP server "${def.name}": "${field}"`, signal, COMMAND_VALUE_TIMEOUT_MS);
 }
 
 function runValueCommand(command: string, what: string, signal: AbortSignal, timeoutMs: number): Promise<string> {
@@ -50,7 +60,7 @@ function runValueCommand(command: string, what: string, signal: AbortSignal, tim
       if (child.pid !== undefined) void stopProcessTree(child.pid, { processGroup: !IS_WINDOWS, terminateGraceMs: 1_000 });
     };
     const timer = setTimeout(() => stop(`did not finish within ${timeoutMs / 1000} s`), timeoutMs);
-    const stopWatching = whenAborted(signal, () => stop("was cancelled (the server's start was)"));
+    const stopWatching = whenAborted(signal, () => stop("was cancelled (what needed it was)"));
     child.stdout.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_OUTPUT_BYTES) stop(`printed more than ${MAX_OUTPUT_BYTES / 1024} KB`);

@@ -15,7 +15,6 @@
  */
 import {
   auth,
-  discoverOAuthServerInfo,
   extractWWWAuthenticateParams,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
@@ -30,6 +29,8 @@ import type { AuthChallenge, ServerAuthState } from "./session.ts";
 import { authorizationServerAnswer, canSignIn, signInNeeded } from "./auth-checks.ts";
 import { parseServerUrl } from "./server-target.ts";
 import { CALLBACK_PATH, CallbackListener } from "./oauth-callback.ts";
+import { discoverAuthorizationServer } from "./oauth-discovery.ts";
+import { clientSecret } from "./command-values.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
 import { isJsonObject } from "../util/guards.ts";
@@ -58,17 +59,23 @@ interface SignInInteraction {
   discovery: OAuthDiscoveryState;
 }
 
-/** The provider for a server's connections, or none when OAuth is not in play for it. */
+/**
+ * The provider for a server's connections, or none when OAuth is not in play for it. `signal`: the connection's (a
+ * `!command` client secret run for a refresh stops with it).
+ */
 export async function authProviderFor(
   def: ServerDefinition,
   store: OAuthStore,
   authState: ServerAuthState,
+  signal: AbortSignal,
 ): Promise<OAuthClientProvider | undefined> {
   if (!canSignIn(def)) return undefined;
   const { oauth } = def;
-  if (oauth?.grantType === "client_credentials") return clientCredentialsProvider(oauth);
+  // Every connection gets its token with the secret: it is needed now.
+  if (oauth?.grantType === "client_credentials")
+    return clientCredentialsProvider({ ...oauth, clientSecret: await clientSecret(def, signal) });
   // Without `auth`, a server is treated as OAuth once it was signed in to (a 401 then says so first).
-  if (def.auth === "oauth" || oauth || (await store.read(def.url!))) return new StoredOAuthProvider(def, store, authState);
+  if (def.auth === "oauth" || oauth || (await store.read(def.url!))) return new StoredOAuthProvider(def, store, authState, signal);
   return undefined;
 }
 
@@ -109,9 +116,9 @@ async function authorizationCodeFlow(def: ServerDefinition, options: SignInOptio
   try {
     options.onListening?.(listener);
     const resourceMetadataUrl = authState.challenge?.resourceMetadataUrl ? new URL(authState.challenge.resourceMetadataUrl) : undefined;
-    const discovery = await abortable(discoverOAuthServerInfo(serverUrl, { resourceMetadataUrl, fetchFn }), signal);
+    const discovery = await abortable(discoverAuthorizationServer(def, serverUrl, { resourceMetadataUrl, fetchFn }), signal);
     const scope = requestedScope(def, authState.challenge, discovery);
-    const provider = new StoredOAuthProvider(def, store, authState, {
+    const provider = new StoredOAuthProvider(def, store, authState, signal, {
       redirectUrl: listener.redirectUrl,
       state: listener.state,
       // A sign-in cancelled meanwhile must not send the browser anywhere.
@@ -169,17 +176,22 @@ class StoredOAuthProvider implements OAuthClientProvider {
   private readonly store: OAuthStore;
   private readonly authState: ServerAuthState;
   private readonly signIn?: SignInInteraction;
+  /** Ends a `!command` client secret still running: the sign-in's, or the connection's. */
+  private readonly signal: AbortSignal;
+  /** The configured client secret, once needed (a `!command` runs once per sign-in or connection). */
+  private secret?: Promise<string | undefined>;
   private verifier?: string;
   /** The tokens last handed to the SDK: when it reports tokens invalid, only these may go (not newer ones). */
   private handedOut?: OAuthTokens;
   /** Some were, on this connection: a sign-in needed now is a new one. */
   private hadTokens = false;
 
-  constructor(def: ServerDefinition, store: OAuthStore, authState: ServerAuthState, signIn?: SignInInteraction) {
+  constructor(def: ServerDefinition, store: OAuthStore, authState: ServerAuthState, signal: AbortSignal, signIn?: SignInInteraction) {
     this.def = def;
     this.url = def.url!;
     this.store = store;
     this.authState = authState;
+    this.signal = signal;
     this.signIn = signIn;
   }
 
@@ -208,7 +220,7 @@ class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
-    const configured = this.configuredClient();
+    const configured = await this.configuredClient();
     if (configured) return configured;
     const client = (await this.store.read(this.url))?.client;
     if (this.signIn) return client && registeredFor(client, this.signIn.redirectUrl) ? client : undefined;
@@ -219,7 +231,7 @@ class StoredOAuthProvider implements OAuthClientProvider {
 
   async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
     // A configured client stays in the config: its secret is not copied anywhere.
-    if (this.configuredClient()) return;
+    if (this.def.oauth?.clientId) return;
     await this.store.update(this.url, (record) => ({ ...record, client }));
   }
 
@@ -265,6 +277,8 @@ class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    // The authorization server refused the client (invalid_client): a secret printed by a command is asked for again.
+    if (scope === "all" || scope === "client") this.secret = undefined;
     await this.store.update(this.url, (record) => {
       const next = { ...record };
       // Another Pi process may have stored newer tokens meanwhile: those are kept.
@@ -276,13 +290,35 @@ class StoredOAuthProvider implements OAuthClientProvider {
     });
   }
 
-  discoveryState(): OAuthDiscoveryState | undefined {
-    return this.signIn?.discovery;
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    if (this.signIn) return this.signIn.discovery;
+    // A refresh goes to the configured authorization server too, not to the one the server's metadata names.
+    if (!this.def.oauth?.authServerMetadataUrl) return undefined;
+    return discoverAuthorizationServer(this.def, parseServerUrl(this.def), {});
   }
 
-  private configuredClient(): OAuthClientInformationMixed | undefined {
-    const { clientId, clientSecret } = this.def.oauth ?? {};
-    return clientId ? { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) } : undefined;
+  /** The configured client; its secret only where a token request may follow (a sign-in, a refresh). */
+  private async configuredClient(): Promise<OAuthClientInformationMixed | undefined> {
+    const clientId = this.def.oauth?.clientId;
+    if (!clientId) return undefined;
+    const secret = (await this.mayRequestTokens()) ? await this.clientSecret() : undefined;
+    return { client_id: clientId, ...(secret ? { client_secret: secret } : {}) };
+  }
+
+  /** Outside a sign-in, only a refresh token leads to the token endpoint (else the SDK asks for a sign-in). */
+  private async mayRequestTokens(): Promise<boolean> {
+    if (this.signIn) return true;
+    const tokens = (await this.store.read(this.url))?.tokens;
+    return tokens?.refresh_token !== undefined && !this.authState.challenge?.insufficientScope;
+  }
+
+  private clientSecret(): Promise<string | undefined> {
+    const secret = (this.secret ??= clientSecret(this.def, this.signal));
+    // A failed command is run again next time (it may have been a locked keychain).
+    secret.catch(() => {
+      if (this.secret === secret) this.secret = undefined;
+    });
+    return secret;
   }
 }
 

@@ -270,7 +270,7 @@ async function openHttp(configured: ServerDefinition, createClient: () => Client
   const def = await withCommandValues(configured, options.signal);
   const url = parseServerUrl(def);
   const { store, state } = options.oauth;
-  const authProvider = await abortable(authProviderFor(def, store, state), options.signal);
+  const authProvider = await abortable(authProviderFor(def, store, state, options.signal), options.signal);
   state.usesOAuth = authProvider !== undefined;
   const noting = recordingChallenges(url, state);
   const http: HttpOptions = {

@@ -142,13 +142,31 @@ describe("the built-in's fields are read, not reported as unknown", () => {
     expect(server(config, "loopback").oauth).toEqual({ redirectPort: 9000 });
   });
 
-  it("says which oauth fields it cannot honour, naming them, and refuses ports that disagree", () => {
+  it("reads authServerMetadataUrl (HTTPS, or http on loopback); a plain http one elsewhere is an error naming it", () => {
     writeUser({
       mcpServers: {
         okta: {
           url: "https://mcp.example.com/mcp",
           oauth: { authServerMetadataUrl: "https://example.okta.com/.well-known/openid-configuration" },
         },
+        local: {
+          url: "http://127.0.0.1:3000/mcp",
+          oauth: { authServerMetadataUrl: "http://localhost:8080/.well-known/openid-configuration" },
+        },
+        plain: { url: "https://mcp.example.com/mcp", oauth: { authServerMetadataUrl: "http://auth.example.com/metadata" } },
+      },
+    });
+    const config = sandbox.load();
+    expect(server(config, "okta").oauth).toEqual({ authServerMetadataUrl: "https://example.okta.com/.well-known/openid-configuration" });
+    expect(server(config, "local").oauth).toEqual({ authServerMetadataUrl: "http://localhost:8080/.well-known/openid-configuration" });
+    expect(config.problems.map((problem) => `${problem.level} ${problem.message}`)).toEqual([
+      `error ${userFile()}: server "plain": "oauth.authServerMetadataUrl": must be an https:// URL (http:// only on localhost, 127.0.0.1 or [::1])`,
+    ]);
+  });
+
+  it("says which oauth fields it cannot honour, naming them, and refuses ports that disagree", () => {
+    writeUser({
+      mcpServers: {
         cimd: { url: "https://mcp.example.com/mcp", oauth: { clientRegistration: "cimd" } },
         path: { url: "https://mcp.example.com/mcp", oauth: { callbackUrl: "http://localhost:9000/oauth/done" } },
         ports: { url: "https://mcp.example.com/mcp", oauth: { callbackPort: 8765, callbackUrl: "http://127.0.0.1:9000/callback" } },
@@ -157,11 +175,10 @@ describe("the built-in's fields are read, not reported as unknown", () => {
     const config = sandbox.load();
     const at = (name: string) =>
       config.problems.filter((problem) => problem.server === name).map(({ level, field }) => `${level} ${field}`);
-    expect(at("okta")).toEqual(["warning oauth.authServerMetadataUrl"]);
     expect(at("cimd")).toEqual(["warning oauth.clientRegistration"]);
     expect(at("path")).toEqual(["warning oauth.callbackUrl"]);
     expect(at("ports")).toEqual(["error oauth.callbackPort"]);
-    expect(config.servers.map((s) => s.name)).toEqual(["okta", "cimd", "path"]);
+    expect(config.servers.map((s) => s.name)).toEqual(["cimd", "path"]);
   });
 });
 
@@ -272,6 +289,18 @@ describe("!command values", () => {
     const config = sandbox.load();
     expect(config.problems).toEqual([]);
     expect(server(config, "own")).toMatchObject({ env: { TOKEN: "!echo ${HOME_TOKEN}", PLAIN: "!bang" }, commandValues: ["env.TOKEN"] });
+  });
+
+  it("an oauth.clientSecret !command is kept for when the secret is needed, not substituted (the sign-in tests run it)", () => {
+    writeUser({
+      mcpServers: { remote: { url: "https://x.example/mcp", oauth: { clientId: "c", clientSecret: "!op read op://v/${ITEM}" } } },
+    });
+    const config = sandbox.load();
+    expect(config.problems).toEqual([]);
+    expect(server(config, "remote")).toMatchObject({
+      oauth: { clientId: "c", clientSecret: "!op read op://v/${ITEM}" },
+      commandValues: ["oauth.clientSecret"],
+    });
   });
 
   it("do not run from an untrusted project's file: its server waits for trust, only noted", () => {

@@ -127,18 +127,22 @@ describe("server entries: oauth", () => {
     expect(JSON.stringify(config.problems)).not.toMatch(/hidden-/);
   });
 
+  const MACHINE = { grantType: "client_credentials", clientId: "m", clientSecret: "s", authorizationServer: "https://auth.example.com" };
+
   it("OAuth makes configured tokens void, auth: bearer makes oauth void, and oauth on a process is ignored; each with a warning", () => {
     const config = load({
       both: { url: URL_, auth: "oauth", bearerToken: "hidden-3", headers: { authorization: "Bearer hidden-4", "X-Team": "a" } },
       bearer: { url: URL_, auth: "bearer", bearerTokenEnv: "TOKEN", oauth: { scope: "x" } },
       local: { command: "server", oauth: { scope: "x" } },
       stray: { url: URL_, oauth: { authorizationServer: "https://auth.example.com", privateKey: "hidden-7", colour: "blue" } },
+      machine: { url: URL_, oauth: { ...MACHINE, authServerMetadataUrl: "https://auth.example.com/metadata" } },
     });
     expect(serversByName(config)).toEqual({
       both: { enabled: true, url: URL_, auth: "oauth", headers: { "X-Team": "a" } },
       bearer: { enabled: true, url: URL_, auth: "bearer", bearerTokenEnv: "TOKEN" },
       local: { enabled: true, command: "server" },
       stray: { enabled: true, url: URL_, oauth: {} },
+      machine: { enabled: true, url: URL_, oauth: MACHINE },
     });
     const f = file();
     expect(config.problems.map((problem) => [problem.level, problem.message])).toEqual([
@@ -149,6 +153,10 @@ describe("server entries: oauth", () => {
       ["warning", `${f}: server "stray": "oauth.colour": unknown field, ignored`],
       ["warning", `${f}: server "stray": "oauth.authorizationServer": only applies to "grantType": "client_credentials"; ignored`],
       ["warning", `${f}: server "stray": "oauth.privateKey": only applies to "grantType": "client_credentials"; ignored`],
+      [
+        "warning",
+        `${f}: server "machine": "oauth.authServerMetadataUrl": only applies to a sign-in; with "client_credentials" the authorization server is "oauth.authorizationServer"; ignored`,
+      ],
     ]);
     expect(JSON.stringify(config.problems)).not.toMatch(/hidden-/);
   });

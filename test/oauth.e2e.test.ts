@@ -13,7 +13,7 @@ import { createCacheEntry, writeServerEntries } from "../metadata-cache.ts";
 import { OAUTH_DIR_NAME } from "../connection/oauth-store.ts";
 import { callLoaded, ENTRY, faultHarness, notifications, search, waitForStatus } from "./helpers/fault-setup.ts";
 import { currentHost } from "./helpers/hosts.ts";
-import { HEADLESS_BROWSER, type OAuthFixture, startOAuthFixture } from "./helpers/oauth-fixture.ts";
+import { HEADLESS_BROWSER, WRONG_AUTH_SERVER, type OAuthFixture, REGISTERED_CLIENT, startOAuthFixture } from "./helpers/oauth-fixture.ts";
 import { runPrint } from "./helpers/pi-print.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
 
@@ -41,6 +41,18 @@ async function waitForNotification(pi: PiSession, pattern: RegExp, timeoutMs = 2
     if (Date.now() > deadline) throw new Error(`no notification matched ${pattern} within ${timeoutMs} ms:\n${shown(pi)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** `pi -p "/mcp-auth notes"`, with the headless browser. */
+function signInInPrintMode(dirs: { agentDir: string; cwd: string }) {
+  return runPrint({
+    extensions: [ENTRY],
+    script: [],
+    prompts: ["/mcp-auth notes"],
+    agentDir: dirs.agentDir,
+    cwd: dirs.cwd,
+    env: { BROWSER: HEADLESS_BROWSER },
+  });
 }
 
 describe(`OAuth sign-in on Pi ${host.version}`, () => {
@@ -108,18 +120,31 @@ describe(`OAuth sign-in on Pi ${host.version}`, () => {
 
   test("in print mode /mcp-auth waits for the browser, signs in and ends", async () => {
     const dirs = await harness.dirs({ notes: { url: fixture.mcpUrl } });
-    const result = await runPrint({
-      extensions: [ENTRY],
-      script: [],
-      prompts: ["/mcp-auth notes"],
-      agentDir: dirs.agentDir,
-      cwd: dirs.cwd,
-      env: { BROWSER: HEADLESS_BROWSER },
-    });
+    const result = await signInInPrintMode(dirs);
     expect(result.exitCode).toBe(0);
     const output = result.stdout + result.stderr;
     expect(output).toContain('Sign in to MCP server "notes" in your browser');
     expect(output).toContain('Signed in: MCP server "notes" is connected (2 tools).');
     expect(readdirSync(join(dirs.agentDir, OAUTH_DIR_NAME))).toHaveLength(1);
+  });
+});
+
+describe(`OAuth with Pi 1.x's oauth fields on Pi ${host.version}`, () => {
+  let tenant: OAuthFixture;
+  beforeAll(async () => {
+    // A pre-registered client with a secret; the resource metadata names an authorization server that does not exist.
+    tenant = await startOAuthFixture({ ...REGISTERED_CLIENT, ...WRONG_AUTH_SERVER });
+  });
+  afterAll(() => tenant.stop());
+
+  test("/mcp-auth signs in through authServerMetadataUrl with a clientSecret a !command prints", async () => {
+    const oauth = { clientId: "registered", clientSecret: "!printf s3cret", authServerMetadataUrl: tenant.url("/tenant/metadata") };
+    const dirs = await harness.dirs({ notes: { url: tenant.mcpUrl, oauth } });
+    const result = await signInInPrintMode(dirs);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout + result.stderr).toContain('Signed in: MCP server "notes" is connected (2 tools).');
+    const tokens = (await tenant.events()).filter((event) => event.event === "token");
+    expect(tokens).toEqual([expect.objectContaining({ grant_type: "authorization_code", client_secret: "right" })]);
+    expect(result.stdout + result.stderr).not.toContain("s3cret");
   });
 });

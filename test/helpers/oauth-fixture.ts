@@ -6,6 +6,11 @@ import { REPO_ROOT } from "./hosts.ts";
 /** `$BROWSER` for sign-ins without a user: follows the authorization URL's redirect to the callback. */
 export const HEADLESS_BROWSER = `${process.execPath} ${join(REPO_ROOT, "conformance", "headless-browser.mjs")}`;
 
+/** Fixture env: a client registered beforehand, `registered`, whose secret is `s3cret`. */
+export const REGISTERED_CLIENT = { FIXTURE_CLIENT_ID: "registered", FIXTURE_CLIENT_SECRET: "s3cret" };
+/** Fixture env: the resource metadata names an authorization server that does not exist; the real one's is here. */
+export const WRONG_AUTH_SERVER = { FIXTURE_ADVERTISED_AS: "http://127.0.0.1:9", FIXTURE_AS_METADATA_PATH: "/tenant/metadata" };
+
 export interface OAuthEvent {
   event: "mcp" | "register" | "authorize" | "token";
   token?: "none" | "valid" | "expired" | "unknown";
@@ -16,6 +21,8 @@ export interface OAuthEvent {
   resource?: string;
   code_challenge_method?: string;
   has_state?: boolean;
+  /** On a token request of the pre-registered client (FIXTURE_CLIENT_ID): the secret it sent. */
+  client_secret?: "right" | "wrong" | "none";
 }
 
 export interface OAuthFixture {
