@@ -30,7 +30,7 @@ import { authorizationServerAnswer, canSignIn, signInNeeded } from "./auth-check
 import { parseServerUrl } from "./server-target.ts";
 import { CALLBACK_PATH, CallbackListener } from "./oauth-callback.ts";
 import { discoverAuthorizationServer } from "./oauth-discovery.ts";
-import { clientSecret } from "./command-values.ts";
+import { clientSecret, withCommandValues } from "./command-values.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
 import { isJsonObject } from "../util/guards.ts";
@@ -111,7 +111,9 @@ export async function signIn(def: ServerDefinition, options: SignInOptions): Pro
 async function authorizationCodeFlow(def: ServerDefinition, options: SignInOptions): Promise<void> {
   const { store, authState, signal } = options;
   const serverUrl = parseServerUrl(def);
-  const fetchFn = def.headers ? createFetchWithInit(fetch, { headers: def.headers }) : undefined;
+  // The server's headers go with discovery as with its requests: their `!command` values run first.
+  const headers = def.headers && (await withCommandValues(def, signal)).headers;
+  const fetchFn = headers ? createFetchWithInit(fetch, { headers }) : undefined;
   const listener = await listen(def, store);
   try {
     options.onListening?.(listener);
