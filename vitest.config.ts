@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 /**
@@ -7,6 +8,12 @@ import { defineConfig } from "vitest/config";
  */
 const host = process.env.PI_TEST_HOST ?? "0.73.1";
 
+// Node >= 22 keeps the V8 code of the modules it loaded here and reuses it in the next process (Node 20 ignores it):
+// the tests start Pi's CLI, fixture servers and vitest workers again and again, and loading Pi's SDK is most of a
+// start. Set before the workers are forked, so they and every process they start inherit it. Absolute (the tests
+// start processes in temp dirs), under node_modules (a new install starts a new cache).
+process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL("node_modules/.cache/node-compile-cache", import.meta.url));
+
 export default defineConfig({
   test: {
     include: host === "0.73.1" ? ["test/**/*.test.ts"] : ["test/**/*.e2e.test.ts"],
@@ -15,5 +22,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     maxWorkers: 2,
+    // One worker process runs many files: each file no longer pays for loading Pi's SDK and the MCP SDK again (with
+    // isolation that was most of a short e2e file's time). Files clean up what they change (env, timers, mocks,
+    // processes); a server or timer a file leaves behind is a leak the hygiene tests are there to catch.
+    isolate: false,
   },
 });
