@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 /**
@@ -7,12 +6,6 @@ import { defineConfig } from "vitest/config";
  * (`*.e2e.test.ts`, which use test/helpers/pi-session.ts and pi-print.ts) again with Pi 0.87.1 and with Pi 1.5.2.
  */
 const host = process.env.PI_TEST_HOST ?? "0.73.1";
-
-// Node >= 22 keeps the V8 code of the modules it loaded here and reuses it in the next process (Node 20 ignores it):
-// the tests start Pi's CLI, fixture servers and vitest workers again and again, and loading Pi's SDK is most of a
-// start. Set before the workers are forked, so they and every process they start inherit it. Absolute (the tests
-// start processes in temp dirs), under node_modules (a new install starts a new cache).
-process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL("node_modules/.cache/node-compile-cache", import.meta.url));
 
 /** End-to-end files that watch what Node loads in their own process: each needs a process of its own. */
 const NEEDS_OWN_PROCESS = ["test/connection-preload.e2e.test.ts"];
