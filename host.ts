@@ -11,6 +11,7 @@ export {
   duplicateToolSearch,
   type ExposedToolInfo,
   reachNames,
+  scriptIdentifier,
   serverNamespace,
   type ToolExposure,
   type ToolExposureFields,
@@ -53,6 +54,7 @@ export function hostRefreshesToolsEachTurn(version: string): boolean {
   return true;
 }
 
+export { callToolResultSchema } from "./host/call-result-schema.ts";
 export { hostProjectTrust, ProjectTrust, TRUST_FLAG, type TrustQuestion, type TrustVerdict } from "./host/project-trust.ts";
 
 /** Servers other extensions registered with `pi.registerMcpServer()` (Pi 1.x); none on a host without that API. */

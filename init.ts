@@ -47,8 +47,8 @@ import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NA
 import { createUi, type McpUi } from "./ui.ts";
 import { reportConfigProblems, reportConnectFailure, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
 
-/** How long shutdown waits for the last cache writes (a lock held by another process must not hold Pi open). */
-const SHUTDOWN_CACHE_FLUSH_MS = 5_000;
+/** How long shutdown waits for the last cache and statistics writes (a lock held by another process must not hold Pi open). */
+const SHUTDOWN_FLUSH_MS = 5_000;
 
 /** The view built at module scope, and what it was built from (to tell whether the session may reuse it). */
 interface EarlyView {
@@ -64,7 +64,7 @@ export class McpAdapter {
   private readonly agentDir = getAgentDir();
   private readonly host = detectHost(VERSION, piHost);
   private readonly run: McpToolRunner = (name, params, signal, onUpdate, ctx) =>
-    executeMcpTool(this.requireState(), name, params, signal, onUpdate, ctx);
+    executeMcpTool(this.requireState(), name, params, signal, onUpdate, ctx, { scriptResults: this.host.hasCodemode });
   private readonly sessionConfig: SessionConfig;
   private state: McpExtensionState | undefined;
   private early: EarlyView | undefined;
@@ -72,7 +72,7 @@ export class McpAdapter {
 
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
-    this.registrar = new ToolRegistrar(pi);
+    this.registrar = new ToolRegistrar(pi, this.host.hasCodemode);
     this.sessionConfig = new SessionConfig(pi, this.agentDir);
     this.prompts = new PromptCommandRegistry(pi, () => this.state);
     openDebugLog(this.agentDir);
@@ -331,7 +331,7 @@ export class McpAdapter {
   private registerByName(state: McpExtensionState, names: readonly string[]): void {
     const missing = names.flatMap((name) => {
       const tool = this.registrar.isRegistered(name) ? undefined : state.tools.byName.get(name);
-      return tool ? [mcpToolDefinition(tool, this.run, state)] : [];
+      return tool ? [mcpToolDefinition(tool, this.run, state, this.host.hasCodemode)] : [];
     });
     this.registrar.register(missing);
   }
@@ -349,7 +349,7 @@ export class McpAdapter {
 
   /** Every MCP tool of the view, and the adapter's own tools it needs. */
   private definitions(view: ToolView) {
-    const definitions = [...view.tools.byName.values()].map((tool) => mcpToolDefinition(tool, this.run, view));
+    const definitions = [...view.tools.byName.values()].map((tool) => mcpToolDefinition(tool, this.run, view, this.host.hasCodemode));
     const access = () => this.requireState();
     if (this.needsToolSearch(view)) definitions.push(toolSearchDefinition(this.pi, access, currentToolSearchDescription(view)));
     if (this.needsMcpCall(view)) definitions.push(mcpCallDefinition(this.pi, access, this.run));
@@ -441,7 +441,7 @@ export class McpAdapter {
     this.state = undefined;
     state.shutDown = true;
     await state.lifecycle.stop();
-    await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_CACHE_FLUSH_MS), state.stats?.flush(), state.semantic?.stop()]);
+    await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_FLUSH_MS), state.stats?.close(SHUTDOWN_FLUSH_MS), state.semantic?.stop()]);
   }
 }
 

@@ -417,6 +417,7 @@ function pickTool(tool: McpTool): McpTool {
   if (typeof tool.title === "string") picked.title = tool.title;
   if (typeof tool.description === "string") picked.description = tool.description;
   if (tool.inputSchema !== undefined) picked.inputSchema = tool.inputSchema;
+  if (isJsonObject(tool.outputSchema)) picked.outputSchema = tool.outputSchema;
   return picked;
 }
 

@@ -27,7 +27,7 @@ export const DEFAULT_SCRIPT_MEMORY_MB = 64;
 /** Kept short: it is sent with every request once active (see the module comment). */
 const DESCRIPTION =
   "Run JavaScript (an async function body; no Node, files, network or timers) that calls MCP tools: " +
-  "`await tools.<server>__<tool>(args)` resolves to the tool's structured result or text. Also searchTools(query), " +
+  "`await tools.<server>__<tool>(args)` resolves to its MCP result {content, structuredContent, isError}. Also searchTools(query), " +
   "describeTool(name), describeNamespace(server), ALL_TOOLS, text(value), console.log. Only what the script prints " +
   "or returns reaches you: filter and summarise large results inside it.";
 

@@ -17,6 +17,7 @@ import { formatParameters } from "./tools/json-schema.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import { keepOverflow, McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./calls/content.ts";
 import { keepInFile, resultDir } from "./calls/result-spill.ts";
+import { type ScriptResult, scriptResultOfCall, scriptResultOfRead } from "./calls/script-result.ts";
 import { loadToonEncoder } from "./calls/toon.ts";
 import { expandTemplate } from "./tools/resource-tools.ts";
 import type { McpServerManager } from "./server-manager.ts";
@@ -46,13 +47,23 @@ export interface McpToolDetails {
   tool: string;
   truncated: boolean;
   toonEncoded: boolean;
-  /** The server's structured content, when the caller asked for it (a script reads it; the model gets the text). */
-  structuredContent?: unknown;
 }
 
-/** `structured`: keep the server's structured content in the details (not in Pi's transcript for the model's calls). */
+/**
+ * A tool's result. For a caller that asked for script results, Pi 1.x's fields too: `structuredContent` (what a
+ * codemode script's call resolves to; Pi keeps it out of the transcript and the model's view) and `isError`.
+ */
+export interface McpToolResult extends AgentToolResult<McpToolDetails> {
+  structuredContent?: ScriptResult;
+  isError?: boolean;
+}
+
+/**
+ * `scriptResults`: the result carries the whole call result for scripts (calls/script-result.ts), and an answer the
+ * server marked `isError` is returned as an error result that keeps it, rather than thrown.
+ */
 export interface McpCallOptions {
-  structured?: boolean;
+  scriptResults?: boolean;
 }
 
 export async function executeMcpTool(
@@ -63,7 +74,7 @@ export async function executeMcpTool(
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
   ctx?: ExtensionContext,
   options: McpCallOptions = {},
-): Promise<AgentToolResult<McpToolDetails>> {
+): Promise<McpToolResult> {
   // The common case (a known tool of a connected server, no approval asked) takes no extra await: each costs on every call.
   const found = state.tools.byName.get(piName) ?? (await findUnlistedTool(state, piName, signal));
   // Before the server is started: a call the user refuses must not start one either.
@@ -73,7 +84,7 @@ export async function executeMcpTool(
   try {
     const tool = state.manager.getConnection(found.serverName) ? found : await connectFor(state, found, signal);
     const result = await callTool(state, tool, params, signal, onUpdate, ctx, options);
-    ok = true;
+    ok = !result.isError;
     return withUnansweredPages(state, found.serverName, result);
   } catch (error) {
     throw errorWithUnansweredPages(state, found.serverName, error);
@@ -90,7 +101,7 @@ async function callTool(
   onUpdate: AgentToolUpdateCallback<unknown> | undefined,
   ctx: ExtensionContext | undefined,
   callOptions: McpCallOptions,
-): Promise<AgentToolResult<McpToolDetails>> {
+): Promise<McpToolResult> {
   const { settings } = state.config;
   const limits = callLimits(state.servers.get(tool.serverName), settings);
   const options = {
@@ -102,11 +113,13 @@ async function callTool(
   if (options.toonEncode) await loadToonEncoder();
   const timeouts = { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs };
   let result: TransformedResult;
-  let structuredContent: unknown;
+  let scriptResult: ScriptResult | undefined;
   try {
     const resourceUri = tool.uriTemplate ? await expandTemplate(tool.uriTemplate, asArguments(params)) : tool.resourceUri;
     if (resourceUri) {
-      result = transformResourceResult(await state.manager.readResource(tool.serverName, resourceUri, timeouts), options);
+      const raw = await state.manager.readResource(tool.serverName, resourceUri, timeouts);
+      if (callOptions.scriptResults) scriptResult = scriptResultOfRead(raw);
+      result = transformResourceResult(raw, options);
     } else {
       const raw = await callWithUrlElicitation(
         () =>
@@ -118,7 +131,7 @@ async function callTool(
         ctx,
         signal,
       );
-      if (callOptions.structured && isJsonObject(raw)) structuredContent = raw.structuredContent;
+      if (callOptions.scriptResults) scriptResult = scriptResultOfCall(raw);
       result = transformMcpResult(raw, options);
     }
   } catch (error) {
@@ -128,23 +141,23 @@ async function callTool(
     const dir = resultDir(state.agentDir);
     result = await keepOverflow(result, (data, mimeType) => keepInFile(dir, data, mimeType, `${tool.serverName}-${tool.originalName}`));
   }
-  if (result.isError) throw new McpToolError(result);
   const details: McpToolDetails = {
     server: tool.serverName,
     tool: tool.originalName,
     truncated: !!result.details.truncation,
     toonEncoded: result.details.toonEncoded,
   };
-  if (structuredContent !== undefined) details.structuredContent = structuredContent;
-  return { content: result.content, details };
+  if (!scriptResult) {
+    if (result.isError) throw new McpToolError(result);
+    return { content: result.content, details };
+  }
+  // The model reads an error result as it reads a thrown one; the script still gets what the server said.
+  const content = result.isError ? [{ type: "text" as const, text: new McpToolError(result).message }] : result.content;
+  return { content, details, structuredContent: scriptResult, ...(result.isError ? { isError: true } : {}) };
 }
 
 /** Pages the server asked the user to open during the call that nobody could be asked about: the model is told. */
-function withUnansweredPages(
-  state: ToolCallContext,
-  serverName: string,
-  result: AgentToolResult<McpToolDetails>,
-): AgentToolResult<McpToolDetails> {
+function withUnansweredPages(state: ToolCallContext, serverName: string, result: McpToolResult): McpToolResult {
   const note = state.unansweredPages.take(serverName);
   return note ? { ...result, content: [...result.content, { type: "text", text: note }] } : result;
 }

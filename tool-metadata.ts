@@ -216,6 +216,7 @@ function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe
       originalName: tool.name,
       description: textOr(tool.description, textOr(tool.title, "")),
       inputSchema: schemaIsSafe ? (tool.inputSchema as Record<string, unknown>) : toProviderSafeSchema(tool.inputSchema),
+      ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     }),
   };
 }

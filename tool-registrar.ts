@@ -20,7 +20,7 @@ import type {
   ToolDefinition,
 } from "@mariozechner/pi-coding-agent";
 import type { TSchema } from "typebox";
-import { reachNames, serverNamespace, type ToolExposure, type ToolExposureFields, type ToolReach } from "./host.ts";
+import { callToolResultSchema, reachNames, serverNamespace, type ToolExposure, type ToolExposureFields, type ToolReach } from "./host.ts";
 import type { ToolView } from "./tool-view.ts";
 import type { ToolMetadata } from "./types.ts";
 import { getServerPrefix, PREFIX_SEPARATOR } from "./tool-names.ts";
@@ -39,8 +39,8 @@ export function jsonSchemaParameters(schema: Record<string, unknown>): TSchema {
   return schema as unknown as TSchema;
 }
 
-/** What a definition reads of the view: which tools are direct, and each server's instructions. */
-export type DefinitionView = Pick<ToolView, "directToolNames" | "inventories">;
+/** What a definition reads of the view: which tools are direct, each server's description and instructions. */
+export type DefinitionView = Pick<ToolView, "directToolNames" | "inventories" | "servers">;
 
 /**
  * The one place an MCP tool's exposure is decided (host/exposure.ts says what each means): a direct tool is declared
@@ -50,10 +50,18 @@ export function mcpToolExposure(tool: ToolMetadata, view: DefinitionView): ToolE
   return view.directToolNames.has(tool.name) ? "direct" : "deferred";
 }
 
-export function mcpToolDefinition(tool: ToolMetadata, run: McpToolRunner, view: DefinitionView): ToolDefinition {
+/**
+ * `scriptResults`: the host's codemode scripts call tools (Pi 1.x), so the tool declares what they resolve to (the
+ * `CallToolResult`, host/call-result-schema.ts) and its runner returns it as `structuredContent`.
+ */
+export function mcpToolDefinition(tool: ToolMetadata, run: McpToolRunner, view: DefinitionView, scriptResults: boolean): ToolDefinition {
   const exposure: ToolExposureFields = {
     exposure: mcpToolExposure(tool, view),
-    namespace: serverNamespace(tool.serverName, view.inventories.get(tool.serverName)?.instructions),
+    namespace: serverNamespace(tool.serverName, {
+      description: view.servers.get(tool.serverName)?.description,
+      instructions: view.inventories.get(tool.serverName)?.instructions,
+    }),
+    ...(scriptResults ? { outputSchema: callToolResultSchema(tool.outputSchema) } : {}),
   };
   return {
     name: tool.name,
@@ -89,13 +97,19 @@ export function reachedBy(
   return { tools, unknownServer };
 }
 
+/** How a tool no longer offered is registered again where scripts could still call it (host/exposure.ts). */
+const WITHDRAWN: ToolExposureFields = { exposure: "hidden" };
+
 export class ToolRegistrar {
   private readonly pi: ExtensionAPI;
+  /** The host's scripts can call registered tools (Pi 1.x codemode): tools no longer offered are withdrawn. */
+  private readonly withdrawsTools: boolean;
   /** What each name was last registered with. */
-  private readonly registered = new Map<string, ToolDefinition>();
+  private readonly registered = new Map<string, ToolDefinition & ToolExposureFields>();
 
-  constructor(pi: ExtensionAPI) {
+  constructor(pi: ExtensionAPI, withdrawsTools: boolean) {
     this.pi = pi;
+    this.withdrawsTools = withdrawsTools;
   }
 
   /** Registers the new and changed definitions; returns the names registered for the first time (Pi activated them). */
@@ -112,10 +126,24 @@ export class ToolRegistrar {
     return added;
   }
 
-  /** After binding: the definitions of names registered before (updated if changed), and of the `wanted` names. */
+  /**
+   * After binding: the definitions of names registered before (updated if changed), and of the `wanted` names.
+   * `definitions` is every tool offered now: a name registered before that it lacks is withdrawn.
+   */
   registerWanted(definitions: Iterable<ToolDefinition>, wanted: ReadonlySet<string>): string[] {
-    const chosen = [...definitions].filter((definition) => wanted.has(definition.name) || this.registered.has(definition.name));
-    return this.register(chosen);
+    const offered = [...definitions];
+    const chosen = offered.filter((definition) => wanted.has(definition.name) || this.registered.has(definition.name));
+    const added = this.register(chosen);
+    if (this.withdrawsTools) this.withdrawAllBut(new Set(offered.map((definition) => definition.name)));
+    return added;
+  }
+
+  /** Pi cannot unregister a tool: one no longer offered is registered again as unreachable. */
+  private withdrawAllBut(offered: ReadonlySet<string>): void {
+    const gone = [...this.registered.values()].filter(
+      (definition) => !offered.has(definition.name) && definition.exposure !== WITHDRAWN.exposure,
+    );
+    this.register(gone.map((definition) => ({ ...definition, ...WITHDRAWN })));
   }
 
   isRegistered(name: string): boolean {
@@ -128,5 +156,6 @@ export class ToolRegistrar {
 }
 
 function fingerprintOf(definition: ToolDefinition & ToolExposureFields): string {
-  return JSON.stringify([definition.label, definition.description, definition.parameters, definition.exposure, definition.namespace]);
+  const { label, description, parameters, exposure, namespace, outputSchema } = definition;
+  return JSON.stringify([label, description, parameters, exposure, namespace, outputSchema]);
 }

@@ -228,6 +228,8 @@ export interface McpTool {
   title?: string;
   description?: string;
   inputSchema?: unknown;
+  /** The JSON Schema of the tool's `structuredContent`, when the server declares one. */
+  outputSchema?: Record<string, unknown>;
 }
 
 export interface McpResource {
@@ -268,6 +270,8 @@ export interface ToolMetadata {
   originalName: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** The server's schema of the tool's structured content: what a codemode script's call resolves to (Pi 1.x). */
+  outputSchema?: Record<string, unknown>;
   /** Set for resources exposed as tools: reading it calls `resources/read`. */
   resourceUri?: string;
   /** Set for resource templates exposed as tools: the arguments fill the template, the URI made is read. */

@@ -104,7 +104,7 @@ for (const host of benchHosts()) {
     margin: `${fixed((saving - MIN_SAVING) * 100, 1)} points`,
   });
   reportFinding(
-    `Pi ${host.version}: with settings.script on, the codemode tool adds ${fixed(script.scriptToolTokens)} tokens to every request`,
+    `Pi ${host.version}: the codemode tool (the adapter's with settings.script on; Pi's own on 1.x) adds ${fixed(script.scriptToolTokens)} tokens to every request`,
   );
   console.log();
 }

@@ -1,10 +1,20 @@
 /**
  * Call statistics (`settings.captureStats`): per MCP tool, how often it was called, how often it failed, and how
  * long calls took. Totals accumulate across sessions in a JSON file (default `<agentDir>/mcp-stats.json`), written
- * a moment after calls (`flushDelayMs`) and at shutdown, merged under a cross-process lock. Only counts and durations are kept: never arguments or
- * results.
+ * a moment after calls (`flushDelayMs`) and at shutdown, merged under a cross-process lock. Only counts and
+ * durations are kept: never arguments or results.
+ *
+ * A session that ends while other processes hold the lock cannot wait for them: it leaves its figures in a file of
+ * their own in `<stats file>.pending/`, which the next write of any process adds to the totals. The totals file
+ * names the pending files already added (`merged`), so a crash between adding one and removing it never counts it
+ * twice; a name is dropped once its file is gone.
  */
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "../util/atomic-file.ts";
+import { ignored } from "../util/debug-log.ts";
 import { updateFileLocked } from "../util/file-lock.ts";
 import { isJsonObject } from "../util/guards.ts";
 import type { McpSettings } from "../types.ts";
@@ -62,34 +72,86 @@ export class CallStats {
   }
 
   /** Adds what is not written yet to the file's totals. A failed write keeps the figures for the next one. */
-  flush(): Promise<void> {
+  flush(lockTimeoutMs?: number): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.writing = this.writing.then(() => this.write());
+    this.writing = this.writing.then(() => this.write(lockTimeoutMs));
     return this.writing;
   }
 
-  private async write(): Promise<void> {
+  /** At shutdown: a last write, waiting at most `lockTimeoutMs` for the lock; what it could not add is left pending. */
+  async close(lockTimeoutMs: number): Promise<void> {
+    await this.flush(lockTimeoutMs);
+    if (this.unflushed.size === 0) return;
+    const name = `${process.pid}-${Date.now()}-${randomBytes(4).toString("hex")}${PENDING_SUFFIX}`;
+    try {
+      await writeFileAtomic(join(pendingDir(this.path), name), JSON.stringify(Object.fromEntries(this.unflushed)));
+      this.unflushed = new Map();
+    } catch (error) {
+      ignored(`leaving call statistics pending in ${pendingDir(this.path)}`)(error);
+    }
+  }
+
+  private async write(lockTimeoutMs: number | undefined): Promise<void> {
     if (this.unflushed.size === 0) return;
     const pending = this.unflushed;
     this.unflushed = new Map();
-    if (!(await mergeIntoFile(this.path, pending))) {
+    if (!(await mergeIntoFile(this.path, pending, lockTimeoutMs))) {
       for (const [key, stats] of pending) this.unflushed.set(key, add(this.unflushed.get(key), stats));
     }
   }
 }
 
+const PENDING_SUFFIX = ".json";
+
+function pendingDir(path: string): string {
+  return `${path}.pending`;
+}
+
 /**
- * Adds these figures to the file's totals under the cross-process lock (two processes merging at once used to lose
- * each other's calls). False when it could not be done: the caller keeps the figures for the next flush.
+ * Adds these figures, and those left pending by other sessions, to the file's totals under the cross-process lock
+ * (two processes merging at once used to lose each other's calls). False when it could not be done: the caller keeps
+ * the figures for the next flush.
  */
-async function mergeIntoFile(path: string, pending: ReadonlyMap<string, ToolCallStats>): Promise<boolean> {
-  const reason = await updateFileLocked(path, (current) => {
-    const totals = parseTotals(current);
-    for (const [key, stats] of pending) totals.set(key, add(totals.get(key), stats));
-    return JSON.stringify({ version: STATS_VERSION, tools: Object.fromEntries(totals) }, null, 2);
-  });
-  return reason === undefined;
+async function mergeIntoFile(path: string, figures: ReadonlyMap<string, ToolCallStats>, lockTimeoutMs?: number): Promise<boolean> {
+  let merged: string[] = [];
+  const reason = await updateFileLocked(
+    path,
+    (current) => {
+      const { totals, merged: before } = parseTotals(current);
+      const pending = pendingFiles(path);
+      for (const [key, stats] of figures) totals.set(key, add(totals.get(key), stats));
+      for (const file of pending.filter((name) => !before.has(name))) {
+        for (const [key, stats] of readPending(join(pendingDir(path), file))) totals.set(key, add(totals.get(key), stats));
+      }
+      merged = pending;
+      return JSON.stringify({ version: STATS_VERSION, tools: Object.fromEntries(totals), merged }, null, 2);
+    },
+    lockTimeoutMs,
+  );
+  if (reason !== undefined) return false;
+  await Promise.all(
+    merged.map((name) => rm(join(pendingDir(path), name), { force: true }).catch(ignored(`removing merged statistics ${name}`))),
+  );
+  return true;
+}
+
+/** The pending files now (not the temp files of ones being written). */
+function pendingFiles(path: string): string[] {
+  try {
+    return readdirSync(pendingDir(path)).filter((name) => name.endsWith(PENDING_SUFFIX));
+  } catch {
+    return [];
+  }
+}
+
+/** A pending file's figures; one that cannot be read counts as none (and is removed with the others). */
+function readPending(file: string): Map<string, ToolCallStats> {
+  try {
+    return statsEntries(JSON.parse(readFileSync(file, "utf8")));
+  } catch {
+    return new Map();
+  }
 }
 
 function add(a: ToolCallStats | undefined, b: ToolCallStats): ToolCallStats {
@@ -103,16 +165,24 @@ function add(a: ToolCallStats | undefined, b: ToolCallStats): ToolCallStats {
   };
 }
 
-/** The file's totals; a missing or damaged file counts as empty (it is rewritten whole). */
-function parseTotals(current: string | undefined): Map<string, ToolCallStats> {
-  if (current === undefined) return new Map();
+/** The file's totals and the pending files added to them; a missing or damaged file counts as empty (it is rewritten whole). */
+function parseTotals(current: string | undefined): { totals: Map<string, ToolCallStats>; merged: Set<string> } {
+  const empty = { totals: new Map<string, ToolCallStats>(), merged: new Set<string>() };
+  if (current === undefined) return empty;
   try {
-    const data = JSON.parse(current) as { version?: unknown; tools?: Record<string, unknown> };
-    if (data.version !== STATS_VERSION || typeof data.tools !== "object" || data.tools === null) return new Map();
-    return new Map(Object.entries(data.tools).filter((entry): entry is [string, ToolCallStats] => isStats(entry[1])));
+    const data = JSON.parse(current) as { version?: unknown; tools?: unknown; merged?: unknown };
+    if (data.version !== STATS_VERSION) return empty;
+    const merged = Array.isArray(data.merged) ? data.merged.filter((name): name is string => typeof name === "string") : [];
+    return { totals: statsEntries(data.tools), merged: new Set(merged) };
   } catch {
-    return new Map();
+    return empty;
   }
+}
+
+/** The well-formed `server/tool` → figures entries of an object. */
+function statsEntries(value: unknown): Map<string, ToolCallStats> {
+  if (!isJsonObject(value)) return new Map();
+  return new Map(Object.entries(value).filter((entry): entry is [string, ToolCallStats] => isStats(entry[1])));
 }
 
 function isStats(value: unknown): value is ToolCallStats {

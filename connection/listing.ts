@@ -48,6 +48,7 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
       title: nonEmptyString(tool.title) ?? nonEmptyString(annotations.title),
       description: nonEmptyString(tool.description),
       inputSchema: tool.inputSchema,
+      ...(isJsonObject(tool.outputSchema) ? { outputSchema: tool.outputSchema } : {}),
     });
   }
   return { items: tools, problems };

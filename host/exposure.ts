@@ -8,8 +8,10 @@
  *   model until ToolSearch loads it, and left out of the `codemode` description (which would otherwise list
  *   declarations of a thousand tools up to its inline budget, and change as servers connect). Scripts find it with
  *   `searchTools()`, `describeNamespace()`, `ALL_TOOLS`. A direct tool stays `direct`.
- * - Each server is a namespace (its name; the script identifier as an alias) with its instructions, which
- *   `describeNamespace()` returns.
+ * - Each server is a namespace (its name; the script identifier as an alias) with its `description` and
+ *   instructions, which `describeNamespace()` returns.
+ * - Where scripts can call tools (the host has codemode), a tool a server no longer offers is registered again as
+ *   `hidden`: tools cannot be unregistered, and a deferred tool stays callable from scripts whether active or not.
  * - ToolSearch and McpCall are `model-only` (a script has nothing to load) and say which tools a call may reach.
  */
 
@@ -32,6 +34,8 @@ export interface ToolExposureFields {
   exposure?: ToolExposure;
   namespace?: ToolNamespace;
   reachesTools?: (input: Record<string, unknown>) => ToolReach;
+  /** The JSON Schema of `structuredContent`: a codemode script's call resolves to that instead of the text. */
+  outputSchema?: Record<string, unknown>;
 }
 
 /** A tool as `pi.getAllTools()` reports it on hosts with tool exposure. */
@@ -41,18 +45,23 @@ export interface ExposedToolInfo {
   reachesTools?: (input: Record<string, unknown>) => ToolReach;
 }
 
-/** The name a `codemode` script calls a tool or namespace by: characters invalid in an identifier become `_`. */
+/**
+ * The name a `codemode` script calls a tool or namespace by, as Pi 1.x makes it: each character invalid in a
+ * JavaScript identifier (a digit too, first) becomes `_`.
+ */
 export function scriptIdentifier(name: string): string {
-  return name.replace(/[^A-Za-z0-9_$]/g, "_");
+  const identifier = name.replace(/[^A-Za-z0-9_$]/g, "_").replace(/^[0-9]/, "_");
+  return identifier === "" ? "_" : identifier;
 }
 
-/** A server's namespace: what `describeNamespace()` answers about it. */
-export function serverNamespace(server: string, instructions: string | undefined): ToolNamespace {
+/** A server's namespace: what `describeNamespace()` answers about it (its configured `description`, its instructions). */
+export function serverNamespace(server: string, about: { description?: string; instructions?: string }): ToolNamespace {
   const identifier = scriptIdentifier(server);
   return {
     name: server,
     ...(identifier !== server ? { aliases: [identifier] } : {}),
-    ...(instructions ? { instructions } : {}),
+    ...(about.description ? { description: about.description } : {}),
+    ...(about.instructions ? { instructions: about.instructions } : {}),
   };
 }
 

@@ -7,6 +7,7 @@
  * characters become `_`, as Pi 1.x codemode does), so `tools.my_server__x` and `tools["my-server__x"]` both work.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { callToolResultSchema, scriptIdentifier } from "../host.ts";
 import { executeMcpTool, type ToolCallContext } from "../tool-executor.ts";
 import { rankTools, type ToolSearchContext, waitForStartup } from "../tool-search.ts";
 import { isJsonObject } from "../util/guards.ts";
@@ -19,12 +20,6 @@ export type ScriptApiContext = ToolCallContext & ToolSearchContext;
 const DEFAULT_SEARCH_LIMIT = 8;
 const MAX_SEARCH_LIMIT = 50;
 const CLOSE_MATCHES = 3;
-
-/** A tool's name as a script may write it after `tools.`: invalid identifier characters become `_`. */
-export function scriptIdentifier(name: string): string {
-  const identifier = name.replace(/[^A-Za-z0-9_$]/g, "_");
-  return /^[0-9]/.test(identifier) ? `_${identifier}` : identifier;
-}
 
 /** `ALL_TOOLS`: every MCP tool the adapter knows, by the name a script calls it with. */
 export function scriptCatalog(state: ScriptApiContext): { name: string; description: string }[] {
@@ -50,7 +45,11 @@ export function scriptHostCalls(state: ScriptApiContext, ctx: ExtensionContext |
   };
 }
 
-/** Resolves to the structured content when the server gave one, else to the text the model would have read. */
+/**
+ * Resolves to the tool's whole result (`{ content, structuredContent?, isError? }`, calls/script-result.ts), as a
+ * Pi 1.x codemode script's call of an MCP tool does, so one script text runs on every host; an error the server
+ * reported resolves too (the script reads `isError`). A call that could not be made rejects.
+ */
 async function callTool(
   state: ScriptApiContext,
   name: string,
@@ -72,11 +71,10 @@ async function callTool(
     );
   }
   try {
-    const result = await executeMcpTool(state, tool.name, args ?? {}, signal, undefined, ctx, { structured: true });
-    if (result.details.structuredContent !== undefined) return result.details.structuredContent;
-    return result.content.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join("\n");
+    const result = await executeMcpTool(state, tool.name, args ?? {}, signal, undefined, ctx, { scriptResults: true });
+    return result.structuredContent;
   } catch (error) {
-    // The executor's messages name the tool and its server already; a refused approval or an isError result too.
+    // The executor's messages name the tool and its server already; a refused approval too.
     const message = error instanceof Error ? error.message : String(error);
     const named = message.includes(tool.serverName)
       ? message
@@ -110,15 +108,22 @@ function searchTools(state: ScriptApiContext, query: string, options: Record<str
     .map((tool) => ({ name: scriptIdentifier(tool.name), description: tool.description }));
 }
 
-/** The description and the parameters as JSON Schema, or undefined for a name no tool has. */
-function describeTool(state: ScriptApiContext, name: string): { name: string; description: string; parameters: unknown } | undefined {
+/** The description, the parameters and what a call resolves to (JSON Schemas), or undefined for a name no tool has. */
+function describeTool(state: ScriptApiContext, name: string): Record<string, unknown> | undefined {
   const tool = findTool(state, name);
-  return tool && { name: scriptIdentifier(tool.name), description: tool.description, parameters: tool.inputSchema };
+  return (
+    tool && {
+      name: scriptIdentifier(tool.name),
+      description: tool.description,
+      parameters: tool.inputSchema,
+      returns: callToolResultSchema(tool.outputSchema),
+    }
+  );
 }
 
 function describeNamespace(state: ScriptApiContext, name: string): Record<string, unknown> | undefined {
   const tools = state.tools.byServer.get(name);
   if (!tools) return undefined;
-  const inventory = state.inventories.get(name);
-  return { name, instructions: inventory?.instructions, tools: tools.map((tool) => scriptIdentifier(tool.name)) };
+  const about = { description: state.servers.get(name)?.description, instructions: state.inventories.get(name)?.instructions };
+  return { name, ...about, tools: tools.map((tool) => scriptIdentifier(tool.name)) };
 }

@@ -156,19 +156,25 @@ test(`the real filesystem server, given no directory, works in Pi's working dire
   const dirs = await mcpDirs({ mcpServers: { fs: { command: process.execPath, args: [server], lifecycle: "eager" } } });
   cleanups.push(dirs.cleanup);
   await writeFile(join(dirs.cwd, "notes.txt"), "from the project");
-  const script: ScriptStep[] = [
-    { toolCalls: [{ name: "ToolSearch", arguments: { query: "select:fs__list_allowed_directories,fs__read_text_file" } }] },
-    callLoaded("fs__list_allowed_directories"),
-    callLoaded("fs__read_text_file", { path: join(dirs.cwd, "notes.txt") }),
-    "done",
-  ];
-  const pi = await startSession({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, script });
+  const load = { toolCalls: [{ name: "ToolSearch", arguments: { query: "select:fs__list_allowed_directories,fs__read_text_file" } }] };
+  const pi = await startSession({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, script: [load, "loaded"] });
   cleanups.push(() => pi.dispose());
   await waitForStatus(pi, /✓ fs: connected/, 60_000);
+  await pi.prompt("load the file tools");
+  // The server asks for its roots when it likes after `initialized`: under load, a first call can come before.
+  await expect
+    .poll(
+      async () => {
+        pi.script([callLoaded("fs__list_allowed_directories"), "listed"]);
+        await pi.prompt("where may you read?");
+        return pi.toolResults.at(-1)!.text;
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(`Allowed directories:\n${dirs.cwd}`);
+  pi.script([callLoaded("fs__read_text_file", { path: join(dirs.cwd, "notes.txt") }), "done"]);
   await pi.prompt("read my notes");
-  const [allowed, read] = pi.toolResults.slice(-2);
-  expect(allowed).toMatchObject({ isError: false, text: `Allowed directories:\n${dirs.cwd}` });
-  expect(read).toMatchObject({ isError: false, text: "from the project" });
+  expect(pi.toolResults.at(-1)).toMatchObject({ isError: false, text: "from the project" });
 });
 
 describe(`URL elicitation in print mode on Pi ${host.version}`, () => {

@@ -110,6 +110,38 @@ describe.skipIf(!hasCodemode)(`codemode over the adapter's MCP tools on Pi ${hos
     ]);
   }, 90_000);
 
+  test("a script gets the whole result, the server's structured content in it, and the namespace's description; a disabled server's tools leave the scripts' reach", async () => {
+    const dirs = await mcpDirs({
+      mcpServers: { everything: { ...CONFIG.mcpServers.everything, description: "Every MCP feature, for tests" } },
+    });
+    cleanups.push(dirs.cleanup);
+    const reach = 'ALL_TOOLS.filter((tool) => tool.name.startsWith("everything__")).length';
+    const weather = [
+      'const weather = await tools.everything__get_structured_content({ location: "New York" });',
+      'const space = await describeNamespace("everything");',
+      // The server's output schema is in the tool's declaration: its result fields are named there.
+      'const declared = JSON.stringify(await describeTool("everything__get_structured_content")).includes("humidity");',
+      `return [typeof weather.structuredContent.temperature, weather.content[0].type, space.description, declared, ${reach}].join(" | ");`,
+    ].join("\n");
+    const pi = await startSession({
+      extensions: ["test/fixtures/extensions/codemode.ts", "pi-mcp-adapter.ts"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+      script: [script(weather), "done", script(`return "reach " + ${reach};`), "done again"],
+      dialogs: { select: (_title, options) => options[0] },
+    });
+    cleanups.push(() => pi.dispose());
+    await listedAndStopped(pi);
+
+    await pi.prompt("the weather through a script");
+    expect(pi.toolResults.at(-1)).toMatchObject({ toolName: "codemode", isError: false });
+    expect(pi.toolResults.at(-1)!.text).toMatch(/number \| text \| Every MCP feature, for tests \| true \| [1-9]\d*/);
+
+    expect((await pi.command("/mcp disable everything")).text).toContain('Disabled MCP server "everything"');
+    await pi.prompt("what can a script reach now");
+    expect(pi.toolResults.at(-1)).toMatchObject({ toolName: "codemode", isError: false, text: expect.stringContaining("reach 0") });
+  }, 90_000);
+
   test("one search tool: Pi's tool_search, active with nothing but our tools to load, is switched off; ToolSearch stays", async () => {
     process.env.PI_TEST_TOOL_SEARCH = "1";
     cleanups.push(async () => void delete process.env.PI_TEST_TOOL_SEARCH);

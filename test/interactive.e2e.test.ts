@@ -3,30 +3,29 @@
  * finds the echo tool and calls it within that prompt, as in the other modes. And a tool under `approveTools` asks
  * in the TUI's dialog and runs once the user picks "Allow once", also when a codemode script calls it.
  */
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, expect, test } from "vitest";
 import { ECHO_MESSAGE, ECHO_TOOL } from "./fixtures/faux-scripts/mcp-echo-steps.ts";
 import type { ToolResultRecord } from "./helpers/faux-script.ts";
-import { FAUX_MODEL, type FauxRecordLine } from "./helpers/faux-provider-extension.ts";
+import type { FauxRecordLine } from "./helpers/faux-provider-extension.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { itemsRan, itemsServer, warmCache } from "./helpers/items-fixture.ts";
 import { type McpDirs, mcpDirs, REAL_SERVERS } from "./helpers/mcp-setup.ts";
 import { ordersLog, ordersServer } from "./helpers/orders-task.ts";
-import { descendantProcesses } from "./helpers/processes.ts";
+import { type PiTui, startPiTui } from "./helpers/pi-tui.ts";
+import { processesWithMarker } from "./helpers/processes.ts";
 
 const host = currentHost();
-const SESSION = `pi-mcp-interactive-${process.pid}`;
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
-const screen = () => tmux("capture-pane", "-p", "-t", SESSION, "-S", "-200");
+let tui: PiTui;
+const screen = () => tui.history();
+const keys = (...names: string[]) => tui.keys(...names);
 
 async function toolResults(recordFile: string): Promise<ToolResultRecord[]> {
   if (!existsSync(recordFile)) return [];
@@ -37,24 +36,12 @@ async function toolResults(recordFile: string): Promise<ToolResultRecord[]> {
   return lines.flatMap((line) => ("toolResult" in line ? [line.toolResult] : []));
 }
 
-/** Starts the real `pi` TUI in tmux with the adapter and a faux model script; returns the file its tool results go to. */
+/** Starts the real `pi` TUI with the adapter and a faux model script, ready for keys; returns the file its tool results go to. */
 async function startTui(dirs: McpDirs, script: string, env: Record<string, string> = {}): Promise<string> {
-  const work = await mkdtemp(join(tmpdir(), "pi-interactive-"));
-  cleanups.push(() => rm(work, { recursive: true, force: true }));
-  await writeFile(join(dirs.agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false }, cacheWarming: "off" }));
-  const recordFile = join(work, "record.jsonl");
-  const command = [
-    `PI_CODING_AGENT_DIR=${dirs.agentDir}`,
-    `PI_FAUX_RECORD=${recordFile}`,
-    ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
-    host.nodeBinary,
-    host.cliPath,
-    "--offline --no-session",
-    `-e ${resolve("pi-mcp-adapter.ts")} -e ${resolve(script)}`,
-    `--model ${FAUX_MODEL}`,
-  ].join(" ");
-  tmux("new-session", "-d", "-s", SESSION, "-x", "200", "-y", "50", "-c", dirs.cwd, command);
-  cleanups.push(async () => void execFileSync("tmux", ["kill-session", "-t", SESSION], { stdio: "ignore" }));
+  const recordFile = join(dirs.agentDir, "record.jsonl");
+  tui = await startPiTui({ ...dirs, extensions: [script], env: { PI_FAUX_RECORD: recordFile, ...env }, columns: 200, rows: 50 });
+  cleanups.push(() => tui.close());
+  await tui.ready();
   return recordFile;
 }
 
@@ -64,7 +51,7 @@ test(`interactive mode on Pi ${host.version}: a typed prompt finds and calls a t
   const recordFile = await startTui(dirs, "test/fixtures/faux-scripts/mcp-echo.ts");
 
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP ");
-  tmux("send-keys", "-t", SESSION, "echo something", "Enter");
+  keys("echo something", "Enter");
   await expect.poll(() => toolResults(recordFile), { timeout: 30_000 }).toHaveLength(2);
   const results = await toolResults(recordFile);
   expect(results.map((result) => [result.toolName, result.isError])).toEqual([
@@ -74,11 +61,11 @@ test(`interactive mode on Pi ${host.version}: a typed prompt finds and calls a t
   expect(results[1]!.text).toBe(`Echo: ${ECHO_MESSAGE}`);
   await expect.poll(screen, { timeout: 30_000 }).toContain("Echoed.");
 
-  tmux("send-keys", "-t", SESSION, "/mcp status", "Enter");
+  keys("/mcp status", "Enter");
   await expect.poll(screen, { timeout: 30_000 }).toMatch(/✓ everything: connected · lazy · stdio · \d+ tools · pid \d+/);
 
-  tmux("send-keys", "-t", SESSION, "/quit", "Enter");
-  await expect.poll(() => descendantProcesses("server-everything/dist/index.js"), { timeout: 30_000 }).toEqual([]);
+  keys("/quit", "Enter");
+  await expect.poll(() => processesWithMarker(dirs.agentDir), { timeout: 30_000 }).toEqual([]); // Pi and its servers
 });
 
 test(`interactive mode on Pi ${host.version}: an approveTools tool asks in the TUI and runs after "Allow once"; the other tool runs unasked`, async () => {
@@ -95,13 +82,13 @@ test(`interactive mode on Pi ${host.version}: an approveTools tool asks in the T
   const recordFile = await startTui(dirs, "test/helpers/faux-json-script.ts", { PI_FAUX_STEPS: steps });
 
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP ");
-  tmux("send-keys", "-t", SESSION, "delete the tmux item", "Enter");
+  keys("delete the tmux item", "Enter");
   await expect.poll(screen, { timeout: 30_000 }).toContain('MCP server "items" wants to run delete_item with {"id":"tmux"}. Allow it?');
   expect(screen()).toMatch(
     /Allow once[\s\S]*Allow delete_item for this session[\s\S]*Allow every tool of items for this session[\s\S]*Deny/,
   );
   expect(itemsRan(dirs).slice(ranBefore)).not.toContain("delete_item");
-  tmux("send-keys", "-t", SESSION, "Enter");
+  keys("Enter");
   await expect.poll(() => toolResults(recordFile), { timeout: 30_000 }).toHaveLength(2);
   const results = await toolResults(recordFile);
   expect(results.map((result) => [result.toolName, result.isError, result.text]).sort()).toEqual([
@@ -110,8 +97,8 @@ test(`interactive mode on Pi ${host.version}: an approveTools tool asks in the T
   ]);
   expect(itemsRan(dirs).slice(ranBefore).sort()).toEqual(["delete_item", "echo"]);
   await expect.poll(screen, { timeout: 30_000 }).toContain("Deleted.");
-  tmux("send-keys", "-t", SESSION, "/quit", "Enter");
-  await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
+  keys("/quit", "Enter");
+  await expect.poll(() => processesWithMarker(dirs.agentDir), { timeout: 30_000 }).toEqual([]); // Pi and its servers
 });
 
 test.skipIf(host.version.startsWith("1."))(
@@ -121,24 +108,24 @@ test.skipIf(host.version.startsWith("1."))(
     cleanups.push(dirs.cleanup);
     await warmCache(dirs, "orders");
     const steps = join(dirs.cwd, "steps.json");
-    const code = "return await tools.orders__refund_order({ id: 'ORD-1004' });";
+    const code = "return (await tools.orders__refund_order({ id: 'ORD-1004' })).content[0].text;";
     await writeFile(steps, JSON.stringify([{ toolCalls: [{ name: "codemode", arguments: { code } }] }, "Refunded."]));
     const recordFile = await startTui(dirs, "test/helpers/faux-json-script.ts", { PI_FAUX_STEPS: steps });
 
     await expect.poll(screen, { timeout: 30_000 }).toContain("MCP ");
-    tmux("send-keys", "-t", SESSION, "refund order 1004", "Enter");
+    keys("refund order 1004", "Enter");
     await expect
       .poll(screen, { timeout: 30_000 })
       .toContain('MCP server "orders" wants to run refund_order with {"id":"ORD-1004"}. Allow it?');
     expect(ordersLog(dirs)).toEqual([]);
-    tmux("send-keys", "-t", SESSION, "Enter");
+    keys("Enter");
     await expect.poll(() => toolResults(recordFile), { timeout: 30_000 }).toHaveLength(1);
     expect((await toolResults(recordFile)).map((result) => [result.toolName, result.isError, result.text])).toEqual([
       ["codemode", false, "refunded ORD-1004"],
     ]);
     expect(ordersLog(dirs)).toEqual([{ refund: "ORD-1004" }]);
     await expect.poll(screen, { timeout: 30_000 }).toContain("Refunded.");
-    tmux("send-keys", "-t", SESSION, "/quit", "Enter");
-    await expect.poll(() => descendantProcesses("orders-server.mjs"), { timeout: 30_000 }).toEqual([]);
+    keys("/quit", "Enter");
+    await expect.poll(() => processesWithMarker(dirs.agentDir), { timeout: 30_000 }).toEqual([]); // Pi and its servers
   },
 );

@@ -112,6 +112,19 @@ describe("writeServerEntries and loadMetadataCache", () => {
     });
   });
 
+  it("round-trips a tool's output schema (what a Pi 1.x codemode script's call resolves to), and drops one that is not an object", async () => {
+    const def = server("weather");
+    const outputSchema = { type: "object", properties: { temperature: { type: "number" } }, required: ["temperature"] };
+    const tools = [
+      { name: "now", inputSchema: { type: "object" }, outputSchema },
+      { name: "odd", inputSchema: { type: "object" }, outputSchema: "not a schema" as any },
+    ];
+    await writeServerEntries(agentDir, { weather: createCacheEntry(def, tools, [], 1000) });
+    const [now, odd] = loadMetadataCache(agentDir).servers.get("weather")!.tools;
+    expect(now).toEqual({ name: "now", inputSchema: { type: "object", properties: {} }, outputSchema });
+    expect(odd).toEqual({ name: "odd", inputSchema: { type: "object", properties: {} } });
+  });
+
   it("round-trips resource templates, prompts and instructions (cut to 1,000 characters)", async () => {
     const def = server("fx");
     const extras = {

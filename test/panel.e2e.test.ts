@@ -5,65 +5,38 @@
  * "Show last error", the text /mcp status shows under it (its stderr lines too). The screens are saved to
  * $PANEL_CAPTURE when set (for the notes).
  */
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { appendFile, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, expect, test } from "vitest";
-import { FAUX_MODEL } from "./helpers/faux-provider-extension.ts";
 import { currentHost } from "./helpers/hosts.ts";
 import { itemsServer, warmCache } from "./helpers/items-fixture.ts";
 import { type McpDirs, mcpDirs } from "./helpers/mcp-setup.ts";
-import { descendantProcesses } from "./helpers/processes.ts";
+import { type PiTui, startPiTui } from "./helpers/pi-tui.ts";
+import { processesWithMarker } from "./helpers/processes.ts";
 
 const host = currentHost();
-const SESSION = `pi-mcp-panel-${process.pid}`;
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
-const screen = () => tmux("capture-pane", "-p", "-t", SESSION);
-const keys = (...names: string[]) => tmux("send-keys", "-t", SESSION, ...names);
+let tui: PiTui;
+const screen = () => tui.screen();
+const keys = (...names: string[]) => tui.keys(...names);
 
 async function save(title: string): Promise<void> {
   const file = process.env.PANEL_CAPTURE;
   if (file) await appendFile(file, `===== Pi ${host.version}: ${title} =====\n${screen().trimEnd()}\n\n`);
 }
 
-/** The real `pi` TUI with the adapter, a model that is never asked, and the cwd and agent dir of `dirs`. */
+/** The real `pi` TUI with the adapter, a model that is never asked, and the cwd and agent dir of `dirs`; ready for keys. */
 async function startTui(dirs: McpDirs): Promise<void> {
-  const work = await mkdtemp(join(tmpdir(), "pi-panel-"));
-  cleanups.push(() => rm(work, { recursive: true, force: true }));
-  await writeFile(join(dirs.agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false }, cacheWarming: "off" }));
-  const steps = join(work, "steps.json");
+  const steps = join(dirs.agentDir, "steps.json");
   await writeFile(steps, "[]");
-  const command = [
-    `PI_CODING_AGENT_DIR=${dirs.agentDir}`,
-    `PI_FAUX_STEPS=${steps}`,
-    host.nodeBinary,
-    host.cliPath,
-    "--offline --no-session",
-    `-e ${resolve("pi-mcp-adapter.ts")} -e ${resolve("test/helpers/faux-json-script.ts")}`,
-    `--model ${FAUX_MODEL}`,
-  ].join(" ");
-  tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "40", "-c", dirs.cwd, command);
-  cleanups.push(async () => {
-    try {
-      execFileSync("tmux", ["kill-session", "-t", SESSION], { stdio: "ignore" });
-    } catch {
-      // Gone already: Pi quit, and its session with it.
-    }
-  });
-}
-
-/** Types /mcp and submits it. */
-function openPanel(): void {
-  keys("/mcp");
-  keys("Escape"); // closes the command completion list, so Enter submits
-  keys("Enter");
+  tui = await startPiTui({ ...dirs, extensions: ["test/helpers/faux-json-script.ts"], env: { PI_FAUX_STEPS: steps } });
+  cleanups.push(() => tui.close());
+  await tui.ready();
 }
 
 const CONFIG = (items: Record<string, unknown>) => `{
@@ -84,7 +57,7 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   await startTui(dirs);
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP 0/1 up");
 
-  openPanel();
+  await tui.command("mcp");
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
   expect(screen()).toMatch(/→ items +not started · 10 tools \(from the cache, listed [^)]+\) · user: /);
   expect(screen()).toMatch(/spare +disabled · user: /);
@@ -121,7 +94,7 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
   await save("Esc closed the panel");
 
   keys("/quit", "Enter");
-  await expect.poll(() => descendantProcesses("items-server.mjs"), { timeout: 30_000 }).toEqual([]);
+  await expect.poll(() => processesWithMarker(dirs.agentDir), { timeout: 30_000 }).toEqual([]); // Pi and its servers
 }, 300_000); // a dozen screens, each waited for: room for a loaded machine
 
 /** A server that fails at start, saying why on stderr. */
@@ -134,7 +107,7 @@ test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on
   // It has no cached tools, so the startup tried to list them: wait for that to fail, not to race the Reconnect.
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP 0/1 up · 0 tools · 1 failing");
 
-  openPanel();
+  await tui.command("mcp");
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
   keys("Down");
   keys("Enter");
@@ -167,9 +140,8 @@ test(`the /mcp panel on Pi ${host.version} with no server says how to add one, a
   const dirs = await mcpDirs({ mcpServers: {} });
   cleanups.push(dirs.cleanup);
   await startTui(dirs);
-  await expect.poll(screen, { timeout: 30_000 }).toContain("faux-1"); // the footer: the TUI is up
 
-  openPanel();
+  await tui.command("mcp");
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (0)");
   expect(screen()).toMatch(/→ No servers yet +Add one with \/mcp add <name> <command or url>/);
   expect(screen()).not.toContain("No matching");

@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { createCallStats, STATS_FILE_NAME } from "../calls/stats.ts";
+import { acquireFileLock } from "../util/file-lock.ts";
 
 let dir: string;
 beforeEach(async () => {
@@ -71,5 +72,43 @@ describe("call statistics", () => {
     );
     const { tools } = await readStats(join(dir, STATS_FILE_NAME));
     expect(tools["server-0/tool"].calls + tools["server-1/tool"].calls).toBe(600);
+  });
+
+  test("a session ending while another process holds the lock leaves its figures pending; the next write adds them once", async () => {
+    const path = join(dir, STATS_FILE_NAME);
+    const release = await acquireFileLock(path, 1_000, () => {});
+    if (typeof release === "string") throw new Error(release);
+    const ending = createCallStats({ captureStats: true }, dir)!;
+    ending.record("srv", "echo", 10, true);
+    ending.record("srv", "echo", 20, false);
+    await ending.close(200);
+    await release();
+    expect(await readdir(`${path}.pending`)).toHaveLength(1);
+    await expect(readFile(path)).rejects.toThrow(); // nothing merged yet
+
+    const next = createCallStats({ captureStats: true }, dir)!;
+    next.record("srv", "echo", 5, true);
+    await next.flush();
+    expect((await readStats(path)).tools["srv/echo"]).toMatchObject({ calls: 3, errors: 1, totalMs: 35 });
+    expect(await readdir(`${path}.pending`)).toEqual([]);
+    next.record("srv", "echo", 5, true);
+    await next.flush();
+    expect((await readStats(path)).tools["srv/echo"].calls).toBe(4);
+  });
+
+  test("a pending file already added (a crash before its removal) is not counted again, and then removed", async () => {
+    const path = join(dir, STATS_FILE_NAME);
+    const figures = { "srv/echo": { calls: 2, errors: 0, totalMs: 4, maxMs: 2, lastCallAt: 1 } };
+    await mkdir(`${path}.pending`);
+    await writeFile(join(`${path}.pending`, "1-2-ab.json"), JSON.stringify(figures));
+    await writeFile(path, JSON.stringify({ version: 1, tools: figures, merged: ["1-2-ab.json"] }));
+    const stats = createCallStats({ captureStats: true }, dir)!;
+    stats.record("srv", "echo", 1, true);
+    await stats.flush();
+    expect((await readStats(path)).tools["srv/echo"].calls).toBe(3);
+    expect(await readdir(`${path}.pending`)).toEqual([]);
+    stats.record("srv", "echo", 1, true);
+    await stats.flush();
+    expect(await readStats(path)).toMatchObject({ tools: { "srv/echo": { calls: 4 } }, merged: [] });
   });
 });

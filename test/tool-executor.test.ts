@@ -159,6 +159,42 @@ describe("a call that succeeds", () => {
   });
 });
 
+describe("a call for a codemode script (Pi 1.x)", () => {
+  const content = () => serverDef("content", { command: process.execPath, args: [CONTENT_FIXTURE] });
+  const forScripts = (state: Session, name: string, params: unknown = {}) =>
+    executeMcpTool(state, name, params, undefined, undefined, undefined, { scriptResults: true });
+
+  it("carries the whole answer, structured content and blocks as the server sent them, beside the model's text", async () => {
+    const state = session([content()], { content: { tools: ["structured-only"] } });
+    const result = await forScripts(state, "content__structured-only");
+    expect(result.structuredContent).toEqual({ content: [], structuredContent: { temperature: 21.5, unit: "C" } });
+    expect(textOf(result)).toContain("21.5");
+    expect(result.isError).toBeUndefined();
+  });
+
+  it("returns the server's error result as one, keeping what it said, and records a failure", async () => {
+    const state = session([content()], { content: { tools: ["fail"] } });
+    const result = await forScripts(state, "content__fail");
+    expect(result).toMatchObject({ isError: true, content: [{ type: "text", text: "Repository not found: acme/nothing" }] });
+    expect(result.structuredContent).toEqual({ content: [{ type: "text", text: "Repository not found: acme/nothing" }], isError: true });
+    expect(state.recorded).toEqual([{ server: "content", tool: "fail", ok: false }]);
+  });
+
+  it("gives a resource a resource tool reads as an embedded resource block", async () => {
+    const state = session([fx()], { fx: FX_TOOLS });
+    const result = await forScripts(state, "fx__get_one");
+    expect(result.structuredContent).toEqual({
+      content: [{ type: "resource", resource: expect.objectContaining({ uri: "fixture://one", text: "content of fixture://one" }) }],
+    });
+  });
+
+  it("leaves the model's calls as they were: no script result, an error result thrown", async () => {
+    const state = session([content()], { content: { tools: ["structured-only", "fail"] } });
+    expect((await call(state, "content__structured-only")).structuredContent).toBeUndefined();
+    expect(await failure(call(state, "content__fail"))).toBe("Repository not found: acme/nothing");
+  });
+});
+
 describe("a call that fails", () => {
   it("passes on the server's error result", async () => {
     const state = session([serverDef("content", { command: process.execPath, args: [CONTENT_FIXTURE] })], { content: { tools: ["fail"] } });

@@ -8,7 +8,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ENTRY } from "./fault-setup.ts";
 import { contentText, type ModelRequest, type ScriptStep } from "./faux-script.ts";
-import { REPO_ROOT } from "./hosts.ts";
+import { hostHasCodemode } from "../../host.ts";
+import { currentHost, REPO_ROOT } from "./hosts.ts";
 import { type McpDirs, mcpDirs } from "./mcp-setup.ts";
 import { type PiSession, startSession } from "./pi-session.ts";
 import { warmCache } from "./items-fixture.ts";
@@ -18,8 +19,7 @@ const LOG_NAME = "orders.log";
 export const TASK_PROMPT = "Save a summary titled 'North disputes' of the five largest disputed orders in the north region.";
 
 /** The same text passes on every host: ours (0.73, 0.87) and Pi 1.x's own codemode. */
-export const TASK_SCRIPT = `const listed = await tools.orders__list_orders({});
-const { orders } = typeof listed === "string" ? JSON.parse(listed) : listed;
+export const TASK_SCRIPT = `const { orders } = (await tools.orders__list_orders({})).structuredContent;
 const picked = orders
   .filter((order) => order.status === "disputed" && order.region === "north")
   .sort((a, b) => b.total - a.total)
@@ -27,7 +27,7 @@ const picked = orders
 const total = Math.round(picked.reduce((sum, order) => sum + order.total, 0) * 100) / 100;
 const saved = await tools.orders__write_summary({ title: "North disputes", order_ids: picked.map((order) => order.id), total });
 console.log(picked.length + " of " + orders.length + " orders picked");
-return saved;`;
+return saved.content[0].text;`;
 
 interface Order {
   id: string;
@@ -88,13 +88,19 @@ export interface TaskRun {
   pi: PiSession;
 }
 
+/** Pi 1.x's own codemode, for SDK sessions: where the host has one, the adapter offers none and scripts run through it. */
+const PI_CODEMODE = join(REPO_ROOT, "test/fixtures/extensions/pi-codemode.ts");
+
 /** Dirs with the fixture (its tools cached), and a session that has done the task in `mode`. Caller disposes both. */
 export async function runOrdersTask(mode: TaskMode): Promise<TaskRun> {
   const settings = mode === "script" ? { script: true } : {};
   const dirs = await mcpDirs({ mcpServers: { orders: ordersServer(mode === "direct" ? { directTools: true } : {}) }, settings });
   await warmCache(dirs, "orders");
   const pi = await startSession({
-    extensions: [join(REPO_ROOT, ENTRY)],
+    extensions: [
+      ...(mode === "script" && hostHasCodemode(await import(currentHost().packageName)) ? [PI_CODEMODE] : []),
+      join(REPO_ROOT, ENTRY),
+    ],
     agentDir: dirs.agentDir,
     cwd: dirs.cwd,
     script: mode === "direct" ? directSteps() : scriptSteps(),
