@@ -2,7 +2,7 @@
  * The MCP SDK (the connection code) loads only when a call may follow: not at startup and not for a prompt that
  * offers the model no MCP tool, but as soon as a prompt offers one the model can call without a ToolSearch first
  * (a direct tool), so that its first call does not wait for the load. Seen through a loader hook in this test's own
- * process (vitest runs each test file in a fresh one): the files of the SDK that Node loads.
+ * process (a fresh one: this file is in vitest.config.ts's NEEDS_OWN_PROCESS): the files of the SDK that Node loads.
  */
 import { register } from "node:module";
 import { MessageChannel } from "node:worker_threads";
