@@ -15,7 +15,14 @@ import { callWithUrlElicitation, type UnansweredPages } from "./connection/elici
 import { errorMessage, isJsonObject } from "./util/guards.ts";
 import { formatParameters } from "./tools/json-schema.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
-import { keepOverflow, McpToolError, transformMcpResult, transformResourceResult, type TransformedResult } from "./calls/content.ts";
+import {
+  errorResultText,
+  keepOverflow,
+  McpToolError,
+  transformMcpResult,
+  transformResourceResult,
+  type TransformedResult,
+} from "./calls/content.ts";
 import { keepInFile, resultDir } from "./calls/result-spill.ts";
 import { type ScriptResult, scriptResultOfCall, scriptResultOfRead } from "./calls/script-result.ts";
 import { loadToonEncoder } from "./calls/toon.ts";
@@ -152,7 +159,7 @@ async function callTool(
     return { content: result.content, details };
   }
   // The model reads an error result as it reads a thrown one; the script still gets what the server said.
-  const content = result.isError ? [{ type: "text" as const, text: new McpToolError(result).message }] : result.content;
+  const content = result.isError ? [{ type: "text" as const, text: errorResultText(result) }] : result.content;
   return { content, details, structuredContent: scriptResult, ...(result.isError ? { isError: true } : {}) };
 }
 

@@ -21,7 +21,7 @@ import type {
 } from "@mariozechner/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { callToolResultSchema, reachNames, serverNamespace, type ToolExposure, type ToolExposureFields, type ToolReach } from "./host.ts";
-import type { ToolView } from "./tool-view.ts";
+import { serverAbout, type ToolView } from "./tool-view.ts";
 import type { ToolMetadata } from "./types.ts";
 import { getServerPrefix, PREFIX_SEPARATOR } from "./tool-names.ts";
 
@@ -57,10 +57,7 @@ export function mcpToolExposure(tool: ToolMetadata, view: DefinitionView): ToolE
 export function mcpToolDefinition(tool: ToolMetadata, run: McpToolRunner, view: DefinitionView, scriptResults: boolean): ToolDefinition {
   const exposure: ToolExposureFields = {
     exposure: mcpToolExposure(tool, view),
-    namespace: serverNamespace(tool.serverName, {
-      description: view.servers.get(tool.serverName)?.description,
-      instructions: view.inventories.get(tool.serverName)?.instructions,
-    }),
+    namespace: serverNamespace(tool.serverName, serverAbout(view, tool.serverName)),
     ...(scriptResults ? { outputSchema: callToolResultSchema(tool.outputSchema) } : {}),
   };
   return {

@@ -58,6 +58,14 @@ export function updateServerInventory(
   return true;
 }
 
+/** What a server says of itself to scripts (a codemode namespace): its configured `description`, its instructions. */
+export function serverAbout(
+  view: Pick<ToolView, "servers" | "inventories">,
+  name: string,
+): { description?: string; instructions?: string } {
+  return { description: view.servers.get(name)?.description, instructions: view.inventories.get(name)?.instructions };
+}
+
 export function directRules(config: LoadedConfig): DirectToolRules {
   return {
     servers: new Map(config.servers.map((server) => [server.name, server])),

@@ -68,16 +68,21 @@ export interface Overflow {
 /** Writes data to a file the model can read and gives its path; undefined when it could not. */
 export type ResultKeeper = (data: string | Buffer, mimeType: string) => Promise<string | undefined>;
 
+/** What the model reads of an `isError` result: its text, or a note that it had none. */
+export function errorResultText(result: TransformedResult): string {
+  const text = result.content
+    .filter((block): block is TextContent => block.type === "text")
+    .map((block) => block.text)
+    .join("\n");
+  return text || "The MCP tool reported an error without a message.";
+}
+
 /** Thrown by the caller for an `isError` result; its message is the result's text, as the model should see it. */
 export class McpToolError extends Error {
   readonly result: TransformedResult;
 
   constructor(result: TransformedResult) {
-    const text = result.content
-      .filter((block): block is TextContent => block.type === "text")
-      .map((block) => block.text)
-      .join("\n");
-    super(text || "The MCP tool reported an error without a message.");
+    super(errorResultText(result));
     this.name = "McpToolError";
     this.result = result;
   }

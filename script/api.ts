@@ -9,6 +9,7 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { callToolResultSchema, scriptIdentifier } from "../host.ts";
 import { executeMcpTool, type ToolCallContext } from "../tool-executor.ts";
+import { serverAbout } from "../tool-view.ts";
 import { rankTools, type ToolSearchContext, waitForStartup } from "../tool-search.ts";
 import { isJsonObject } from "../util/guards.ts";
 import type { ToolMetadata } from "../types.ts";
@@ -124,6 +125,5 @@ function describeTool(state: ScriptApiContext, name: string): Record<string, unk
 function describeNamespace(state: ScriptApiContext, name: string): Record<string, unknown> | undefined {
   const tools = state.tools.byServer.get(name);
   if (!tools) return undefined;
-  const about = { description: state.servers.get(name)?.description, instructions: state.inventories.get(name)?.instructions };
-  return { name, ...about, tools: tools.map((tool) => scriptIdentifier(tool.name)) };
+  return { name, ...serverAbout(state, name), tools: tools.map((tool) => scriptIdentifier(tool.name)) };
 }
