@@ -4,7 +4,7 @@
  * process of the same corpus server, in the same run. Calls alternate between the two (which goes first alternates
  * too), after a warm-up, in blocks: the ratio is taken per block and its median (min–max) reported, so that a burst
  * of load from elsewhere skews one block rather than the whole figure. Prints p50/p95 per side over all calls too.
- * Runs on the host of this process (Pi 0.73.1 on Node 20, 0.87.1 or 1.5.2 with PI_TEST_HOST on Node 22).
+ * Runs on the host of this process (Pi 0.73.1 on Node 20, 0.87.1 or 1.x with PI_TEST_HOST on Node 22).
  *
  *   node node_modules/jiti/lib/jiti-cli.mjs bench/call-overhead.ts [--quick]
  */

@@ -10,7 +10,7 @@
  * To tell the host's share from ours: Pi alone registering the same 1,052 tools, in session_start (where the
  * adapter does) and while loading extensions.
  *
- *   node node_modules/jiti/lib/jiti-cli.mjs bench/startup.ts [--quick] [--hosts=0.73.1,0.87.1,1.5.2]
+ *   node node_modules/jiti/lib/jiti-cli.mjs bench/startup.ts [--quick] [--hosts=0.73.1,0.87.1,1.6.0]
  */
 import { corpusServers } from "./corpus.ts";
 import { fixed, median, reportFinding, reportGoal, runs, spread, table } from "./measure.ts";

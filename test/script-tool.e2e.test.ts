@@ -47,7 +47,7 @@ test.runIf(hostHasOwnCodemode)(
 );
 
 test.runIf(hostHasOwnCodemode)(`Pi ${host.version}: the same task script through Pi's own codemode saves the same summary`, async () => {
-  // Direct tools: Pi 1.5.2's codemode calls our tools while they are active (docs/pi-1x.md).
+  // Direct tools: Pi 1.x's codemode calls our tools while they are active (docs/pi-1x.md).
   const dirs = await harness.dirs({ orders: ordersServer({ directTools: true }) });
   await warmCache(dirs, "orders");
   const pi = await harness.session(dirs, [script(TASK_SCRIPT), "done"], [PI_CODEMODE]);
