@@ -80,6 +80,8 @@ export class McpLifecycleManager {
   private readonly idleClosed = new Set<string>();
   /** `lazy-keep-alive` servers connected for use: kept up like `keep-alive` from then on. */
   private readonly inUse = new Set<string>();
+  /** Started only to be listed (tools/shared-listing.ts): a caller asking for one makes it a server in use. */
+  private readonly listingOnly = new Set<string>();
   /** Connections already reported through onReconnect (one connect may be awaited by several callers). */
   private readonly announced = new WeakSet<ServerConnection>();
   private healthTimer: ReturnType<typeof setInterval> | undefined;
@@ -103,7 +105,20 @@ export class McpLifecycleManager {
    * the connect itself goes on (another call may wait for it, and the next call finds the server started), its
    * outcome is recorded as usual, and the server is not put in backoff for the abort.
    */
-  async ensureConnected(name: string, signal?: AbortSignal): Promise<ServerConnection> {
+  ensureConnected(name: string, signal?: AbortSignal): Promise<ServerConnection> {
+    // Someone wants it: a listing that started it must leave it running (what the call does there would be lost).
+    this.listingOnly.delete(name);
+    return this.connected(name, signal);
+  }
+
+  /** For a listing: the connection, the listing's own (ended by closeAfterListing) unless a caller started it. */
+  connectForListing(name: string): Promise<ServerConnection> {
+    const { status } = this.manager.getState(name);
+    if (status !== "connected" && status !== "connecting") this.listingOnly.add(name);
+    return this.connected(name);
+  }
+
+  private async connected(name: string, signal?: AbortSignal): Promise<ServerConnection> {
     const def = this.requireServer(name);
     const live = this.manager.getConnection(name);
     if (live) return live;
@@ -160,9 +175,11 @@ export class McpLifecycleManager {
   }
 
   /**
-   * Ends a server that was started only to learn its tools: a `lazy-keep-alive` one is then not in use (not revived).
+   * Ends a server that was started only to learn its tools (a `lazy-keep-alive` one is then not in use: not revived),
+   * unless a caller asked for it meanwhile: then it is a server in use, ended by its idle timeout.
    */
   async closeAfterListing(name: string): Promise<void> {
+    if (!this.listingOnly.delete(name)) return;
     this.inUse.delete(name);
     await this.manager.close(name);
   }

@@ -264,7 +264,7 @@ describe("revival", () => {
     expect(manager.getConnection("resident")).toBeDefined();
     expect(pidsOf(log("resident"), "start")).toHaveLength(3);
 
-    await lifecycle.ensureConnected("listed");
+    await lifecycle.connectForListing("listed");
     await lifecycle.closeAfterListing("listed");
     await lifecycle.runHealthCheck();
     await lifecycle.reviveDropped();

@@ -19,7 +19,6 @@ import {
   loadMetadataCache,
   type MetadataCacheSnapshot,
 } from "../metadata-cache.ts";
-import type { McpServerManager } from "../server-manager.ts";
 import type { ServerDefinition } from "../types.ts";
 import { forEachAtMost } from "../util/async-work.ts";
 import { isLeaseHeld, tryLease } from "../util/lease-file.ts";
@@ -34,8 +33,7 @@ const POLL_MS = 100;
 
 export interface ListingContext {
   readonly agentDir: string;
-  readonly lifecycle: Pick<McpLifecycleManager, "ensureConnected" | "closeAfterListing">;
-  readonly manager: Pick<McpServerManager, "isIdle">;
+  readonly lifecycle: Pick<McpLifecycleManager, "connectForListing" | "closeAfterListing">;
   readonly cacheWriter: Pick<MetadataCacheWriter, "stored">;
   readonly shutDown: boolean;
 }
@@ -72,13 +70,13 @@ export async function listUncachedServers(
 
 async function listAndRelease(context: ListingContext, server: ServerDefinition, release: () => Promise<void>): Promise<void> {
   try {
-    const connected = await context.lifecycle.ensureConnected(server.name).then(
+    const connected = await context.lifecycle.connectForListing(server.name).then(
       () => true,
       () => false, // reported through the lifecycle's onConnectFailed
     );
     // Waiters read the listing from the cache: it must be there (its journal at least) before the lease goes.
     await context.cacheWriter.stored();
-    if (connected && !context.shutDown && context.manager.isIdle(server.name, 0)) await context.lifecycle.closeAfterListing(server.name);
+    if (connected && !context.shutDown) await context.lifecycle.closeAfterListing(server.name);
   } finally {
     await release();
   }
