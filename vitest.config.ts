@@ -31,8 +31,9 @@ const ownProcess = host === "1.5.2" ? [] : NEEDS_OWN_PROCESS; // none of them is
 
 export default defineConfig({
   test: {
-    // Tests start real server processes and real Pi sessions: give them room on a 2-core machine.
-    testTimeout: 60_000,
+    // Tests start real server processes and real Pi sessions: give them room on a 2-core machine. A bound on a hang,
+    // not a timed assertion: a test of three Pi sessions takes 25 s here alone and over 60 s with two busy loops.
+    testTimeout: 120_000,
     hookTimeout: 60_000,
     pool: "forks",
     maxWorkers: 2,
