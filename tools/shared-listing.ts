@@ -1,6 +1,7 @@
 /**
  * Learning the tools of lazy servers missing from the cache: each is started once, listed, and ended again (lazy
- * means no process until a tool is called). Several Pi processes on one agent dir (terminal panes, a subagent
+ * means no process until a tool is called), unless a call asked for it meanwhile: it then runs on like any lazy
+ * server a call started (the lifecycle tells, `connectForListing`). Several Pi processes on one agent dir (terminal panes, a subagent
  * extension's children) would each start every such server; instead, a process about to list one takes a lease on
  * it (`<agentDir>/mcp-listing/`, keyed by the server's name and identity, util/lease-file.ts), and the others wait
  * for its listing to appear in the cache (read again whenever the file or its journal changes). A lease whose holder
