@@ -80,8 +80,11 @@ export class McpLifecycleManager {
   private readonly idleClosed = new Set<string>();
   /** `lazy-keep-alive` servers connected for use: kept up like `keep-alive` from then on. */
   private readonly inUse = new Set<string>();
-  /** Started only to be listed (tools/shared-listing.ts): a caller asking for one makes it a server in use. */
-  private readonly listingOnly = new Set<string>();
+  /**
+   * Started only to be listed (tools/shared-listing.ts), with when that connect ended: a caller asking for one, or a
+   * request made on it since (a call that found it connected), makes it a server in use.
+   */
+  private readonly listingOnly = new Map<string, number>();
   /** Connections already reported through onReconnect (one connect may be awaited by several callers). */
   private readonly announced = new WeakSet<ServerConnection>();
   private healthTimer: ReturnType<typeof setInterval> | undefined;
@@ -112,10 +115,17 @@ export class McpLifecycleManager {
   }
 
   /** For a listing: the connection, the listing's own (ended by closeAfterListing) unless a caller started it. */
-  connectForListing(name: string): Promise<ServerConnection> {
+  async connectForListing(name: string): Promise<ServerConnection> {
     const { status } = this.manager.getState(name);
-    if (status !== "connected" && status !== "connecting") this.listingOnly.add(name);
-    return this.connected(name);
+    if (status !== "connected" && status !== "connecting") this.listingOnly.set(name, Number.POSITIVE_INFINITY);
+    try {
+      const connection = await this.connected(name);
+      if (this.listingOnly.has(name)) this.listingOnly.set(name, Date.now());
+      return connection;
+    } catch (error) {
+      this.listingOnly.delete(name);
+      throw error;
+    }
   }
 
   private async connected(name: string, signal?: AbortSignal): Promise<ServerConnection> {
@@ -179,7 +189,10 @@ export class McpLifecycleManager {
    * unless a caller asked for it meanwhile: then it is a server in use, ended by its idle timeout.
    */
   async closeAfterListing(name: string): Promise<void> {
-    if (!this.listingOnly.delete(name)) return;
+    const connectedAt = this.listingOnly.get(name);
+    this.listingOnly.delete(name);
+    // A request since the listing's connect (a call that found it connected) moved its last use past that.
+    if (connectedAt === undefined || !this.manager.isIdle(name, Date.now() - connectedAt)) return;
     this.inUse.delete(name);
     await this.manager.close(name);
   }

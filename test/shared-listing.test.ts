@@ -3,7 +3,8 @@
  * while that listing finishes (the user's first prompt, on a slow machine) uses the same connection: the listing must
  * then leave the server running, as any call leaves a lazy server (its idle timeout ends it), or what the call did
  * there is lost (a page opened, a prompt added and announced with prompts/list_changed). Held at a known point (the
- * listing waits for its cache write), with real server processes, so the order is fixed without sleeps.
+ * listing waits for its cache write), with real server processes, so the order is fixed without sleeps. A call may
+ * come through the lifecycle (a connect asked for) or straight on the live connection (the tool executor's path).
  */
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { McpLifecycleManager } from "../lifecycle.ts";
@@ -56,6 +57,19 @@ test("a call during the listing keeps the server running afterwards, on the conn
   await listing.done;
   expect(manager.getConnection("lazy")).toBe(used);
   expect(isRunning(used.pid!)).toBe(true);
+});
+
+test("a call made straight on the live connection during the listing (no connect asked for) keeps it running too", async () => {
+  const listing = startListing();
+  await waitFor(() => manager.getConnection("lazy") !== undefined);
+  const used = manager.getConnection("lazy")!;
+  // The manager marks use with Date.now(): the call starts in a later millisecond than the listing's connect ended.
+  const connected = Date.now();
+  await waitFor(() => Date.now() > connected, 1_000);
+  expect((await manager.callTool("lazy", "echo", { text: "during the listing" })).isError).toBeFalsy();
+  listing.release();
+  await listing.done;
+  expect(manager.getConnection("lazy")).toBe(used);
 });
 
 test("a listing that joins a server a call started leaves it running", async () => {
