@@ -258,6 +258,7 @@ export class McpAdapter {
       elicitation: ctx.hasUI ? piElicitation(liveContext) : undefined,
       urlElicitation: piUrlElicitation(liveContext, unansweredPages),
       roots: [cwd],
+      priorProtocol: (def) => state?.inventories.get(def.name)?.protocol,
       onSignInNeeded: whileLive(reportSignInNeeded),
     });
     const lifecycle = new McpLifecycleManager(manager, {

@@ -22,6 +22,7 @@ import { dirname, join } from "node:path";
 import { writeFileAtomic } from "./util/atomic-file.ts";
 import { updateFileLocked } from "./util/file-lock.ts";
 import { toProviderSafeSchema } from "./tools/json-schema.ts";
+import type { ProtocolVerdict } from "./connection/session.ts";
 import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
 import { errorCode, errorMessage, isJsonObject } from "./util/guards.ts";
 import { compareStrings, truncate } from "./util/text.ts";
@@ -53,6 +54,8 @@ export interface CachedServerEntry {
   prompts?: McpPrompt[];
   /** The server's `instructions`, cut to `MAX_INSTRUCTIONS_CHARS`. */
   instructions?: string;
+  /** The protocol it spoke at that connection: the next connect starts from it (connection/era.ts). */
+  protocol?: ProtocolVerdict;
   cachedAt: number;
 }
 
@@ -61,6 +64,7 @@ export interface ServerExtras {
   resourceTemplates: readonly McpResourceTemplate[];
   prompts: readonly McpPrompt[];
   instructions: string | undefined;
+  protocol?: ProtocolVerdict;
 }
 
 export interface MetadataCacheSnapshot {
@@ -140,6 +144,7 @@ export function createCacheEntry(
   };
   const instructions = boundedInstructions(extras.instructions);
   if (instructions) entry.instructions = instructions;
+  if (extras.protocol) entry.protocol = extras.protocol;
   return entry;
 }
 
@@ -365,6 +370,7 @@ function parseEntry(raw: unknown): CachedServerEntry | undefined {
   if (!Array.isArray(templates) || !templates.every(isValidTemplate)) return undefined;
   if (raw.prompts !== undefined && !(Array.isArray(raw.prompts) && raw.prompts.every(isValidPrompt))) return undefined;
   if (raw.instructions !== undefined && typeof raw.instructions !== "string") return undefined;
+  if (raw.protocol !== undefined && !isProtocolVerdict(raw.protocol)) return undefined;
   const entry: CachedServerEntry = {
     configHash: raw.configHash,
     tools: raw.tools.map(pickTool),
@@ -375,7 +381,15 @@ function parseEntry(raw: unknown): CachedServerEntry | undefined {
   if (raw.prompts !== undefined) entry.prompts = raw.prompts.map(pickPrompt);
   const instructions = boundedInstructions(raw.instructions as string | undefined);
   if (instructions) entry.instructions = instructions;
+  if (raw.protocol !== undefined) entry.protocol = raw.protocol as ProtocolVerdict;
   return entry;
+}
+
+/** A verdict as connection/era.ts keeps it; a modern one with its `server/discover` answer (the SDK checks the rest). */
+function isProtocolVerdict(value: unknown): boolean {
+  if (!isJsonObject(value) || typeof value.version !== "string" || !Number.isFinite(value.checkedAt)) return false;
+  if (value.era === "legacy") return true;
+  return value.era === "modern" && isJsonObject(value.discover) && Array.isArray(value.discover.supportedVersions);
 }
 
 function isValidTemplate(value: unknown): value is McpResourceTemplate {

@@ -9,23 +9,23 @@
  * and with lazy servers nothing connects at startup. The session it opens is used through `McpSession`
  * (connection/session.ts), so neither half imports the other.
  */
-import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
-import { abortable, abortAfter, withOwnSignal } from "./util/abort.ts";
+import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult, RequestOptions } from "@modelcontextprotocol/client";
+import { withOwnSignal } from "./util/abort.ts";
 import { forEachAtMost } from "./util/async-work.ts";
 import {
   type ElicitationHandler,
-  type McpSession,
   NeedsAuthError,
+  type ProtocolVerdict,
+  type SamplingHandler,
   type SessionSettings,
   type UrlElicitationHandler,
 } from "./connection/session.ts";
 import { transportFamily } from "./connection/server-target.ts";
-import { type ConnectionCode, loadConnectionCode } from "./connection/sdk-loader.ts";
-import { formatSeconds } from "./util/format-time.ts";
+import { loadConnectionCode } from "./connection/sdk-loader.ts";
 import { debugLog, ignored } from "./util/debug-log.ts";
 import { errorMessage, toError } from "./util/guards.ts";
-import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection, type ServerConnection } from "./connection/live-connection.ts";
+import type { LiveConnection, ServerConnection } from "./connection/live-connection.ts";
+import { establish } from "./connection/establish.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
 import type { ServerDefinition, TransportKind } from "./types.ts";
@@ -35,7 +35,7 @@ export { ConnectCancelledError, ShuttingDownError };
 
 /** Whether a server can be signed in to, for the commands that offer it. */
 export { canSignIn } from "./connection/auth-checks.ts";
-export { NeedsAuthError } from "./connection/session.ts";
+export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
 
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
@@ -75,6 +75,10 @@ export interface McpServerManagerOptions {
   elicitation?: ElicitationHandler;
   /** Without it, servers are told the client cannot open pages for them (URL-mode elicitation). */
   urlElicitation?: UrlElicitationHandler;
+  /** Without it, servers are told the client cannot sample (ask the user's model for a completion). */
+  sampling?: SamplingHandler;
+  /** What a server spoke at its last connect (the metadata cache keeps it): its connect skips the protocol probe. */
+  priorProtocol?: (def: ServerDefinition) => ProtocolVerdict | undefined;
   /**
    * The directories servers may work in, answered to `roots/list` (Pi's working directory). Fixed for the manager's
    * life: a Pi session never changes its directory, and a new session gets a new manager (its servers restart).
@@ -87,6 +91,11 @@ export interface McpServerManagerOptions {
 export interface CallOptions {
   /** Aborting sends `notifications/cancelled` to the server. */
   signal?: AbortSignal;
+  /**
+   * Connects the server again when it is not connected as the request goes out: the caller connected it, but it was
+   * closed since (an idle close, the end of a listing). Tried once; without it, such a request fails.
+   */
+  connect?: () => Promise<unknown>;
   onProgress?: (progress: Progress) => void;
   /** Per request, restarted by progress; default: the manager's `requestTimeoutMs`. */
   timeoutMs?: number;
@@ -120,12 +129,14 @@ export class McpServerManager {
   private readonly onMetadataChanged?: (name: string) => void;
   private readonly requestTimeoutMs: number;
   private readonly signIns: SignIns;
+  private readonly priorProtocol?: (def: ServerDefinition) => ProtocolVerdict | undefined;
   /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
-    const { agentDir, elicitation, urlElicitation, roots = [] } = options;
-    this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, roots: () => roots };
+    const { agentDir, elicitation, urlElicitation, sampling, roots = [] } = options;
+    this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, sampling, roots: () => roots };
+    this.priorProtocol = options.priorProtocol;
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.signIns = new SignIns(options.agentDir, options.onSignInNeeded);
@@ -187,12 +198,7 @@ export class McpServerManager {
    */
   getConnection(name: string): ServerConnection | undefined {
     const record = this.records.get(name);
-    const connection = record?.connection;
-    if (record && connection && !connection.isAlive()) {
-      this.drop(record, connection, "the server process exited");
-      return undefined;
-    }
-    return connection;
+    return record && this.liveConnection(record);
   }
 
   getState(name: string): ServerState {
@@ -242,21 +248,26 @@ export class McpServerManager {
     name: string,
     promptName: string,
     args: Record<string, string>,
-    options: Pick<CallOptions, "signal"> = {},
+    options: Pick<CallOptions, "signal" | "connect"> = {},
   ): Promise<GetPromptResult> {
-    return this.track(name, options.signal, (session, signal) => session.getPrompt(promptName, args, this.requestOptions({}, signal)));
+    return this.track(name, options, (connection, signal) =>
+      connection.session.getPrompt(promptName, args, this.requestOptions({}, signal)),
+    );
   }
 
   callTool(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
-    return this.track(name, options.signal, (session, signal) => session.callTool(toolName, args, this.requestOptions(options, signal)));
+    return this.track(name, options, (connection, signal) => {
+      const listed = connection.tools.find((tool) => tool.name === toolName);
+      return connection.session.callTool(toolName, args, this.requestOptions(options, signal), listed);
+    });
   }
 
   readResource(
     name: string,
     uri: string,
-    options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs"> = {},
+    options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs" | "connect"> = {},
   ): Promise<ReadResourceResult> {
-    return this.track(name, options.signal, (session, signal) => session.readResource(uri, this.requestOptions(options, signal)));
+    return this.track(name, options, (connection, signal) => connection.session.readResource(uri, this.requestOptions(options, signal)));
   }
 
   /** Connected, nothing in flight, and unused for `timeoutMs`. */
@@ -307,9 +318,13 @@ export class McpServerManager {
     return record;
   }
 
-  private requireConnection(name: string): LiveConnection {
-    const connection = this.records.get(name)?.connection;
-    if (!connection) throw new Error(`MCP server "${name}" is not connected`);
+  /** The record's connection if its server still runs; one found dead is dropped (see `getConnection`). */
+  private liveConnection(record: ServerRecord): LiveConnection | undefined {
+    const { connection } = record;
+    if (connection && !connection.isAlive()) {
+      this.drop(record, connection, "the server process exited");
+      return undefined;
+    }
     return connection;
   }
 
@@ -328,6 +343,7 @@ export class McpServerManager {
 
   private adopt(record: ServerRecord, connection: LiveConnection, cancelled: AbortSignal): Promise<ServerConnection> | ServerConnection {
     record.pending = undefined;
+    record.transport = connection.transport;
     if (cancelled.aborted) {
       record.status = "closed";
       return connection.end().then(() => Promise.reject(cancelled.reason));
@@ -340,38 +356,13 @@ export class McpServerManager {
     return connection;
   }
 
-  /** Spawn or reach the server, initialise, and read its tools and resources, all within `startupTimeoutMs`. */
-  private async establish(def: ServerDefinition, record: ServerRecord, cancelled: AbortSignal): Promise<LiveConnection> {
-    // Pi's built-in bounds startup requests with `timeout` too; here startup is one limit for spawn, initialize and
-    // every list, so `timeout` only lengthens it, never cuts it below the default.
-    const timeoutMs = def.startupTimeoutMs ?? Math.max(DEFAULT_STARTUP_TIMEOUT_MS, (def.timeout ?? 0) * 1000);
-    const timeout = new AbortController();
-    const tooLong = () => new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`);
-    const clearDeadline = abortAfter(timeout, timeoutMs, tooLong);
-    const signal = AbortSignal.any([cancelled, timeout.signal]);
+  /** Spawn or reach the server, open the session, and read its lists (connection/establish.ts). */
+  private establish(def: ServerDefinition, record: ServerRecord, cancelled: AbortSignal): Promise<LiveConnection> {
+    const stdio = transportFamily(def) === "stdio";
+    record.transport = stdio ? "stdio" : undefined;
+    if (stdio) record.stderr = new OutputTail();
     const oauth = this.signIns.forConnect(def.name);
-    let mcp: ConnectionCode | undefined;
-    let session: McpSession | undefined;
-    try {
-      mcp = await abortable(loadConnectionCode(), signal);
-      const stdio = transportFamily(def) === "stdio";
-      record.transport = stdio ? "stdio" : undefined;
-      if (stdio) record.stderr = new OutputTail();
-      session = await mcp.openSession(def, { ...this.sessionSettings, stderr: record.stderr, oauth, signal, timeoutMs });
-      record.transport = session.transport;
-      const connection = await LiveConnection.read(def, session, { signal, timeout: timeoutMs });
-      cancelled.throwIfAborted();
-      return connection;
-    } catch (error) {
-      await session?.shutdown();
-      // Output written just before the exit arrives after the exit itself.
-      await new Promise((resolve) => setImmediate(resolve));
-      // Without the SDK half (it failed to load) there is no SDK error to read.
-      if (!mcp) throw new Error(`MCP server "${def.name}" failed to connect: ${errorMessage(error)}`, { cause: error });
-      throw mcp.describeConnectFailure(def, error, record.stderr.lines(), oauth.state);
-    } finally {
-      clearDeadline();
-    }
+    return establish(def, { settings: this.sessionSettings, stderr: record.stderr, oauth, cancelled, prior: this.priorProtocol?.(def) });
   }
 
   /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */
@@ -410,19 +401,24 @@ export class McpServerManager {
 
   /**
    * One request on a connected server, counted in flight (idle shutdown waits for it) and as use, with a signal of its
-   * own (see `withOwnSignal`). A request that shows the session is gone drops it: the session reports that itself.
+   * own (see `withOwnSignal`). The server is found connected (or connected once more, `options.connect`) with no
+   * await between that and the request going out, so nothing can close it in between. A request that shows the
+   * session is gone drops it: the session reports that itself.
    */
   private async track<T>(
     name: string,
-    signal: AbortSignal | undefined,
-    request: (session: McpSession, signal?: AbortSignal) => Promise<T>,
+    options: Pick<CallOptions, "signal" | "connect">,
+    request: (connection: LiveConnection, signal?: AbortSignal) => Promise<T>,
   ): Promise<T> {
-    const connection = this.requireConnection(name);
     const record = this.record(name);
+    if (!this.liveConnection(record) && options.connect) await options.connect();
+    const connection = this.liveConnection(record);
+    if (!connection) throw new Error(`MCP server "${name}" is not connected`);
+    const { signal } = options;
     record.inFlight++;
     record.lastUsedAt = Date.now();
     try {
-      return await (signal ? withOwnSignal(signal, (own) => request(connection.session, own)) : request(connection.session, undefined));
+      return await (signal ? withOwnSignal(signal, (own) => request(connection, own)) : request(connection, undefined));
     } catch (error) {
       if (error instanceof NeedsAuthError && record.connection === connection) this.needsAuth(record, error);
       throw error;

@@ -7,12 +7,15 @@ import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDire
 import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
 import { withDirectInstructions } from "./search/server-instructions.ts";
 import { buildToolMetadata, type ServerInventory, type ToolMetadataIndex } from "./tool-metadata.ts";
+import type { ProtocolVerdict } from "./connection/session.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
 
 /** A server's tools and resources, and whether they come from the cache or from the server itself. */
 export interface ServerInventoryEntry extends ServerInventory {
   origin: "cache" | "live";
   listedAt: number;
+  /** The protocol the server spoke when it was listed: its next connect starts from it. */
+  protocol?: ProtocolVerdict;
 }
 
 /** The tools known from the configuration and the servers' metadata (cached or live): what gets registered. */
@@ -104,7 +107,7 @@ function inventoryEntry(
   entry: CachedServerEntry,
   origin: ServerInventoryEntry["origin"],
 ): ServerInventoryEntry {
-  const { tools, resources, resourceTemplates, prompts, instructions } = entry;
+  const { tools, resources, resourceTemplates, prompts, instructions, protocol } = entry;
   return {
     definition,
     tools,
@@ -112,6 +115,7 @@ function inventoryEntry(
     resourceTemplates,
     prompts,
     instructions,
+    protocol,
     schemasProviderSafe: true,
     origin,
     listedAt: entry.cachedAt,

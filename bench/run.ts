@@ -201,7 +201,7 @@ function machine(): string {
     `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB memory, Linux ${release()}`,
     `Node ${process.version} (Pi 0.73.1 and the other sections) and ${node22Version} (${node22Hosts})`,
     piVersions.join(", "),
-    `@modelcontextprotocol/sdk ${packageVersion("@modelcontextprotocol/sdk")}`,
+    `@modelcontextprotocol/client ${packageVersion("@modelcontextprotocol/client")}`,
     "shared with other work (figures from a quiet machine would be lower, ratios about the same)",
   ].join("; ");
 }

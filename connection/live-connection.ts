@@ -10,8 +10,8 @@
  *   notifications that arrive during a refresh are merged into one more (a storm of 300 gave 301 listings and as many
  *   cache writes).
  */
-import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { McpList, McpSession } from "./session.ts";
+import type { RequestOptions } from "@modelcontextprotocol/client";
+import type { McpList, McpSession, ProtocolVerdict } from "./session.ts";
 import { errorMessage } from "../util/guards.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
 import { ProcessProbe } from "../util/process-tree.ts";
@@ -29,8 +29,10 @@ export interface ServerConnection {
   readonly resources: McpResource[];
   readonly resourceTemplates: McpResourceTemplate[];
   readonly prompts: McpPrompt[];
-  /** The `instructions` of the server's `initialize` answer. */
+  /** The `instructions` of the server's `initialize` (or `server/discover`) answer. */
   readonly instructions: string | undefined;
+  /** The protocol the server speaks (kept with its metadata, so that its next connect needs no probe). */
+  readonly protocol: ProtocolVerdict;
   /** Entries of its lists that were dropped or cut short (or lists that failed), and why. */
   readonly problems: string[];
   readonly pid?: number;
@@ -95,6 +97,10 @@ export class LiveConnection implements ServerConnection {
 
   get npx(): NpxResolution | undefined {
     return this.session.npx;
+  }
+
+  get protocol(): ProtocolVerdict {
+    return this.session.protocol;
   }
 
   /** From when the connection is handed out: a stdio server's process is checked before every call. */

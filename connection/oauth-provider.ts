@@ -15,15 +15,19 @@
  */
 import {
   auth,
+  ClientCredentialsProvider,
+  createFetchWithInit,
   extractWWWAuthenticateParams,
+  type FetchLike,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
+  OAuthError,
   type OAuthServerInfo,
-} from "@modelcontextprotocol/sdk/client/auth.js";
-import { ClientCredentialsProvider, PrivateKeyJwtProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { OAuthError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
-import { createFetchWithInit, type FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+  type OAuthTokens,
+  PrivateKeyJwtProvider,
+} from "@modelcontextprotocol/client";
 import { abortable } from "../util/abort.ts";
 import type { AuthChallenge, ServerAuthState } from "./session.ts";
 import { authorizationServerAnswer, canSignIn, signInNeeded } from "./auth-checks.ts";
@@ -95,7 +99,9 @@ function clientCredentialsProvider(oauth: OAuthSettings): OAuthClientProvider {
 
 /** An OAuth error response from the SDK says little in its message (only the optional description): its code says more. */
 export function describeOAuthError(error: unknown): string | undefined {
-  return error instanceof OAuthError ? authorizationServerAnswer(error.errorCode, error.message) : undefined;
+  if (!(error instanceof OAuthError)) return undefined;
+  // Without a description the SDK's message is the code itself.
+  return authorizationServerAnswer(error.code, error.message && error.message !== error.code ? error.message : undefined);
 }
 
 /** The authorization code flow for one server: opens the browser side, waits for the callback, stores the tokens. */

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
 import { KeyedQueue } from "../util/async-work.ts";
 import { writeFileAtomic } from "../util/atomic-file.ts";
 import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "../util/file-lock.ts";

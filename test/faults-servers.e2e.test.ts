@@ -92,7 +92,7 @@ describe(`server faults on Pi ${host.version}`, () => {
       [
         proxied("flaky__crash"),
         true,
-        'MCP tool "crash" on server "flaky": the server closed the connection during the call (MCP error -32000: the server process exited (exit code 1)). ' +
+        'MCP tool "crash" on server "flaky": the server closed the connection during the call (the server process exited (exit code 1)). ' +
           "The next call starts it again.\nLast server output:\nfatal: out of cheese",
       ],
       [proxied("flaky__echo"), false, "back again"],
@@ -288,12 +288,12 @@ describe(`server faults on Pi ${host.version}`, () => {
     expect(sortedNotifications(pi)).toEqual([
       {
         level: "error",
-        message: `MCP server "failing" failed to connect: ${base}/500 answered HTTP 500: Streamable HTTP error: Error POSTing to endpoint: boom`,
+        message: `MCP server "failing" failed to connect: ${base}/500 answered HTTP 500: boom`,
       },
       // A proxy's error page: one line, the page by its title.
       {
         level: "error",
-        message: `MCP server "gateway" failed to connect: ${base}/502 answered HTTP 502: Streamable HTTP error: Error POSTing to endpoint: 502 Bad Gateway (an HTML page)`,
+        message: `MCP server "gateway" failed to connect: ${base}/502 answered HTTP 502: 502 Bad Gateway (an HTML page)`,
       },
       {
         level: "warning",
@@ -308,7 +308,7 @@ describe(`server faults on Pi ${host.version}`, () => {
       },
       {
         level: "error",
-        message: `MCP server "webpage" failed to connect: ${base}/login did not answer as an MCP server (Streamable HTTP error: Unexpected content type: text/html); check the URL`,
+        message: `MCP server "webpage" failed to connect: ${base}/login did not answer as an MCP server (Unexpected content type: text/html); check the URL`,
       },
     ]);
     const status = (await pi.command("/mcp status")).text;
@@ -390,12 +390,12 @@ describe(`answers the protocol does not allow, and calls cut by the session's en
       [
         proxied("odd__string_result"),
         true,
-        `${label("string_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is a string, not an object)`,
+        `${label("string_result")} failed: its answer was not a valid MCP result ("result" is a string, not an object)`,
       ],
       [
         proxied("odd__null_result"),
         true,
-        `${label("null_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is null, not an object)`,
+        `${label("null_result")} failed: its answer was not a valid MCP result ("result" is null, not an object)`,
       ],
       [
         proxied("odd__shapeless"),

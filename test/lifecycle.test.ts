@@ -119,11 +119,12 @@ describe("failure backoff", () => {
     advanceClock(20_000);
     const blocked = await failure(lifecycle.ensureConnected("bad"));
     expect(blocked.message).toMatch(/\(failed 20 s ago; next attempt in 40 s\)$/);
-    expect(pidsOf(log("bad"), "start")).toHaveLength(1);
+    // An attempt starts the server twice: it exits on the protocol probe, so it is started again for `initialize`.
+    expect(pidsOf(log("bad"), "start")).toHaveLength(2);
 
     advanceClock(FAILURE_BACKOFF_MS);
     await expect(lifecycle.ensureConnected("bad")).rejects.toThrow(ConnectBackoffError);
-    expect(pidsOf(log("bad"), "start")).toHaveLength(2);
+    expect(pidsOf(log("bad"), "start")).toHaveLength(4);
     expect(events).toEqual(["failed bad", "failed bad"]);
   });
 

@@ -1,0 +1,132 @@
+/**
+ * Which protocol a server is spoken to in (connection/era.ts), against real servers over stdio: a 2026-07-28 server
+ * on the official SDK v2, a 2025 one (the reference server-everything), and faulty-server.mjs behaving as servers in
+ * the wild do with a request they do not know before `initialize` (exit, or no answer), or with no version in common.
+ * And what the manager keeps of it: the verdict saves the next connect its probe; a stale one costs one retry.
+ */
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LEGACY_VERDICT_MAX_AGE_MS } from "../connection/era.ts";
+import type { ProtocolVerdict } from "../connection/session.ts";
+import { IncompatibleServerError, McpServerManager } from "../server-manager.ts";
+import type { ServerDefinition } from "../types.ts";
+import { FAULTY_SERVER } from "./helpers/fault-setup.ts";
+import { readEvents } from "./helpers/fixture-log.ts";
+import { REPO_ROOT } from "./helpers/hosts.ts";
+import { everythingStdioDef, failure, killLeftovers, serverDef, tempDir } from "./server-manager-helpers.ts";
+
+const V2_SERVER = join(REPO_ROOT, "test/fixtures/servers/v2-server.mjs");
+
+let dir: ReturnType<typeof tempDir>;
+let manager: McpServerManager | undefined;
+/** What the manager is told a server spoke last time, by name. */
+const verdicts = new Map<string, ProtocolVerdict>();
+
+beforeEach(() => {
+  dir = tempDir();
+  verdicts.clear();
+});
+
+afterEach(async () => {
+  await manager?.closeAll();
+  manager = undefined;
+  killLeftovers(dir.path);
+  dir.remove();
+});
+
+function newManager(): McpServerManager {
+  manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false, priorProtocol: (def) => verdicts.get(def.name) });
+  return manager;
+}
+
+const logFile = (name: string) => join(dir.path, `${name}.log`);
+const v2 = (name: string, env: Record<string, string> = {}): ServerDefinition =>
+  serverDef(name, { command: process.execPath, args: [V2_SERVER], env: { V2_LOG: logFile(name), ...env } });
+const faulty = (name: string, env: Record<string, string>): ServerDefinition =>
+  serverDef(name, { command: process.execPath, args: [FAULTY_SERVER], env: { FAULT_LOG: logFile(name), ...env } });
+const everything = (name: string): ServerDefinition => everythingStdioDef(name);
+
+/** The methods the server received, in order (both fixtures log them). */
+function methodsReceived(name: string): string[] {
+  return readEvents(logFile(name)).flatMap((entry) => {
+    const method = (entry as { method?: unknown }).method;
+    return typeof method === "string" && !method.startsWith("notifications/") ? [method] : [];
+  });
+}
+
+describe("the era a server is spoken to in", () => {
+  it("a 2026-07-28 server: probed with server/discover, then stateless (no initialize)", async () => {
+    const connection = await newManager().connect(v2("modern"));
+    expect(connection.protocol).toMatchObject({ era: "modern", version: "2026-07-28" });
+    expect(methodsReceived("modern")[0]).toBe("server/discover");
+    expect(methodsReceived("modern")).not.toContain("initialize");
+    expect((await manager!.callTool("modern", "echo", { text: "hi" })).content).toEqual([{ type: "text", text: "hi" }]);
+  });
+
+  it("a 2025 server: its answer to the probe sends the connect on to initialize", async () => {
+    const connection = await newManager().connect(everything("legacy"));
+    expect(connection.protocol).toMatchObject({ era: "legacy", version: "2025-11-25" });
+    expect(connection.tools.map((tool) => tool.name)).toContain("get-sum");
+  });
+
+  it("a server that exits on the probe is a 2025 server: started again, and initialized", async () => {
+    const connection = await newManager().connect(faulty("exits", { FAULT_PREINIT: "exit" }));
+    expect(connection.protocol.era).toBe("legacy");
+    const starts = readEvents(logFile("exits")).filter((entry) => entry.event === "start");
+    expect(starts).toHaveLength(2);
+    expect(methodsReceived("exits")).toEqual(["server/discover", "initialize", "tools/list"]);
+  });
+
+  it("a server that does not answer the probe is taken for a 2025 server after the probe's time", async () => {
+    const connection = await newManager().connect(faulty("silent", { FAULT_PREINIT: "silent" }));
+    expect(connection.protocol.era).toBe("legacy");
+    expect(methodsReceived("silent").slice(0, 2)).toEqual(["server/discover", "initialize"]);
+  });
+
+  it("no version in common: one line naming both sides' versions, and no second attempt", async () => {
+    const error = await failure(newManager().connect(faulty("alien", { FAULT_VERSIONS: "2030-01-01,2031-01-01" })));
+    expect(error).toBeInstanceOf(IncompatibleServerError);
+    expect(error.message).toBe(
+      'MCP server "alien" speaks no protocol version this adapter does: it supports 2030-01-01, 2031-01-01; ' +
+        "the adapter supports 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07",
+    );
+    expect(readEvents(logFile("alien")).filter((entry) => entry.event === "start")).toHaveLength(1);
+  });
+});
+
+describe("the verdict kept for the next connect", () => {
+  it("a modern verdict skips the probe: the first requests are the listings", async () => {
+    const first = await newManager().connect(v2("kept"));
+    verdicts.set("kept", first.protocol);
+    await manager!.close("kept");
+    const before = methodsReceived("kept").length;
+    const second = await manager!.connect(v2("kept"));
+    expect(second.protocol.era).toBe("modern");
+    expect(methodsReceived("kept").slice(before)[0]).toMatch(/^(tools|resources|prompts)\/list$/);
+    expect(methodsReceived("kept").slice(before)).not.toContain("server/discover");
+  });
+
+  it("a legacy verdict skips the probe while it is recent, and is checked again once it is old", async () => {
+    const first = await newManager().connect(faulty("old", {}));
+    verdicts.set("old", first.protocol);
+    await manager!.close("old");
+    const before = methodsReceived("old").length;
+    await manager!.connect(faulty("old", {}));
+    expect(methodsReceived("old").slice(before)[0]).toBe("initialize");
+    await manager!.close("old");
+
+    verdicts.set("old", { ...first.protocol, checkedAt: Date.now() - LEGACY_VERDICT_MAX_AGE_MS - 1 });
+    const again = methodsReceived("old").length;
+    await manager!.connect(faulty("old", {}));
+    expect(methodsReceived("old").slice(again)[0]).toBe("server/discover");
+  });
+
+  it("a stale modern verdict (the server went back to 2025) costs one more connect, which probes", async () => {
+    const modern = await newManager().connect(v2("moved"));
+    verdicts.set("moved", modern.protocol);
+    await manager!.close("moved");
+    const connection = await manager!.connect({ ...everything("moved") });
+    expect(connection.protocol.era).toBe("legacy");
+    expect(connection.tools.map((tool) => tool.name)).toContain("get-sum");
+  });
+});
