@@ -138,9 +138,11 @@ function whyNotPassing(exitCode: number, output: string, checks: Check[]): strin
   if (count("WARNING") > 0) reasons.push(`${count("WARNING")} warnings`);
   if (output.includes("Client timed out after")) reasons.push("the client timed out");
   else if (output.includes("CLIENT EXITED WITH ERROR")) reasons.push("the client exited with an error");
-  // The suite adds a wire-schema check to any run whose messages it saw; it says nothing of what the scenario tests.
+  // Said only when nothing else is: a run that failed needs no more reasons. The suite adds a wire-schema check to any
+  // run whose messages it saw; it says nothing of what the scenario tests.
   const ownSuccesses = checks.filter((check) => check.status === "SUCCESS" && !check.id.startsWith("wire-schema")).length;
-  if (ownSuccesses === 0) reasons.push(count("SKIPPED") > 0 ? `no check succeeded (${count("SKIPPED")} skipped)` : "no check succeeded");
+  if (ownSuccesses === 0 && reasons.length === 0)
+    reasons.push(count("SKIPPED") > 0 ? `no check succeeded (${count("SKIPPED")} skipped)` : "no check succeeded");
   if (exitCode !== 0 && reasons.length === 0) reasons.push(`the suite exited with ${exitCode}`);
   return reasons;
 }
