@@ -41,7 +41,7 @@ import { executeMcpTool } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
 import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
-import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
+import { buildToolView, directRules, freshLists, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
@@ -258,7 +258,10 @@ export class McpAdapter {
       elicitation: ctx.hasUI ? piElicitation(liveContext) : undefined,
       urlElicitation: piUrlElicitation(liveContext, unansweredPages),
       roots: [cwd],
-      priorProtocol: (def) => state?.inventories.get(def.name)?.protocol,
+      known: (def) => {
+        const inventory = state?.inventories.get(def.name);
+        return { protocol: inventory?.protocol, fresh: freshLists(inventory) };
+      },
       onSignInNeeded: whileLive(reportSignInNeeded),
     });
     const lifecycle = new McpLifecycleManager(manager, {

@@ -185,9 +185,10 @@ export class McpLifecycleManager {
     return Math.max(0, minutes) * 60_000;
   }
 
-  /** How long until a failed server may be tried again (0 = now). */
+  /** How long until a failed server may be tried again (0 = now; infinite for one no attempt can help, see `Failure`). */
   backoffRemainingMs(name: string): number {
     const failure = this.failures.get(name);
+    if (failure?.hopelessFor && failure.hopelessFor === this.servers.get(name)) return Number.POSITIVE_INFINITY;
     return failure ? Math.max(0, failure.at + FAILURE_BACKOFF_MS - Date.now()) : 0;
   }
 
@@ -252,7 +253,6 @@ export class McpLifecycleManager {
     // needs-auth does not heal by itself: only a config change (or an explicit call) is worth another attempt.
     const { status } = this.manager.getState(name);
     if (status === "connecting" || status === "needs-auth" || this.backoffRemainingMs(name) > 0) return;
-    if (this.failures.get(name)?.hopelessFor === def) return;
     const revivals = this.revivals.get(name) ?? { count: 0, lastAt: 0 };
     if (Date.now() < revivals.lastAt + revivalDelayMs(revivals.count)) return;
     this.revivals.set(name, { count: revivals.count + 1, lastAt: Date.now() });

@@ -22,6 +22,7 @@ import { dirname, join } from "node:path";
 import { writeFileAtomic } from "./util/atomic-file.ts";
 import { updateFileLocked } from "./util/file-lock.ts";
 import { toProviderSafeSchema } from "./tools/json-schema.ts";
+import type { ListsFreshUntil } from "./connection/live-connection.ts";
 import type { ProtocolVerdict } from "./connection/session.ts";
 import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
 import { errorCode, errorMessage, isJsonObject } from "./util/guards.ts";
@@ -56,6 +57,8 @@ export interface CachedServerEntry {
   instructions?: string;
   /** The protocol it spoke at that connection: the next connect starts from it (connection/era.ts). */
   protocol?: ProtocolVerdict;
+  /** Until when (epoch ms) each list is valid, as the server said (`ttlMs`): a connect before then does not ask again. */
+  freshUntil?: ListsFreshUntil;
   cachedAt: number;
 }
 
@@ -65,6 +68,7 @@ export interface ServerExtras {
   prompts: readonly McpPrompt[];
   instructions: string | undefined;
   protocol?: ProtocolVerdict;
+  freshUntil?: ListsFreshUntil;
 }
 
 export interface MetadataCacheSnapshot {
@@ -145,6 +149,7 @@ export function createCacheEntry(
   const instructions = boundedInstructions(extras.instructions);
   if (instructions) entry.instructions = instructions;
   if (extras.protocol) entry.protocol = extras.protocol;
+  if (extras.freshUntil && Object.keys(extras.freshUntil).length > 0) entry.freshUntil = { ...extras.freshUntil };
   return entry;
 }
 
@@ -371,6 +376,7 @@ function parseEntry(raw: unknown): CachedServerEntry | undefined {
   if (raw.prompts !== undefined && !(Array.isArray(raw.prompts) && raw.prompts.every(isValidPrompt))) return undefined;
   if (raw.instructions !== undefined && typeof raw.instructions !== "string") return undefined;
   if (raw.protocol !== undefined && !isProtocolVerdict(raw.protocol)) return undefined;
+  if (raw.freshUntil !== undefined && !isFreshUntil(raw.freshUntil)) return undefined;
   const entry: CachedServerEntry = {
     configHash: raw.configHash,
     tools: raw.tools.map(pickTool),
@@ -382,7 +388,15 @@ function parseEntry(raw: unknown): CachedServerEntry | undefined {
   const instructions = boundedInstructions(raw.instructions as string | undefined);
   if (instructions) entry.instructions = instructions;
   if (raw.protocol !== undefined) entry.protocol = raw.protocol as ProtocolVerdict;
+  if (raw.freshUntil !== undefined) entry.freshUntil = raw.freshUntil as ListsFreshUntil;
   return entry;
+}
+
+function isFreshUntil(value: unknown): boolean {
+  return (
+    isJsonObject(value) &&
+    Object.entries(value).every(([list, until]) => ["tools", "resources", "prompts"].includes(list) && Number.isFinite(until))
+  );
 }
 
 /** A verdict as connection/era.ts keeps it; a modern one with its `server/discover` answer (the SDK checks the rest). */

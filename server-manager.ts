@@ -15,7 +15,6 @@ import { forEachAtMost } from "./util/async-work.ts";
 import {
   type ElicitationHandler,
   NeedsAuthError,
-  type ProtocolVerdict,
   type SamplingHandler,
   type SessionSettings,
   type UrlElicitationHandler,
@@ -25,7 +24,7 @@ import { loadConnectionCode } from "./connection/sdk-loader.ts";
 import { debugLog, ignored } from "./util/debug-log.ts";
 import { errorMessage, toError } from "./util/guards.ts";
 import type { LiveConnection, ServerConnection } from "./connection/live-connection.ts";
-import { establish } from "./connection/establish.ts";
+import { establish, type KnownServer } from "./connection/establish.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
 import type { ServerDefinition, TransportKind } from "./types.ts";
@@ -77,8 +76,8 @@ export interface McpServerManagerOptions {
   urlElicitation?: UrlElicitationHandler;
   /** Without it, servers are told the client cannot sample (ask the user's model for a completion). */
   sampling?: SamplingHandler;
-  /** What a server spoke at its last connect (the metadata cache keeps it): its connect skips the protocol probe. */
-  priorProtocol?: (def: ServerDefinition) => ProtocolVerdict | undefined;
+  /** What the server's last connection taught (the metadata cache keeps it): the protocol probe and valid lists are skipped. */
+  known?: (def: ServerDefinition) => KnownServer | undefined;
   /**
    * The directories servers may work in, answered to `roots/list` (Pi's working directory). Fixed for the manager's
    * life: a Pi session never changes its directory, and a new session gets a new manager (its servers restart).
@@ -129,14 +128,14 @@ export class McpServerManager {
   private readonly onMetadataChanged?: (name: string) => void;
   private readonly requestTimeoutMs: number;
   private readonly signIns: SignIns;
-  private readonly priorProtocol?: (def: ServerDefinition) => ProtocolVerdict | undefined;
+  private readonly known?: (def: ServerDefinition) => KnownServer | undefined;
   /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
     const { agentDir, elicitation, urlElicitation, sampling, roots = [] } = options;
     this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, sampling, roots: () => roots };
-    this.priorProtocol = options.priorProtocol;
+    this.known = options.known;
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.signIns = new SignIns(options.agentDir, options.onSignInNeeded);
@@ -362,7 +361,7 @@ export class McpServerManager {
     record.transport = stdio ? "stdio" : undefined;
     if (stdio) record.stderr = new OutputTail();
     const oauth = this.signIns.forConnect(def.name);
-    return establish(def, { settings: this.sessionSettings, stderr: record.stderr, oauth, cancelled, prior: this.priorProtocol?.(def) });
+    return establish(def, { settings: this.sessionSettings, stderr: record.stderr, oauth, cancelled, known: this.known?.(def) });
   }
 
   /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */

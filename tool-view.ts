@@ -7,6 +7,7 @@ import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDire
 import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
 import { withDirectInstructions } from "./search/server-instructions.ts";
 import { buildToolMetadata, type ServerInventory, type ToolMetadataIndex } from "./tool-metadata.ts";
+import type { FreshLists, ListsFreshUntil } from "./connection/live-connection.ts";
 import type { ProtocolVerdict } from "./connection/session.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
 
@@ -16,6 +17,8 @@ export interface ServerInventoryEntry extends ServerInventory {
   listedAt: number;
   /** The protocol the server spoke when it was listed: its next connect starts from it. */
   protocol?: ProtocolVerdict;
+  /** Until when each of its lists is valid, as the server said. */
+  freshUntil?: ListsFreshUntil;
 }
 
 /** The tools known from the configuration and the servers' metadata (cached or live): what gets registered. */
@@ -59,6 +62,22 @@ export function updateServerInventory(
   if (previous && sameLists(previous, entry)) return false;
   Object.assign(view, toolsOf(view.inventories, view.config));
   return true;
+}
+
+/**
+ * The lists of a server's inventory its server said are still valid (2026-07-28 `ttlMs`): a connect takes them as they
+ * are instead of asking again.
+ */
+export function freshLists(inventory: ServerInventoryEntry | undefined, now = Date.now()): FreshLists {
+  const until = inventory?.freshUntil ?? {};
+  const fresh: FreshLists = {};
+  if (!inventory) return fresh;
+  const valid = (time: number | undefined): time is number => time !== undefined && time > now;
+  if (valid(until.tools)) fresh.tools = { items: [...inventory.tools], freshUntil: until.tools };
+  if (valid(until.resources))
+    fresh.resources = { items: [...inventory.resources], templates: [...(inventory.resourceTemplates ?? [])], freshUntil: until.resources };
+  if (valid(until.prompts) && inventory.prompts) fresh.prompts = { items: [...inventory.prompts], freshUntil: until.prompts };
+  return fresh;
 }
 
 /** What a server says of itself to scripts (a codemode namespace): its configured `description`, its instructions. */
@@ -107,7 +126,7 @@ function inventoryEntry(
   entry: CachedServerEntry,
   origin: ServerInventoryEntry["origin"],
 ): ServerInventoryEntry {
-  const { tools, resources, resourceTemplates, prompts, instructions, protocol } = entry;
+  const { tools, resources, resourceTemplates, prompts, instructions, protocol, freshUntil } = entry;
   return {
     definition,
     tools,
@@ -116,6 +135,7 @@ function inventoryEntry(
     prompts,
     instructions,
     protocol,
+    freshUntil,
     schemasProviderSafe: true,
     origin,
     listedAt: entry.cachedAt,

@@ -8,6 +8,7 @@ import type { McpLifecycleManager } from "../lifecycle.ts";
 import { addServerHint } from "./manage.ts";
 import { describeNpxResolution } from "../npx-resolver.ts";
 import type { SemanticRanker } from "../tool-search.ts";
+import type { ServerConnection } from "../connection/live-connection.ts";
 import { canSignIn, type McpServerManager, NeedsAuthError, type ServerState } from "../server-manager.ts";
 import type { McpExtensionState } from "../state.ts";
 import { type CallStats, requestLimitLine, type ToolCallStats } from "../tool-executor.ts";
@@ -71,15 +72,16 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   if (server.enabled === false)
     return [`- ${server.name}: ${disabledState(server)} · ${server.disabledIn ? `defined in ${describeSource(server.source)}` : source}`];
   const live = state.manager.getState(server.name);
+  const connection = state.manager.getConnection(server.name);
   const facts = [
     describeStatus(live.status),
     signInFact(state, server, live),
     server.lifecycle ?? "lazy",
     live.transport,
+    protocolFact(state, server.name, connection),
     toolsFact(state, server.name, live),
     live.pid ? `pid ${live.pid}` : undefined,
   ].filter(Boolean);
-  const connection = state.manager.getConnection(server.name);
   const npx = connection?.npx ? [`    ${describeNpxResolution(connection.npx)}`] : [];
   const limit = requestLimitLine(server, state.config.settings);
   const exposure = exposureLine(state, server);
@@ -93,6 +95,13 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   if (calls) lines.push(`    ${calls}`);
   lines.push(...lastErrorLines(state, server.name).map((line) => `    ${line}`));
   return lines;
+}
+
+/** The MCP revision the server speaks (connected), or spoke at its last connection. */
+function protocolFact(state: StatusContext, name: string, connection: ServerConnection | undefined): string | undefined {
+  const protocol = connection?.protocol ?? state.inventories.get(name)?.protocol;
+  if (!protocol?.version) return undefined;
+  return connection ? `MCP ${protocol.version}` : `MCP ${protocol.version} last time`;
 }
 
 /** For a server whose config sets `exposure` / `toolExposure` (Pi 1.x's fields): what they made of its known tools. */
@@ -112,8 +121,14 @@ export function lastErrorLines(state: StatusContext, name: string): string[] {
   const retryIn = state.lifecycle.backoffRemainingMs(name);
   const [first, ...rest] = live.lastError.split("\n");
   // The rest is what a stdio server wrote to stderr before it failed: the startup notice that showed it scrolls away.
+  const when =
+    retryIn === Number.POSITIVE_INFINITY
+      ? " (not tried again until its config changes; /mcp reconnect tries now)"
+      : retryIn > 0
+        ? ` (next attempt in ${formatSecondsLeft(retryIn)})`
+        : "";
   return [
-    `last error: ${first}${retryIn > 0 ? ` (next attempt in ${formatSecondsLeft(retryIn)})` : ""}`,
+    `last error: ${first}${when}`,
     ...rest.map((line) => `  ${line}`),
   ];
 }

@@ -9,9 +9,13 @@
  * - `list_changed` refreshes run one after another, so an older answer never overwrites a newer one, and the
  *   notifications that arrive during a refresh are merged into one more (a storm of 300 gave 301 listings and as many
  *   cache writes).
+ * - A 2026-07-28 server says how long each list stays valid (`ttlMs`): a list it gave at an earlier connection that
+ *   is still within it is taken as it was, not asked for again (`FreshLists`), and `freshUntil` says until when each
+ *   list read now is, for the metadata cache to keep.
  */
 import type { RequestOptions } from "@modelcontextprotocol/client";
 import type { McpList, McpSession, ProtocolVerdict } from "./session.ts";
+import type { CacheHints, Listing } from "./listing.ts";
 import { errorMessage } from "../util/guards.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
 import { ProcessProbe } from "../util/process-tree.ts";
@@ -21,6 +25,18 @@ import { ignored } from "../util/debug-log.ts";
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 /** How long a stdio server found alive is taken to be alive without another probe (see `LiveConnection.isAlive`). */
 const RECHECK_ALIVE_AFTER_MS = 5;
+/** A server cannot make a list valid for longer than this (the SDK's cap too). */
+export const MAX_LIST_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Until when (epoch ms) each list may be used without asking the server again; a list not named must be asked for. */
+export type ListsFreshUntil = Partial<Record<McpList, number>>;
+
+/** Lists from an earlier connection, each given only while its server's `ttlMs` says it is still valid. */
+export interface FreshLists {
+  tools?: { items: McpTool[]; freshUntil: number };
+  resources?: { items: McpResource[]; templates: McpResourceTemplate[]; freshUntil: number };
+  prompts?: { items: McpPrompt[]; freshUntil: number };
+}
 
 export interface ServerConnection {
   readonly name: string;
@@ -33,6 +49,8 @@ export interface ServerConnection {
   readonly instructions: string | undefined;
   /** The protocol the server speaks (kept with its metadata, so that its next connect needs no probe). */
   readonly protocol: ProtocolVerdict;
+  /** Until when its lists are valid, as the server said (none for a 2025-era server). */
+  readonly freshUntil: ListsFreshUntil;
   /** Entries of its lists that were dropped or cut short (or lists that failed), and why. */
   readonly problems: string[];
   readonly pid?: number;
@@ -66,6 +84,7 @@ export class LiveConnection implements ServerConnection {
   };
   private probe?: ProcessProbe;
   private aliveAt = Number.NEGATIVE_INFINITY;
+  readonly freshUntil: ListsFreshUntil = {};
 
   private constructor(name: string, session: McpSession, listsResources: boolean) {
     this.name = name;
@@ -75,14 +94,20 @@ export class LiveConnection implements ServerConnection {
     this.pid = session.pid;
   }
 
-  /** The server's lists, read under `options.signal` (the startup deadline); with `exposeResources: false` no resources. */
-  static async read(def: ServerDefinition, session: McpSession, options: RequestOptions): Promise<LiveConnection> {
+  /**
+   * The server's lists, read under `options.signal` (the startup deadline), except those still valid in `fresh`;
+   * with `exposeResources: false` no resources.
+   */
+  static async read(def: ServerDefinition, session: McpSession, options: RequestOptions, fresh: FreshLists = {}): Promise<LiveConnection> {
     const connection = new LiveConnection(def.name, session, def.exposeResources !== false);
+    connection.adoptFresh(fresh);
     const others = Promise.all([
-      connection.listsResources ? connection.readResourceLists(options).catch(connection.leftOut("resources", options)) : undefined,
-      connection.readPromptList(options).catch(connection.leftOut("prompts", options)),
+      connection.listsResources && !fresh.resources
+        ? connection.readResourceLists(options).catch(connection.leftOut("resources", options))
+        : undefined,
+      fresh.prompts ? undefined : connection.readPromptList(options).catch(connection.leftOut("prompts", options)),
     ]);
-    await connection.readToolList(options);
+    if (!fresh.tools) await connection.readToolList(options);
     await others;
     return connection;
   }
@@ -163,17 +188,34 @@ export class LiveConnection implements ServerConnection {
     return result;
   }
 
+  private adoptFresh(fresh: FreshLists): void {
+    if (fresh.tools) [this.tools, this.freshUntil.tools] = [fresh.tools.items, fresh.tools.freshUntil];
+    if (fresh.resources) {
+      [this.resources, this.resourceTemplates] = [fresh.resources.items, fresh.resources.templates];
+      this.freshUntil.resources = fresh.resources.freshUntil;
+    }
+    if (fresh.prompts) [this.prompts, this.freshUntil.prompts] = [fresh.prompts.items, fresh.prompts.freshUntil];
+  }
+
+  /** Until when a list just read stays valid: each of its listings' `ttlMs` from now, capped; none without one. */
+  private noteFreshness(list: McpList, ...listings: CacheHints[]): void {
+    const ttl = Math.min(...listings.map((listing) => listing.ttlMs ?? 0), MAX_LIST_TTL_MS);
+    if (ttl > 0) this.freshUntil[list] = Date.now() + ttl;
+    else delete this.freshUntil[list];
+  }
+
   private async readToolList(options: RequestOptions): Promise<void> {
     const tools = await this.session.listTools(options);
     this.tools = tools.items;
     this.toolProblems = tools.problems;
+    this.noteFreshness("tools", tools);
   }
 
   /** Resources and their templates: one notification (`resources/list_changed`) covers both. */
   private async readResourceLists(options: RequestOptions): Promise<void> {
     const [resources, templates] = await Promise.all([
       this.session.listResources(options),
-      this.session.listResourceTemplates(options).catch((error: unknown) => {
+      this.session.listResourceTemplates(options).catch((error: unknown): Listing<McpResourceTemplate> => {
         options.signal?.throwIfAborted();
         return { items: [], problems: [`resources/templates/list failed: ${errorMessage(error)}`] };
       }),
@@ -181,12 +223,14 @@ export class LiveConnection implements ServerConnection {
     this.resources = resources.items;
     this.resourceTemplates = templates.items;
     this.resourceProblems = [...resources.problems, ...templates.problems];
+    this.noteFreshness("resources", resources, templates);
   }
 
   private async readPromptList(options: RequestOptions): Promise<void> {
     const prompts = await this.session.listPrompts(options);
     this.prompts = prompts.items;
     this.promptProblems = prompts.problems;
+    this.noteFreshness("prompts", prompts);
   }
 
   /** At connect, a list that fails or does not answer before the startup deadline is noted and left empty. */

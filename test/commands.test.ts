@@ -11,6 +11,7 @@ import { createCacheEntry } from "../metadata-cache.ts";
 import { McpServerManager } from "../server-manager.ts";
 import { CallStats } from "../calls/stats.ts";
 import { buildToolView, type ServerInventoryEntry } from "../tool-view.ts";
+import type { ProtocolVerdict } from "../connection/session.ts";
 import type { ConfigProblem, LoadedConfig, ServerDefinition } from "../types.ts";
 import { fixtureDef, killLeftovers, serverDef, STDIO_FIXTURE, tempDir } from "./server-manager-helpers.ts";
 
@@ -37,14 +38,22 @@ function inventory(
   tools: string[],
   origin: ServerInventoryEntry["origin"],
   listedAt: number,
+  protocol?: ProtocolVerdict,
 ): ServerInventoryEntry {
   const entry = createCacheEntry(
     definition,
     tools.map((name) => ({ name, description: `${name} it`, inputSchema: { type: "object" } })),
     [],
   );
-  return { definition, ...entry, origin, listedAt };
+  return { definition, ...entry, origin, listedAt, protocol };
 }
+
+const MODERN: ProtocolVerdict = {
+  era: "modern",
+  version: "2026-07-28",
+  discover: { supportedVersions: ["2026-07-28"] } as any,
+  checkedAt: 0,
+};
 
 function context(config: LoadedConfig, inventories: ServerInventoryEntry[], stats?: CallStats): StatusContext {
   lifecycle.registerServers(config.servers);
@@ -83,7 +92,7 @@ describe("/mcp status", () => {
     stats.record("up", "echo", 30, false);
     const state = context(
       config,
-      [inventory(up, ["echo", "wait"], "live", Date.now()), inventory(remote, ["fetch"], "cache", Date.now() - 2 * HOUR_MS)],
+      [inventory(up, ["echo", "wait"], "live", Date.now()), inventory(remote, ["fetch"], "cache", Date.now() - 2 * HOUR_MS, MODERN)],
       stats,
     );
     const connection = await lifecycle.ensureConnected("up");
@@ -98,7 +107,7 @@ describe("/mcp status", () => {
     expect(report).toBe(
       [
         "MCP servers: 3 enabled, 2 disabled, 1 skipped",
-        "✓ up: connected · eager · stdio · 2 tools · pid <pid>",
+        "✓ up: connected · eager · stdio · MCP 2025-11-25 · 2 tools · pid <pid>",
         `    ${command}`,
         "    source: /u/mcp.json (user)",
         '    warning: field "autoApprove" is not supported',
@@ -117,7 +126,8 @@ describe("/mcp status", () => {
         "- off: disabled · source: test (user)",
         // Disabled by an override: the file to edit is that one, not the definition's.
         "- muted: disabled in /p/.mcp.json (project-shared) · defined in test (user)",
-        "○ remote: not started · lazy · 1 tool (from the cache, listed 2 h ago)",
+        // What it spoke at its last connection, from the cache.
+        "○ remote: not started · lazy · MCP 2026-07-28 last time · 1 tool (from the cache, listed 2 h ago)",
         "    url: https://example.com/mcp · token from $REMOTE_TOKEN",
         "    source: test (user)",
         "✗ skipped: skipped",

@@ -35,7 +35,7 @@ afterEach(async () => {
 });
 
 function newManager(): McpServerManager {
-  manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false, priorProtocol: (def) => verdicts.get(def.name) });
+  manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false, known: (def) => ({ protocol: verdicts.get(def.name) }) });
   return manager;
 }
 
@@ -128,5 +128,33 @@ describe("the verdict kept for the next connect", () => {
     const connection = await manager!.connect({ ...everything("moved") });
     expect(connection.protocol.era).toBe("legacy");
     expect(connection.tools.map((tool) => tool.name)).toContain("get-sum");
+  });
+});
+
+describe("lists a 2026 server said are still valid", () => {
+  it("are noted with their time, and a connect while they are valid asks for none of them", async () => {
+    const first = await newManager().connect(v2("ttl"));
+    const { tools, resources, prompts } = first.freshUntil;
+    for (const until of [tools, resources, prompts]) expect(until).toBeGreaterThan(Date.now() + 50_000);
+    await manager!.close("ttl");
+    const before = methodsReceived("ttl").length;
+    const fresh = {
+      tools: { items: first.tools, freshUntil: tools! },
+      resources: { items: first.resources, templates: first.resourceTemplates, freshUntil: resources! },
+      prompts: { items: first.prompts, freshUntil: prompts! },
+    };
+    const known = { protocol: first.protocol, fresh };
+    manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false, known: () => known });
+    const second = await manager.connect(v2("ttl"));
+    expect(methodsReceived("ttl").slice(before)).toEqual([]);
+    expect(second.tools.map((tool) => tool.name)).toEqual(first.tools.map((tool) => tool.name));
+    expect((await manager.callTool("ttl", "echo", { text: "no listing needed" })).content).toEqual([
+      { type: "text", text: "no listing needed" },
+    ]);
+  });
+
+  it("a 2025 server gives none: its lists are asked for at every connect", async () => {
+    const connection = await newManager().connect(everything("old-style"));
+    expect(connection.freshUntil).toEqual({});
   });
 });
