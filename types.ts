@@ -109,6 +109,12 @@ export interface ServerEntry {
   includeTools?: string[];
   /** Names or globs of tools hidden. */
   excludeTools?: string[];
+  /** `false`: the server's skills (MCP Skills extension) are not offered to Pi. */
+  skills?: boolean;
+  /** Only these skills (names or globs); `excludeSkills` is applied after it. */
+  includeSkills?: string[];
+  /** Names or globs of skills not offered. */
+  excludeSkills?: string[];
   /** Overrides `settings.approveTools` for this server. */
   approveTools?: ApprovalRule;
   /** Overrides `settings.toolPrefix` for this server. */
