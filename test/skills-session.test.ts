@@ -7,14 +7,11 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Client } from "@modelcontextprotocol/client";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { skillSource } from "../connection/skills.ts";
-import type { SkillServers } from "../skills/fetcher.ts";
 import { SkillSession } from "../skills/session.ts";
-import type { ServerDefinition, SkillEntry, SkillSource } from "../types.ts";
-import { connectSkillsServer, skillReads, skillsServerEnv, skillsServerStarts } from "./helpers/skills-fixture.ts";
+import type { ServerDefinition, SkillEntry } from "../types.ts";
+import { FixtureSkillServers, listFixtureSkills, skillReads, skillsServerEnv, skillsServerStarts } from "./helpers/skills-fixture.ts";
 import { withTempDir } from "./helpers/temp-dir.ts";
 
 const DOCS: ServerDefinition = { name: "docs", command: "skills-server", source: { kind: "user", path: "/mcp.json" } };
@@ -24,52 +21,25 @@ withTempDir("pi-mcp-skills-session-", (created) => {
   dir = created;
 });
 
-/** The fixture reached as the adapter reaches a lazy server: started on the first `connect`, listed again then. */
-class FixtureServers implements SkillServers {
-  client: Client | undefined;
-  private source: SkillSource | undefined;
-  private live: SkillEntry[] | undefined;
-  private readonly cached: SkillEntry[];
-  private readonly tamper: string | undefined;
-  constructor(cached: SkillEntry[], tamper?: string) {
-    this.cached = cached;
-    this.tamper = tamper;
-  }
-  async connect(): Promise<void> {
-    if (this.client) return;
-    this.client = await connectSkillsServer("legacy", skillsServerEnv(dir, { tamper: this.tamper }));
-    this.source = skillSource(this.client);
-    this.live = (await this.source.list()).skills;
-  }
-  entries(): readonly SkillEntry[] {
-    return this.live ?? this.cached;
-  }
-  read(_server: string, entry: SkillEntry, uri: string, signal?: AbortSignal) {
-    return this.source!.read(entry, uri, { signal });
-  }
-}
-
 /** What an earlier session listed (and the cache keeps): listed once for the file, logging elsewhere. */
 let cached: SkillEntry[] = [];
 beforeAll(async () => {
   const logs = await mkdtemp(join(tmpdir(), "pi-mcp-skills-listing-"));
-  const client = await connectSkillsServer("legacy", skillsServerEnv(logs));
   try {
-    cached = (await skillSource(client).list()).skills;
+    cached = await listFixtureSkills(logs);
   } finally {
-    await client.close();
     await rm(logs, { recursive: true, force: true });
   }
 });
 
-let servers: FixtureServers;
+let servers: FixtureSkillServers;
 let notices: string[];
 afterEach(async () => {
-  await servers?.client?.close();
+  await servers?.close();
 });
 
 async function startSession(options: { tamper?: string; entries?: SkillEntry[]; definition?: ServerDefinition } = {}) {
-  servers = new FixtureServers(options.entries ?? cached, options.tamper);
+  servers = new FixtureSkillServers(options.entries ?? cached, skillsServerEnv(dir, { tamper: options.tamper }));
   notices = [];
   const session = new SkillSession({
     agentDir: join(dir, "agent"),
