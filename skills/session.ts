@@ -131,13 +131,16 @@ export class SkillSession {
 
   /** `/mcp status`: what the session offers of a server's skills, and why not the others. */
   statusLines(server: string): string[] {
+    const listing = this.options.listings().find((item) => item.server.name === server);
+    if (listing?.server.skills === false)
+      return listing.entries.length > 0 ? [`skills: off (skills: false), ${listing.entries.length} listed`] : [];
     const offered = this.placed.filter(({ skill }) => skill.server === server).map(({ skill }) => skill);
     const names = offered.map((skill) => (this.shadowed.has(skill) ? `${skill.name} (yours is used)` : skill.name));
     const lines = names.length > 0 ? [`skills: ${names.join(", ")}`] : [];
     for (const left of this.offer.leftOut.filter((item) => item.server === server))
       lines.push(`skill ${left.name} not offered: ${left.reason}`);
     for (const file of this.fetcher.refusals(server)) lines.push(`skill file ${file} refused: it failed verification`);
-    const later = this.listedSinceDiscovery(server);
+    const later = this.listedSinceDiscovery(listing);
     if (later.length > 0) lines.push(`skills listed since the session started (offered after /reload): ${later.join(", ")}`);
     return lines;
   }
@@ -148,10 +151,12 @@ export class SkillSession {
     return count === 0 ? undefined : `${count} ${count === 1 ? "skill" : "skills"}`;
   }
 
-  private listedSinceDiscovery(server: string): string[] {
-    const known = new Set([...this.offer.offered, ...this.offer.leftOut].filter((item) => item.server === server).map((item) => item.name));
-    const listing = this.options.listings().find((item) => item.server.name === server);
-    return (listing?.entries ?? []).map((entry) => entry.frontmatter.name).filter((name) => !known.has(name));
+  private listedSinceDiscovery(listing: ServerSkills | undefined): string[] {
+    if (!listing) return [];
+    const known = new Set(
+      [...this.offer.offered, ...this.offer.leftOut].filter((item) => item.server === listing.server.name).map((item) => item.name),
+    );
+    return listing.entries.map((entry) => entry.frontmatter.name).filter((name) => !known.has(name));
   }
 
   /** The offered skill a file path is in, and its path in the skill's folder. */
