@@ -1,8 +1,10 @@
 /**
- * Where a server's skills live on disk, for Pi to list and read: `<agentDir>/mcp-skills/<server>-<id>/<skill>/`,
- * private to the user (folders 0700, files 0600: a skill of a server the user signed in to may be theirs alone). The
- * `<id>` comes from the server's definition, so two projects' servers of one name (or a changed definition) never
- * share a folder; the skill's folder is its name, as Pi (0.73) wants it.
+ * Where a server's skills live on disk, for Pi to list and read: `<agentDir>/mcp-skills/<server>/<skill>/`, private
+ * to the user (folders 0700, files 0600: a skill of a server the user signed in to may be theirs alone). The skill's
+ * folder is its name, as Pi (0.73) wants it. The location is in the system prompt with every skill, so it is kept
+ * short: the server's name alone (8 hex digits of a definition would cost 6 more tokens per skill). Two definitions
+ * of one server name (two projects) may so share a folder; that costs nothing wrong: a session writes each file it
+ * fetched, verified, right before Pi reads it, and refuses a file its own server does not list.
  *
  * At discovery each offered skill gets a stub `SKILL.md`: the frontmatter Pi lists (name, description, and
  * `disable-model-invocation`), and a line saying where the instructions come from. A file is written only when its
@@ -12,8 +14,6 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { computeServerHash } from "../metadata-cache.ts";
-import type { ServerDefinition } from "../types.ts";
 import { writeFileAtomic } from "../util/atomic-file.ts";
 import type { OfferedSkill } from "./offer.ts";
 
@@ -24,10 +24,12 @@ export function skillsRoot(agentDir: string): string {
   return join(agentDir, SKILLS_DIR_NAME);
 }
 
-/** The folder of a server's skills: its name (made a safe folder name) and 8 hex digits of its definition. */
-export function serverFolder(agentDir: string, server: ServerDefinition): string {
-  const id = createHash("sha256").update(computeServerHash(server)).digest("hex").slice(0, 8);
-  return join(skillsRoot(agentDir), `${server.name.replace(/[^A-Za-z0-9_.-]/g, "_")}-${id}`);
+/** The folder of a server's skills: its name, with a hash of it when it is not a safe folder name as it is. */
+export function serverFolder(agentDir: string, server: string): string {
+  const safe = server.replace(/[^A-Za-z0-9_.-]/g, "_");
+  const name =
+    safe === server && !/^\.+$/.test(server) ? server : `${safe}-${createHash("sha256").update(server).digest("hex").slice(0, 8)}`;
+  return join(skillsRoot(agentDir), name);
 }
 
 /** What Pi finds before the skill is read: enough to list it, and the way to its instructions. */

@@ -55,12 +55,10 @@ export class SkillSession {
 
   /** `resources_discover`: the folders of the skills offered, each with its stub written. */
   async discover(): Promise<string[]> {
-    const listings = this.options.listings();
-    const definitions = new Map(listings.map(({ server }) => [server.name, server]));
-    this.offer = offerSkills(listings);
+    this.offer = offerSkills(this.options.listings());
     const placed = this.offer.offered.map((skill) => ({
       skill,
-      folder: join(serverFolder(this.options.agentDir, definitions.get(skill.server)!), skill.name),
+      folder: join(serverFolder(this.options.agentDir, skill.server), skill.name),
     }));
     const written = await Promise.allSettled(
       placed.map(({ skill, folder }) => writePrivateFile(this.root, join(folder, MANIFEST), stubText(skill))),

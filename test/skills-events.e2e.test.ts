@@ -69,7 +69,7 @@ describe(`MCP skills in Pi ${host.version}`, () => {
         "<description>Extract text and tables from PDF files and fill PDF forms. Use when reading, converting or filling PDFs.</description>",
       );
       expect(prompt).toContain("<name>release-notes</name>");
-      expect(manifest).toMatch(new RegExp(`^${dir}/mcp-skills/docs-[0-9a-f]{8}/pdf-tools/SKILL\\.md$`));
+      expect(manifest).toMatch(new RegExp(`^${dir}/mcp-skills/docs/pdf-tools/SKILL\\.md$`));
       const [skill, forms] = pi.toolResults;
       expect(skill!.isError).toBe(false);
       expect(skill!.text).toMatch(

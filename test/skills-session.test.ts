@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { serverFolder } from "../skills/files.ts";
 import { SkillSession } from "../skills/session.ts";
 import type { ServerDefinition, SkillEntry } from "../types.ts";
 import { FixtureSkillServers, listFixtureSkills, skillReads, skillsServerEnv, skillsServerStarts } from "./helpers/skills-fixture.ts";
@@ -56,10 +57,7 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 describe("SkillSession: discovery", () => {
   it("gives Pi one folder per skill with a stub SKILL.md it lists, private, and starts no server", async () => {
     const { folders, pdf } = await startSession();
-    expect(folders.map((folder) => folder.slice(dir.length))).toEqual([
-      expect.stringMatching(/^\/agent\/mcp-skills\/docs-[0-9a-f]{8}\/pdf-tools$/),
-      expect.stringMatching(/^\/agent\/mcp-skills\/docs-[0-9a-f]{8}\/release-notes$/),
-    ]);
+    expect(folders).toEqual([join(dir, "agent/mcp-skills/docs/pdf-tools"), join(dir, "agent/mcp-skills/docs/release-notes")]);
     const stub = readFileSync(join(pdf, "SKILL.md"), "utf8");
     expect(parseFrontmatter(stub).frontmatter).toEqual({
       name: "pdf-tools",
@@ -69,6 +67,14 @@ describe("SkillSession: discovery", () => {
     expect([mode(join(dir, "agent/mcp-skills")), mode(pdf), mode(join(pdf, "SKILL.md"))]).toEqual([0o700, 0o700, 0o600]);
     expect(skillsServerStarts(dir)).toBe(0);
     expect(skillReads(dir)).toEqual([]);
+  });
+});
+
+describe("serverFolder", () => {
+  it("is the server's name, or for a name that is no safe folder name, that name made safe and a hash of it", () => {
+    expect(serverFolder("/a", "docs")).toBe("/a/mcp-skills/docs");
+    expect(serverFolder("/a", "my docs/x")).toMatch(/^\/a\/mcp-skills\/my_docs_x-[0-9a-f]{8}$/);
+    expect(serverFolder("/a", "..")).toMatch(/^\/a\/mcp-skills\/\.\.-[0-9a-f]{8}$/);
   });
 });
 
