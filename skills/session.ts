@@ -85,7 +85,8 @@ export class SkillSession {
     if (!FOLDER_TOOLS.has(toolName)) return { ok: true };
     const text = JSON.stringify(input);
     for (const placed of this.placed) {
-      if (!text.includes(placed.folder)) continue;
+      // As the folder stands in the input's JSON (a Windows path's backslashes are escaped there).
+      if (!text.includes(JSON.stringify(placed.folder).slice(1, -1))) continue;
       const outcome = await this.fetchWhole(placed, signal);
       if (!outcome.ok) return outcome;
     }
