@@ -21,6 +21,7 @@ import { formatSecondsLeft } from "../util/format-time.ts";
 /** What `/mcp status` (and the panel's server lines) read of the session (its state has it all). */
 export interface StatusContext extends Pick<ToolView, "config" | "servers" | "inventories" | "tools" | "directToolNames"> {
   readonly manager: Pick<McpServerManager, "getState" | "getConnection" | "isSignedIn">;
+  readonly skills?: Pick<NonNullable<McpExtensionState["skills"]>, "statusLines" | "summary">;
   readonly lifecycle: Pick<McpLifecycleManager, "backoffRemainingMs">;
   readonly stats: Pick<CallStats, "sessionStats"> | undefined;
   readonly semantic: Pick<SemanticRanker, "statusLine"> | undefined;
@@ -86,7 +87,7 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   const limit = requestLimitLine(server, state.config.settings);
   const exposure = exposureLine(state, server);
   const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, ...npx, `    ${source}`];
-  for (const line of [exposure, limit]) if (line) lines.push(`    ${line}`);
+  for (const line of [exposure, limit, ...(state.skills?.statusLines(server.name) ?? [])]) if (line) lines.push(`    ${line}`);
   // Its config problems (fields not supported, values replaced by a default): it loaded, but not quite as written.
   for (const problem of state.config.problems) if (problem.server === server.name) lines.push(`    ${problem.level}: ${problem.message}`);
   // What its tools/list or resources/list answer had that could not be used (dropped entries, endless pages).
@@ -138,10 +139,16 @@ export function disabledState(server: ServerDefinition): string {
   return server.disabledIn ? `disabled in ${describeSource(server.disabledIn)}` : "disabled";
 }
 
-/** The panel's line for an enabled server: state, sign-in, tools. */
+/** The panel's line for an enabled server: state, sign-in, tools, skills. */
 export function panelSummary(state: StatusContext, server: ServerDefinition): string {
   const live = state.manager.getState(server.name);
-  return [describeStatus(live.status), signInFact(state, server, live), toolsFact(state, server.name, live)].filter(Boolean).join(" · ");
+  const facts = [
+    describeStatus(live.status),
+    signInFact(state, server, live),
+    toolsFact(state, server.name, live),
+    state.skills?.summary(server.name),
+  ];
+  return facts.filter(Boolean).join(" · ");
 }
 
 /** What Pi has of the server's tools (resource tools included, as in the footer); when not connected, how old. */

@@ -5,15 +5,17 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { type StatusContext, statusReport, updateStatus } from "../commands/status-report.ts";
+import { panelSummary, type StatusContext, statusReport, updateStatus } from "../commands/status-report.ts";
 import { McpLifecycleManager } from "../lifecycle.ts";
 import { createCacheEntry } from "../metadata-cache.ts";
 import { McpServerManager } from "../server-manager.ts";
 import { CallStats } from "../calls/stats.ts";
 import { buildToolView, type ServerInventoryEntry } from "../tool-view.ts";
 import type { ProtocolVerdict } from "../connection/session.ts";
-import type { ConfigProblem, LoadedConfig, ServerDefinition } from "../types.ts";
+import { SkillSession } from "../skills/session.ts";
+import type { ConfigProblem, LoadedConfig, ServerDefinition, SkillEntry } from "../types.ts";
 import { fixtureDef, killLeftovers, serverDef, STDIO_FIXTURE, tempDir } from "./server-manager-helpers.ts";
+import { FixtureSkillServers } from "./helpers/skills-fixture.ts";
 
 const HOUR_MS = 60 * 60_000;
 
@@ -153,6 +155,43 @@ describe("/mcp status", () => {
         "  /u/mcp.json: not valid JSON",
       ].join("\n"),
     );
+  });
+});
+
+describe("/mcp status and the panel: skills", () => {
+  it("list each server's offered skills and why others are not; a server with skills: false says they are off", async () => {
+    const docs = serverDef("docs", { command: "docs", excludeSkills: ["old-*"] });
+    const quiet = serverDef("quiet", { command: "quiet", skills: false });
+    const config: LoadedConfig = { servers: [docs, quiet], settings: {}, problems: [], userFile: "/u/mcp.json" };
+    const skill = (name: string): SkillEntry => ({
+      uri: `skill://${name}/SKILL.md`,
+      frontmatter: { name, description: `The ${name} skill.` },
+      resources: [{ uri: `skill://${name}/SKILL.md`, digest: `sha256:${"0".repeat(64)}`, size: 1 }],
+    });
+    const entries = new Map([
+      ["docs", [skill("pdf-tools"), skill("old-notes"), skill("release-notes")]],
+      ["quiet", [skill("secret")]],
+    ]);
+    const servers = new FixtureSkillServers([], {});
+    const skills = new SkillSession({
+      agentDir: dir.path,
+      servers,
+      listings: () => config.servers.map((server) => ({ server, entries: entries.get(server.name) ?? [] })),
+      notify: () => {},
+    });
+    await skills.discover();
+    const state = { ...context(config, []), skills };
+    expect(
+      statusReport(state)
+        .split("\n")
+        .filter((line) => line.includes("skill")),
+    ).toEqual([
+      "    skills: pdf-tools, release-notes",
+      "    skill old-notes not offered: left out by includeSkills / excludeSkills",
+      "    skills: off (skills: false), 1 listed",
+    ]);
+    expect(panelSummary(state, docs)).toBe("not started · tools not known yet · 2 skills");
+    expect(panelSummary(state, quiet)).toBe("not started · tools not known yet");
   });
 });
 

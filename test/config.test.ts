@@ -543,3 +543,28 @@ describe("loadConfig: bad input", () => {
     }
   });
 });
+
+describe("loadConfig: skills fields", () => {
+  it("reads skills, includeSkills and excludeSkills; a project file may turn a server's skills off alone", () => {
+    writeUser({
+      mcpServers: { docs: { command: "docs", includeSkills: ["pdf-*"], excludeSkills: ["pdf-old"] }, notes: { command: "notes" } },
+    });
+    writeProject({ mcpServers: { notes: { skills: false } } });
+    const config = sandbox.load({ projectTrusted: true });
+    expect(config.problems).toEqual([]);
+    expect(serversByName(config)).toEqual({
+      notes: { enabled: true, command: "notes", skills: false },
+      docs: { enabled: true, command: "docs", includeSkills: ["pdf-*"], excludeSkills: ["pdf-old"] },
+    });
+  });
+
+  it("a skills value that is not a boolean keeps the skills out, with a warning; a list that is not strings skips the server", () => {
+    writeUser({ mcpServers: { docs: { command: "docs", skills: "no" }, bad: { command: "x", excludeSkills: "pdf-*" } } });
+    const config = sandbox.load();
+    expect(serversByName(config)).toEqual({ docs: { enabled: true, command: "docs", skills: false } });
+    expect(messages(config)).toEqual([
+      `${userFile()}: server "docs": "skills": must be true or false (got a string); its skills are not offered`,
+      `${userFile()}: server "bad": "excludeSkills": must be an array of strings (got a string)`,
+    ]);
+  });
+});
