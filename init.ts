@@ -41,6 +41,7 @@ import { executeMcpTool } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
 import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
+import { SkillSession } from "./skills/session.ts";
 import { buildToolView, directRules, freshLists, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
@@ -300,6 +301,20 @@ export class McpAdapter {
         return this.reloadConfig(state!);
       },
       unansweredPages,
+      skills: new SkillSession({
+        agentDir: this.agentDir,
+        servers: {
+          connect: async (name, signal) => void (await lifecycle.ensureConnected(name, signal)),
+          // The live listing once connected (a lazy start lists again), else the cached one.
+          entries: (name) => manager.getConnection(name)?.skills ?? state?.inventories.get(name)?.skills,
+          read: (name, entry, uri, signal) =>
+            manager.readSkillFile(name, entry, uri, { signal, connect: () => lifecycle.ensureConnected(name, signal) }),
+        },
+        // The session's servers in the config's order: an untrusted project's are not among them.
+        listings: () =>
+          [...(state?.servers.values() ?? [])].map((server) => ({ server, entries: state?.inventories.get(server.name)?.skills ?? [] })),
+        notify: (message, level) => ui.notify(message, level),
+      }),
       shutDown: false,
     };
     return state;

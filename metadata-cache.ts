@@ -24,7 +24,17 @@ import { updateFileLocked } from "./util/file-lock.ts";
 import { toProviderSafeSchema } from "./tools/json-schema.ts";
 import type { ListsFreshUntil } from "./connection/live-connection.ts";
 import type { ProtocolVerdict } from "./connection/session.ts";
-import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
+import type {
+  McpPrompt,
+  McpPromptArgument,
+  McpResource,
+  McpResourceTemplate,
+  McpTool,
+  ServerDefinition,
+  ServerEntry,
+  SkillEntry,
+} from "./types.ts";
+import { keptSkillEntry } from "./types.ts";
 import { errorCode, errorMessage, isJsonObject } from "./util/guards.ts";
 import { compareStrings, truncate } from "./util/text.ts";
 
@@ -59,6 +69,8 @@ export interface CachedServerEntry {
   protocol?: ProtocolVerdict;
   /** Until when (epoch ms) each list is valid, as the server said (`ttlMs`): a connect before then does not ask again. */
   freshUntil?: ListsFreshUntil;
+  /** Its Agent Skills (MCP Skills extension): Pi learns them from here, no server starts for that. Unset: none. */
+  skills?: SkillEntry[];
   cachedAt: number;
 }
 
@@ -69,6 +81,7 @@ export interface ServerExtras {
   instructions: string | undefined;
   protocol?: ProtocolVerdict;
   freshUntil?: ListsFreshUntil;
+  skills?: readonly SkillEntry[];
 }
 
 export interface MetadataCacheSnapshot {
@@ -150,6 +163,7 @@ export function createCacheEntry(
   if (instructions) entry.instructions = instructions;
   if (extras.protocol) entry.protocol = extras.protocol;
   if (extras.freshUntil && Object.keys(extras.freshUntil).length > 0) entry.freshUntil = { ...extras.freshUntil };
+  if (extras.skills && extras.skills.length > 0) entry.skills = extras.skills.map(keptSkillEntry);
   return entry;
 }
 
@@ -389,7 +403,24 @@ function parseEntry(raw: unknown): CachedServerEntry | undefined {
   if (instructions) entry.instructions = instructions;
   if (raw.protocol !== undefined) entry.protocol = raw.protocol as ProtocolVerdict;
   if (raw.freshUntil !== undefined) entry.freshUntil = raw.freshUntil as ListsFreshUntil;
+  // A malformed skill costs only itself.
+  const skills = Array.isArray(raw.skills) ? raw.skills.filter(isValidSkill).map(keptSkillEntry) : [];
+  if (skills.length > 0) entry.skills = skills;
   return entry;
+}
+
+function isValidSkill(value: unknown): value is SkillEntry {
+  if (!isJsonObject(value) || typeof value.uri !== "string" || !isJsonObject(value.frontmatter)) return false;
+  const { name, description } = value.frontmatter;
+  if (typeof name !== "string" || typeof description !== "string") return false;
+  const files = value.resources;
+  return (
+    files === "dynamic" ||
+    (Array.isArray(files) &&
+      files.every(
+        (file) => isJsonObject(file) && typeof file.uri === "string" && typeof file.digest === "string" && Number.isFinite(file.size),
+      ))
+  );
 }
 
 function isFreshUntil(value: unknown): boolean {

@@ -27,7 +27,7 @@ import type { LiveConnection, ServerConnection } from "./connection/live-connect
 import { establish, type KnownServer } from "./connection/establish.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
-import type { ServerDefinition, TransportKind } from "./types.ts";
+import type { ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
 import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-errors.ts";
 
 export { ConnectCancelledError, ShuttingDownError };
@@ -35,6 +35,7 @@ export { ConnectCancelledError, ShuttingDownError };
 /** Whether a server can be signed in to, for the commands that offer it. */
 export { canSignIn } from "./connection/auth-checks.ts";
 export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
+export type { ServerConnection } from "./connection/live-connection.ts";
 
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
@@ -267,6 +268,18 @@ export class McpServerManager {
     options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs" | "connect"> = {},
   ): Promise<ReadResourceResult> {
     return this.track(name, options, (connection, signal) => connection.session.readResource(uri, this.requestOptions(options, signal)));
+  }
+
+  /** One file of a skill the server publishes, verified against its entry (connection/skills.ts). */
+  readSkillFile(
+    name: string,
+    entry: SkillEntry,
+    fileUri: string,
+    options: Pick<CallOptions, "signal" | "connect"> = {},
+  ): Promise<SkillRead> {
+    return this.track(name, options, (connection, signal) =>
+      connection.session.readSkillFile(entry, fileUri, this.requestOptions({}, signal)),
+    );
   }
 
   /** Connected, nothing in flight, and unused for `timeoutMs`. */

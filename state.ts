@@ -47,7 +47,7 @@ export interface McpExtensionState extends ToolView {
   /** After a config file was changed from inside Pi: the session follows the new config (no /reload). */
   readonly reloadConfig: () => Promise<ConfigChange>;
   /** The servers' skills offered to Pi (skills/session.ts). */
-  readonly skills?: SkillSession;
+  readonly skills: SkillSession;
   /** Pages servers asked the user to open when nobody could be asked (print mode): told to the model with the result. */
   readonly unansweredPages: UnansweredPages;
   shutDown: boolean;

@@ -15,7 +15,16 @@ import {
 } from "./tools/resource-tools.ts";
 import { isToolFilteredOut, type ToolFilter } from "./tools/filters.ts";
 import { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ToolMetadata, ToolPrefixMode } from "./types.ts";
+import type {
+  McpPrompt,
+  McpResource,
+  McpResourceTemplate,
+  McpTool,
+  ServerDefinition,
+  SkillEntry,
+  ToolMetadata,
+  ToolPrefixMode,
+} from "./types.ts";
 import { allocateToolNames, formatToolName, shortHash, type ToolNameConflict, type ToolNameRequest, toolKey } from "./tool-names.ts";
 import { errorMessage, isJsonObject } from "./util/guards.ts";
 
@@ -35,6 +44,8 @@ export interface ServerInventory {
   /** Unset when not known yet (a server last listed by an adapter that did not read prompts). */
   prompts?: readonly McpPrompt[];
   instructions?: string;
+  /** Its Agent Skills, as last listed. */
+  skills?: readonly SkillEntry[];
   /** The schemas went through `toProviderSafeSchema` already (cache entries do): not converted again. */
   schemasProviderSafe?: boolean;
 }

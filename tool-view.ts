@@ -126,7 +126,7 @@ function inventoryEntry(
   entry: CachedServerEntry,
   origin: ServerInventoryEntry["origin"],
 ): ServerInventoryEntry {
-  const { tools, resources, resourceTemplates, prompts, instructions, protocol, freshUntil } = entry;
+  const { tools, resources, resourceTemplates, prompts, instructions, protocol, freshUntil, skills } = entry;
   return {
     definition,
     tools,
@@ -136,6 +136,7 @@ function inventoryEntry(
     instructions,
     protocol,
     freshUntil,
+    skills,
     schemasProviderSafe: true,
     origin,
     listedAt: entry.cachedAt,

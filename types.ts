@@ -303,6 +303,11 @@ export interface SkillEntry {
   resources: readonly SkillFileEntry[] | "dynamic";
 }
 
+/** Of a listed (or cached) skill, what a read is verified against and nothing else (`_meta` and other fields go). */
+export function keptSkillEntry(skill: SkillEntry): SkillEntry {
+  return { uri: skill.uri, frontmatter: skill.frontmatter, resources: skill.resources };
+}
+
 /** A server's skills: the valid entries, and why the others were refused (one line each). */
 export interface SkillListing {
   skills: SkillEntry[];

@@ -8,8 +8,7 @@ import type { McpLifecycleManager } from "../lifecycle.ts";
 import { addServerHint } from "./manage.ts";
 import { describeNpxResolution } from "../npx-resolver.ts";
 import type { SemanticRanker } from "../tool-search.ts";
-import type { ServerConnection } from "../connection/live-connection.ts";
-import { canSignIn, type McpServerManager, NeedsAuthError, type ServerState } from "../server-manager.ts";
+import { canSignIn, type McpServerManager, NeedsAuthError, type ServerConnection, type ServerState } from "../server-manager.ts";
 import type { McpExtensionState } from "../state.ts";
 import { type CallStats, requestLimitLine, type ToolCallStats } from "../tool-executor.ts";
 import { configuredExposure } from "../tool-metadata.ts";
@@ -128,10 +127,7 @@ export function lastErrorLines(state: StatusContext, name: string): string[] {
       : retryIn > 0
         ? ` (next attempt in ${formatSecondsLeft(retryIn)})`
         : "";
-  return [
-    `last error: ${first}${when}`,
-    ...rest.map((line) => `  ${line}`),
-  ];
+  return [`last error: ${first}${when}`, ...rest.map((line) => `  ${line}`)];
 }
 
 /** "disabled", or where an override disabled it: the file to edit to turn it back on is that one, not the definition's. */

@@ -4,8 +4,8 @@
  * (server-manager.ts) shares one per server and hands it out as a `ServerConnection`.
  *
  * - At connect the lists are read side by side under the startup deadline, and only the tools decide whether the
- *   server starts: a resources or prompts listing that fails or never answers costs only what it lists (noted in
- *   `problems`, shown by /mcp status).
+ *   server starts: a resources, prompts or skills listing that fails or never answers costs only what it lists
+ *   (noted in `problems`, shown by /mcp status). Skills (MCP Skills extension) change with the resources list.
  * - `list_changed` refreshes run one after another, so an older answer never overwrites a newer one, and the
  *   notifications that arrive during a refresh are merged into one more (a storm of 300 gave 301 listings and as many
  *   cache writes).
@@ -19,7 +19,7 @@ import type { CacheHints, Listing } from "./listing.ts";
 import { errorMessage } from "../util/guards.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
 import { ProcessProbe } from "../util/process-tree.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, SkillEntry, TransportKind } from "../types.ts";
 import { ignored } from "../util/debug-log.ts";
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
@@ -45,6 +45,8 @@ export interface ServerConnection {
   readonly resources: McpResource[];
   readonly resourceTemplates: McpResourceTemplate[];
   readonly prompts: McpPrompt[];
+  /** Its Agent Skills (none with `skills: false` in its config). */
+  readonly skills: SkillEntry[];
   /** The `instructions` of the server's `initialize` (or `server/discover`) answer. */
   readonly instructions: string | undefined;
   /** The protocol the server speaks (kept with its metadata, so that its next connect needs no probe). */
@@ -68,13 +70,17 @@ export class LiveConnection implements ServerConnection {
   readonly connectedAt = Date.now();
   /** False with `exposeResources: false`: its resources are never listed (nothing would use them). */
   private readonly listsResources: boolean;
+  /** False with `skills: false`: its skills are never listed. */
+  private readonly listsSkills: boolean;
   tools: McpTool[] = [];
   resources: McpResource[] = [];
   resourceTemplates: McpResourceTemplate[] = [];
   prompts: McpPrompt[] = [];
+  skills: SkillEntry[] = [];
   private toolProblems: string[] = [];
   private resourceProblems: string[] = [];
   private promptProblems: string[] = [];
+  private skillProblems: string[] = [];
   private refreshQueue: Promise<void> = Promise.resolve();
   /** Per list, whether a list_changed refresh runs and whether another notification came meanwhile. */
   private readonly followed: Record<McpList, { running: boolean; pending: boolean }> = {
@@ -86,10 +92,11 @@ export class LiveConnection implements ServerConnection {
   private aliveAt = Number.NEGATIVE_INFINITY;
   readonly freshUntil: ListsFreshUntil = {};
 
-  private constructor(name: string, session: McpSession, listsResources: boolean) {
+  private constructor(name: string, session: McpSession, def: ServerDefinition) {
     this.name = name;
     this.session = session;
-    this.listsResources = listsResources;
+    this.listsResources = def.exposeResources !== false;
+    this.listsSkills = def.skills !== false;
     this.transport = session.transport;
     this.pid = session.pid;
   }
@@ -99,13 +106,14 @@ export class LiveConnection implements ServerConnection {
    * with `exposeResources: false` no resources.
    */
   static async read(def: ServerDefinition, session: McpSession, options: RequestOptions, fresh: FreshLists = {}): Promise<LiveConnection> {
-    const connection = new LiveConnection(def.name, session, def.exposeResources !== false);
+    const connection = new LiveConnection(def.name, session, def);
     connection.adoptFresh(fresh);
     const others = Promise.all([
       connection.listsResources && !fresh.resources
         ? connection.readResourceLists(options).catch(connection.leftOut("resources", options))
         : undefined,
       fresh.prompts ? undefined : connection.readPromptList(options).catch(connection.leftOut("prompts", options)),
+      connection.readSkillList(options).catch(connection.leftOut("skills", options)),
     ]);
     if (!fresh.tools) await connection.readToolList(options);
     await others;
@@ -113,7 +121,7 @@ export class LiveConnection implements ServerConnection {
   }
 
   get problems(): string[] {
-    return [...this.toolProblems, ...this.resourceProblems, ...this.promptProblems];
+    return [...this.toolProblems, ...this.resourceProblems, ...this.promptProblems, ...this.skillProblems];
   }
 
   get instructions(): string | undefined {
@@ -176,13 +184,14 @@ export class LiveConnection implements ServerConnection {
     }
   }
 
-  /** Reads the list again, after the refreshes already queued. */
+  /** Reads the list again, after the refreshes already queued; a resources change may be a skills change too. */
   private refresh(list: McpList): Promise<void> {
-    if (list === "resources" && !this.listsResources) return Promise.resolve();
     // A refresh gets the budget listing had at startup.
     const options: RequestOptions = { timeout: DEFAULT_STARTUP_TIMEOUT_MS };
-    const read = () =>
-      list === "tools" ? this.readToolList(options) : list === "resources" ? this.readResourceLists(options) : this.readPromptList(options);
+    const resources = async () => {
+      await Promise.all([this.listsResources ? this.readResourceLists(options) : undefined, this.readSkillList(options)]);
+    };
+    const read = () => (list === "tools" ? this.readToolList(options) : list === "resources" ? resources() : this.readPromptList(options));
     const result = this.refreshQueue.then(read);
     this.refreshQueue = result.catch(ignored(`${this.name}: refreshing its ${list} list`));
     return result;
@@ -233,13 +242,21 @@ export class LiveConnection implements ServerConnection {
     this.noteFreshness("prompts", prompts);
   }
 
+  private async readSkillList(options: RequestOptions): Promise<void> {
+    if (!this.listsSkills) return;
+    const listing = await this.session.listSkills(options);
+    this.skills = listing.skills;
+    this.skillProblems = listing.problems;
+  }
+
   /** At connect, a list that fails or does not answer before the startup deadline is noted and left empty. */
-  private leftOut(list: "resources" | "prompts", options: RequestOptions) {
+  private leftOut(list: "resources" | "prompts" | "skills", options: RequestOptions) {
     return (error: unknown): void => {
       const why = options.signal?.aborted ? "did not answer before the startup deadline" : `failed: ${errorMessage(error)}`;
-      const problem = `${list === "resources" ? "resources/list" : "prompts/list"} ${why}; its ${list} are left out (its tools are not affected)`;
+      const problem = `${list}/list ${why}; its ${list} are left out (its tools are not affected)`;
       if (list === "resources") this.resourceProblems = [problem];
-      else this.promptProblems = [problem];
+      else if (list === "prompts") this.promptProblems = [problem];
+      else this.skillProblems = [problem];
     };
   }
 }

@@ -41,8 +41,20 @@ import { newClient } from "./mcp-client.ts";
 import { ChangeStream } from "./change-stream.ts";
 import { fetchFailed, isUnauthorized } from "./connect-failure.ts";
 import { invalidHeaderDeclaration } from "./tool-headers.ts";
+import { skillSource } from "./skills.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
+import type {
+  McpPrompt,
+  McpResource,
+  McpResourceTemplate,
+  McpTool,
+  ServerDefinition,
+  SkillEntry,
+  SkillListing,
+  SkillRead,
+  SkillSource,
+  TransportKind,
+} from "../types.ts";
 import { ignored } from "../util/debug-log.ts";
 
 export { signIn } from "./oauth-provider.ts";
@@ -79,6 +91,7 @@ class SdkSession implements McpSession {
   private readonly endClient: () => Promise<void>;
   private events?: SessionEvents;
   private changes?: ChangeStream;
+  private skills?: SkillSource;
 
   constructor(serverName: string, parts: SessionParts) {
     this.serverName = serverName;
@@ -156,6 +169,19 @@ class SdkSession implements McpSession {
   async listPrompts(options: RequestOptions): Promise<Listing<McpPrompt>> {
     if (!this.client.getServerCapabilities()?.prompts) return { items: [], problems: [] };
     return this.settle(listPrompts(this.client, options));
+  }
+
+  listSkills(options: RequestOptions): Promise<SkillListing> {
+    return this.settle(this.skillSource().list(options));
+  }
+
+  readSkillFile(entry: SkillEntry, fileUri: string, options: RequestOptions): Promise<SkillRead> {
+    return this.settle(this.skillSource().read(entry, fileUri, options));
+  }
+
+  private skillSource(): SkillSource {
+    this.skills ??= skillSource(this.client);
+    return this.skills;
   }
 
   /**

@@ -6,7 +6,7 @@
  */
 import type { Client } from "@modelcontextprotocol/client";
 import { type Skill, SkillsClient, SkillVerificationError } from "@modelcontextprotocol/client/ext/skills";
-import type { SkillEntry, SkillListing, SkillRead, SkillSource } from "../types.ts";
+import { keptSkillEntry, type SkillListing, type SkillRead, type SkillSource } from "../types.ts";
 
 /** The skills of the server `client` is connected to (the capability is read at each call: connect first). */
 export function skillSource(client: Client): SkillSource {
@@ -18,7 +18,7 @@ export function skillSource(client: Client): SkillSource {
       if (!skills.supported) return { skills: [], problems: [] };
       const listing = await skills.list({}, options);
       return {
-        skills: listing.skills.map(keptEntry),
+        skills: listing.skills.map(keptSkillEntry),
         problems: listing.invalid.map(
           (refused) => `skill ${refused.uri ?? `#${refused.index + 1}`} of skills/list left out: ${refused.reason}`,
         ),
@@ -36,9 +36,4 @@ export function skillSource(client: Client): SkillSource {
       }
     },
   };
-}
-
-/** What a read is verified against, and nothing else (`_meta` and other fields of the entry are not kept). */
-function keptEntry(skill: Skill): SkillEntry {
-  return { uri: skill.uri, frontmatter: skill.frontmatter, resources: skill.resources };
 }
