@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     await withSignIns(manager, server, async () => {
       const connection = await manager.connect(server);
       console.log(`connected over ${connection.transport}; tools: ${connection.tools.map((tool) => tool.name).join(", ") || "(none)"}`);
-      await plan({ manager, serverName: server.name, connection, context });
+      await plan({ manager, agentDir, serverName: server.name, connection, context });
     });
   } finally {
     await manager.closeAll();
