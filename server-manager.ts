@@ -35,7 +35,8 @@ export { ConnectCancelledError, ShuttingDownError };
 /** Whether a server can be signed in to, for the commands that offer it. */
 export { canSignIn } from "./connection/auth-checks.ts";
 export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
-export type { ServerConnection } from "./connection/live-connection.ts";
+export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
+export type { ProtocolVerdict } from "./connection/session.ts";
 
 /** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
