@@ -9,7 +9,7 @@
  * and with lazy servers nothing connects at startup. The session it opens is used through `McpSession`
  * (connection/session.ts), so neither half imports the other.
  */
-import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult, RequestOptions } from "@modelcontextprotocol/client";
+import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import { withOwnSignal } from "./util/abort.ts";
 import { forEachAtMost } from "./util/async-work.ts";
 import {
@@ -25,6 +25,7 @@ import { debugLog, ignored } from "./util/debug-log.ts";
 import { errorMessage, toError } from "./util/guards.ts";
 import type { LiveConnection, ServerConnection } from "./connection/live-connection.ts";
 import { establish, type KnownServer } from "./connection/establish.ts";
+import { type CallOptions, DEFAULT_REQUEST_TIMEOUT_MS, requestOptions } from "./connection/request-options.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
 import type { ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
@@ -38,10 +39,7 @@ export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts
 export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
 export type { ProtocolVerdict } from "./connection/session.ts";
 
-/** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
-/** A call whose progress never stops still ends: progress restarts the request timeout, never this one. */
-export const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 60 * 60_000;
+export { type CallOptions, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./connection/request-options.ts";
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
 
 export type ServerStatus = "idle" | "connecting" | "connected" | "closed" | "failed" | "needs-auth";
@@ -87,21 +85,6 @@ export interface McpServerManagerOptions {
   roots?: readonly string[];
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
   onSignInNeeded?: SignInNeededListener;
-}
-
-export interface CallOptions {
-  /** Aborting sends `notifications/cancelled` to the server. */
-  signal?: AbortSignal;
-  /**
-   * Connects the server again when it is not connected as the request goes out: the caller connected it, but it was
-   * closed since (an idle close, the end of a listing). Tried once; without it, such a request fails.
-   */
-  connect?: () => Promise<unknown>;
-  onProgress?: (progress: Progress) => void;
-  /** Per request, restarted by progress; default: the manager's `requestTimeoutMs`. */
-  timeoutMs?: number;
-  /** The request's whole time, progress or not; default `DEFAULT_MAX_TOTAL_TIMEOUT_MS`. */
-  maxTotalTimeoutMs?: number;
 }
 
 interface PendingConnect {
@@ -252,14 +235,14 @@ export class McpServerManager {
     options: Pick<CallOptions, "signal" | "connect"> = {},
   ): Promise<GetPromptResult> {
     return this.track(name, options, (connection, signal) =>
-      connection.session.getPrompt(promptName, args, this.requestOptions({}, signal)),
+      connection.session.getPrompt(promptName, args, requestOptions(this.requestTimeoutMs, {}, signal)),
     );
   }
 
   callTool(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     return this.track(name, options, (connection, signal) => {
       const listed = connection.tools.find((tool) => tool.name === toolName);
-      return connection.session.callTool(toolName, args, this.requestOptions(options, signal), listed);
+      return connection.session.callTool(toolName, args, requestOptions(this.requestTimeoutMs, options, signal), listed);
     });
   }
 
@@ -268,7 +251,9 @@ export class McpServerManager {
     uri: string,
     options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs" | "connect"> = {},
   ): Promise<ReadResourceResult> {
-    return this.track(name, options, (connection, signal) => connection.session.readResource(uri, this.requestOptions(options, signal)));
+    return this.track(name, options, (connection, signal) =>
+      connection.session.readResource(uri, requestOptions(this.requestTimeoutMs, options, signal)),
+    );
   }
 
   /** One file of a skill the server publishes, verified against its entry (connection/skills.ts). */
@@ -279,7 +264,7 @@ export class McpServerManager {
     options: Pick<CallOptions, "signal" | "connect"> = {},
   ): Promise<SkillRead> {
     return this.track(name, options, (connection, signal) =>
-      connection.session.readSkillFile(entry, fileUri, this.requestOptions({}, signal)),
+      connection.session.readSkillFile(entry, fileUri, requestOptions(this.requestTimeoutMs, {}, signal)),
     );
   }
 
@@ -440,17 +425,4 @@ export class McpServerManager {
       record.lastUsedAt = Date.now();
     }
   }
-
-  private requestOptions(options: CallOptions, signal: AbortSignal | undefined): RequestOptions {
-    return {
-      signal,
-      timeout: options.timeoutMs ?? this.requestTimeoutMs,
-      resetTimeoutOnProgress: true,
-      maxTotalTimeout: options.maxTotalTimeoutMs ?? DEFAULT_MAX_TOTAL_TIMEOUT_MS,
-      // Always ask for progress: it is what keeps a long call from timing out.
-      onprogress: options.onProgress ?? ignoreProgress,
-    };
-  }
 }
-
-function ignoreProgress(): void {}
