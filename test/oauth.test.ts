@@ -163,7 +163,8 @@ describe("OAuth with the server manager", () => {
     expect((await eventsSince(before)).map((event) => event.event)).not.toContain("token");
 
     await manager.signIn(notes(), headless);
-    expect((await fixture.events()).filter((event) => event.event === "authorize").at(-1)?.scope).toBe("read write offline_access");
+    // The scopes granted so far, and the one missing (SEP-2350).
+    expect((await fixture.events()).filter((event) => event.event === "authorize").at(-1)?.scope).toBe("read offline_access write");
     await manager.connect(notes());
     expect((await manager.callTool("notes", "write_note", { note: "x" })).content).toEqual([{ type: "text", text: "noted: x" }]);
   });
@@ -299,5 +300,56 @@ describe("OAuth: a user who says no", () => {
       'The sign-in to MCP server "denied" failed: the authorization server answered "access_denied": The user said no.',
     );
     expect(storedFiles().map((file) => JSON.parse(readFileSync(file, "utf8")).tokens)).toEqual([undefined]);
+  });
+});
+
+describe("OAuth: a server that names only the scope it misses", () => {
+  let narrow: OAuthFixture;
+  beforeAll(async () => {
+    // Its token answers name no scope either: the one asked for is the one granted (RFC 6749 §5.1).
+    narrow = await startOAuthFixture({ FIXTURE_STEP_UP_NEW_ONLY: "1", FIXTURE_TOKEN_SCOPE: "0" });
+  });
+  afterAll(() => narrow.stop());
+
+  it("the step-up sign-in asks for the scopes granted before as well, so the tools that worked keep working", async () => {
+    const def = serverDef("narrow", { url: narrow.mcpUrl });
+    await signedIn(def);
+    await manager.connect(def);
+    const error = await failure(manager.callTool("narrow", "write_note", { note: "x" }));
+    expect(error.message).toContain('needs a new sign-in that grants more (scope "write")');
+    await manager.signIn(def, headless);
+    const asked = (await narrow.events()).filter((event) => event.event === "authorize").map((event) => event.scope);
+    expect(asked).toEqual(["read offline_access", "read offline_access write"]);
+    await manager.connect(def);
+    expect((await manager.callTool("narrow", "write_note", { note: "x" })).content).toEqual([{ type: "text", text: "noted: x" }]);
+    expect((await manager.callTool("narrow", "echo", { text: "still" })).content).toEqual([{ type: "text", text: "still" }]);
+  });
+});
+
+describe("OAuth: an answer that does not say it is from the authorization server signed in at (RFC 9207)", () => {
+  const MIX_UP = "https://evil.example.com";
+  const fixtures: OAuthFixture[] = [];
+  afterAll(() => Promise.all(fixtures.map((started) => started.stop())));
+  const start = async (env: Record<string, string>) => {
+    const started = await startOAuthFixture({ FIXTURE_ISS: MIX_UP, ...env });
+    fixtures.push(started);
+    return started;
+  };
+  const NOT_USED =
+    'The sign-in to MCP server "mixup" failed: the answer the browser came back with does not show it is from the authorization ' +
+    "server this sign-in went to (RFC 9207 issuer check), so it was not used";
+
+  it("its code is never redeemed, and the issuer it names is not repeated", async () => {
+    const mixUp = await start({});
+    const error = await failure(manager.signIn(serverDef("mixup", { url: mixUp.mcpUrl }), headless));
+    expect(error.message).toBe(NOT_USED);
+    expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toContain("evil");
+    expect((await mixUp.events()).map((event) => event.event)).toEqual(["register", "authorize"]);
+  });
+
+  it("its error is not shown: the text is not the authorization server's", async () => {
+    const mixUp = await start({ FIXTURE_DENY: "1" });
+    const error = await failure(manager.signIn(serverDef("mixup", { url: mixUp.mcpUrl }), headless));
+    expect(error.message).toBe(NOT_USED);
   });
 });
