@@ -24,6 +24,7 @@ import {
   extractWWWAuthenticateParams,
   type FetchLike,
   IssuerMismatchError,
+  type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
   type OAuthClientProvider,
@@ -32,6 +33,7 @@ import {
   type OAuthServerInfo,
   type OAuthTokens,
   PrivateKeyJwtProvider,
+  type StoredOAuthClientInformation,
   validateAuthorizationResponseIssuer,
 } from "@modelcontextprotocol/client";
 import { abortable } from "../util/abort.ts";
@@ -264,8 +266,8 @@ class StoredOAuthProvider implements OAuthClientProvider {
     return this.signIn?.state ?? "";
   }
 
-  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
-    const configured = await this.configuredClient();
+  async clientInformation(context?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
+    const configured = await this.configuredClient(context?.issuer);
     if (configured) return configured;
     const client = (await this.store.read(this.url))?.client;
     if (this.signIn) return client && registeredFor(client, this.signIn.redirectUrl) ? client : undefined;
@@ -274,7 +276,7 @@ class StoredOAuthProvider implements OAuthClientProvider {
     return client;
   }
 
-  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+  async saveClientInformation(client: StoredOAuthClientInformation): Promise<void> {
     // A configured client stays in the config: its secret is not copied anywhere.
     if (this.def.oauth?.clientId) return;
     await this.store.update(this.url, (record) => ({ ...record, client }));
@@ -350,12 +352,35 @@ class StoredOAuthProvider implements OAuthClientProvider {
     return discoverAuthorizationServer(this.def, parseServerUrl(this.def), {});
   }
 
-  /** The configured client; its secret only where a token request may follow (a sign-in, a refresh). */
-  private async configuredClient(): Promise<OAuthClientInformationMixed | undefined> {
+  /**
+   * The configured client, stamped with the authorization server it belongs to (SEP-2352); its secret only where a
+   * token request may follow (a sign-in, a refresh).
+   */
+  private async configuredClient(issuer: string | undefined): Promise<StoredOAuthClientInformation | undefined> {
     const clientId = this.def.oauth?.clientId;
     if (!clientId) return undefined;
+    const bound = issuer && (await this.bindConfiguredClient(clientId, issuer));
     const secret = (await this.mayRequestTokens()) ? await this.clientSecret() : undefined;
-    return { client_id: clientId, ...(secret ? { client_secret: secret } : {}) };
+    return { client_id: clientId, ...(secret ? { client_secret: secret } : {}), ...(bound ? { issuer: bound } : {}) };
+  }
+
+  /**
+   * The authorization server the configured client was first used with (trusted then, as the user configured it for
+   * this server, and kept until a sign-out). A server that names another one later does not get its secret: the SDK
+   * would drop the client and register a new one, which is not what a configured client is for.
+   */
+  private async bindConfiguredClient(clientId: string, issuer: string): Promise<string> {
+    const bound = await this.store.exclusive(this.url, async (record, save) => {
+      const stamp = record?.configuredClient?.client_id === clientId ? record.configuredClient.issuer : undefined;
+      if (stamp === undefined) await save({ ...record, configuredClient: { client_id: clientId, issuer } });
+      return stamp ?? issuer;
+    });
+    if (sameIssuer(bound, issuer)) return bound;
+    throw new Error(
+      `MCP server "${this.def.name}" now names the authorization server ${safeUrl(issuer)}, and its "oauth.clientId" belongs to ` +
+        `${safeUrl(bound)}: its secret is not sent to another one. If the server moved, check "oauth" in its config and sign ` +
+        `out and in again (/mcp-auth ${this.def.name} --logout).`,
+    );
   }
 
   /** Outside a sign-in, only a refresh token leads to the token endpoint (else the SDK asks for a sign-in). */
@@ -373,6 +398,11 @@ class StoredOAuthProvider implements OAuthClientProvider {
     });
     return secret;
   }
+}
+
+/** RFC 8414 issuers, the one narrow tolerance the SDK also allows: a trailing `/`. */
+function sameIssuer(a: string, b: string): boolean {
+  return a.replace(/\/$/, "") === b.replace(/\/$/, "");
 }
 
 /** A registration names its redirect addresses; one made for another callback port cannot be used with this one. */

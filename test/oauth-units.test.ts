@@ -35,13 +35,14 @@ describe("OAuthStore", () => {
   });
   afterEach(() => dir.remove());
 
-  it("keeps one private file per URL, with changes made one after the other", async () => {
+  it("keeps one private file per URL, with changes made one after the other, and the issuer stamps (SEP-2352)", async () => {
+    const issuer = "https://as.example.com";
     await Promise.all([
-      store.update(url, (record) => ({ ...record, tokens })),
+      store.update(url, (record) => ({ ...record, tokens: { ...tokens, issuer } })),
       store.update(url, (record) => ({ ...record, codeVerifier: "v" })),
-      store.update("HTTPS://MCP.example.com:443/mcp#x", (record) => ({ ...record, client: { client_id: "c" } })),
+      store.update("HTTPS://MCP.example.com:443/mcp#x", (record) => ({ ...record, client: { client_id: "c", issuer } })),
     ]);
-    expect(await store.read(url)).toEqual({ tokens, codeVerifier: "v", client: { client_id: "c" } });
+    expect(await store.read(url)).toEqual({ tokens: { ...tokens, issuer }, codeVerifier: "v", client: { client_id: "c", issuer } });
     expect(store.hasTokens(url)).toBe(true);
     expect(store.hasTokens("https://mcp.example.com/other")).toBe(false);
     const oauthDir = join(dir.path, OAUTH_DIR_NAME);
@@ -66,6 +67,15 @@ describe("OAuthStore", () => {
     write({ version: 1, url: "https://elsewhere.example.com/mcp", tokens });
     expect(await store.read(url)).toBeUndefined();
     write({ version: 1, url, tokens: { access_token: 1 }, client: { name: "no id" }, codeVerifier: 5 });
+    expect(await store.read(url)).toEqual({});
+    // An issuer stamp that is not a string binds to nothing; a configured client's binding names both.
+    write({
+      version: 1,
+      url,
+      tokens: { ...tokens, issuer: 5 },
+      client: { client_id: "c", issuer: {} },
+      configuredClient: { client_id: "c" },
+    });
     expect(await store.read(url)).toEqual({});
     expect(store.hasTokens(url)).toBe(false);
   });

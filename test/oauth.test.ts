@@ -6,7 +6,7 @@
  * callback, and client credentials.
  */
 import { generateKeyPairSync } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openInBrowser } from "../util/browser.ts";
@@ -14,7 +14,7 @@ import { NeedsAuthError } from "../connection/session.ts";
 import { OAUTH_DIR_NAME } from "../connection/oauth-store.ts";
 import { McpServerManager } from "../server-manager.ts";
 import type { ServerDefinition } from "../types.ts";
-import { HEADLESS_BROWSER, type OAuthFixture, startOAuthFixture } from "./helpers/oauth-fixture.ts";
+import { HEADLESS_BROWSER, type OAuthFixture, REGISTERED_CLIENT, startOAuthFixture } from "./helpers/oauth-fixture.ts";
 import { serverDef, tempDir } from "./server-manager-helpers.ts";
 
 let fixture: OAuthFixture;
@@ -351,5 +351,42 @@ describe("OAuth: an answer that does not say it is from the authorization server
     const mixUp = await start({ FIXTURE_DENY: "1" });
     const error = await failure(manager.signIn(serverDef("mixup", { url: mixUp.mcpUrl }), headless));
     expect(error.message).toBe(NOT_USED);
+  });
+});
+
+describe("OAuth: a client given in the config belongs to the authorization server it was first used with (SEP-2352)", () => {
+  let registered: OAuthFixture;
+  beforeAll(async () => {
+    registered = await startOAuthFixture(REGISTERED_CLIENT);
+  });
+  afterAll(() => registered.stop());
+
+  it("its secret goes to no other one: a server that names another gets an error saying so, until a sign-out", async () => {
+    const def = serverDef("pre", { url: registered.mcpUrl, oauth: { clientId: "registered", clientSecret: "s3cret" } });
+    await signedIn(def);
+    const [file] = storedFiles();
+    const stored = JSON.parse(readFileSync(file!, "utf8"));
+    const issuer = registered.url("");
+    expect(stored.configuredClient).toEqual({ client_id: "registered", issuer });
+    expect(stored.tokens.issuer).toBe(issuer);
+    expect(readFileSync(file!, "utf8")).not.toContain("s3cret");
+
+    // As if it had been used with another authorization server first: this one is not that.
+    writeFileSync(
+      file!,
+      JSON.stringify({ ...stored, tokens: undefined, configuredClient: { client_id: "registered", issuer: "https://old-as.example.com" } }),
+    );
+    const before = (await registered.events()).length;
+    const error = await failure(manager.signIn(def, headless));
+    expect(error.message).toBe(
+      `The sign-in to MCP server "pre" failed: MCP server "pre" now names the authorization server ${issuer}/, and its "oauth.clientId" ` +
+        `belongs to https://old-as.example.com/: its secret is not sent to another one. If the server moved, check "oauth" in its ` +
+        `config and sign out and in again (/mcp-auth pre --logout).`,
+    );
+    expect((await registered.events()).slice(before)).toEqual([]);
+
+    await manager.signOut(def);
+    await manager.signIn(def, headless);
+    expect(JSON.parse(readFileSync(storedFiles()[0]!, "utf8")).configuredClient).toEqual({ client_id: "registered", issuer });
   });
 });
