@@ -21,8 +21,6 @@ import {
   ClientCredentialsProvider,
   computeScopeUnion,
   createFetchWithInit,
-  extractWWWAuthenticateParams,
-  type FetchLike,
   IssuerMismatchError,
   type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
@@ -45,7 +43,6 @@ import { discoverAuthorizationServer } from "./oauth-discovery.ts";
 import { clientSecret, withCommandValues } from "./command-values.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
-import { isJsonObject } from "../util/guards.ts";
 import { safeUrl } from "../util/http-text.ts";
 
 const CLIENT_NAME = "Pi (pi-mcp-adapter)";
@@ -273,6 +270,10 @@ class StoredOAuthProvider implements OAuthClientProvider {
     if (this.signIn) return client && registeredFor(client, this.signIn.redirectUrl) ? client : undefined;
     // Registering belongs to a sign-in; without a client there are no tokens to use or refresh either.
     if (!client) throw signInNeeded(this.def.name, "needs a sign-in (OAuth)");
+    // Registered with another authorization server than the one the server names now (SEP-2352): the SDK would
+    // register here, outside a sign-in, for nothing (a sign-in registers with its own callback address).
+    if (client.issuer && context && !sameIssuer(client.issuer, context.issuer))
+      throw signInNeeded(this.def.name, "needs a new sign-in (it moved to another authorization server)");
     return client;
   }
 
@@ -409,75 +410,4 @@ function sameIssuer(a: string, b: string): boolean {
 function registeredFor(client: OAuthClientInformationMixed, redirectUrl: string): boolean {
   const registered = "redirect_uris" in client ? client.redirect_uris : undefined;
   return !registered || registered.includes(redirectUrl);
-}
-
-/**
- * For a server's transports (whose fetch the SDK also uses for token requests): a refresh is done once across the Pi
- * processes sharing the agent dir. Refresh tokens are single-use at many authorization servers (they rotate): two
- * processes refreshing with the same one would leave one of them signed out. A refresh runs under the lock of the
- * server's stored record; when the record already holds other tokens than the ones the server refused here (another
- * process refreshed meanwhile), those are the answer and nothing is sent; a refresh that is sent has its answer stored
- * before the lock goes, so the next process finds it.
- */
-export function refreshingOnce(store: OAuthStore, url: string, fetchFn: FetchLike): FetchLike {
-  let refused: string | undefined;
-  return async (input, init) => {
-    const refreshToken = refreshTokenSent(init);
-    if (refreshToken === undefined) {
-      const response = await fetchFn(input, init);
-      if (response.status === 401) refused = bearerSent(init) ?? refused;
-      return response;
-    }
-    return store.exclusive(url, async (record, save) => {
-      const stored = record?.tokens;
-      const refreshedElsewhere =
-        stored && (stored.refresh_token !== refreshToken || (refused !== undefined && stored.access_token !== refused));
-      if (refreshedElsewhere) return tokenAnswer(stored);
-      const response = await fetchFn(input, init);
-      const tokens: unknown = response.ok
-        ? await response
-            .clone()
-            .json()
-            .catch(() => undefined)
-        : undefined;
-      if (record && isJsonObject(tokens) && typeof tokens.access_token === "string") {
-        // As the SDK will store them (the refresh token kept when none is sent back, the issuer the old ones had).
-        await save({ ...record, tokens: { ...stored, refresh_token: refreshToken, ...tokens } as OAuthTokens });
-      }
-      return response;
-    });
-  };
-}
-
-function refreshTokenSent(init: RequestInit | undefined): string | undefined {
-  const body = init?.body;
-  if (!(body instanceof URLSearchParams) || body.get("grant_type") !== "refresh_token") return undefined;
-  return body.get("refresh_token") ?? undefined;
-}
-
-function bearerSent(init: RequestInit | undefined): string | undefined {
-  const authorization = new Headers(init?.headers).get("authorization");
-  return authorization?.match(/^Bearer (.+)$/i)?.[1];
-}
-
-/** The token endpoint's answer, given from the store: the SDK reads it as it would the server's. */
-function tokenAnswer(tokens: OAuthTokens): Response {
-  const { issuer: _issuer, ...answer } = tokens as OAuthTokens & { issuer?: string };
-  return new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": "application/json" } });
-}
-
-/** For a server's transports: remembers its last `WWW-Authenticate` challenge (the scope a sign-in must ask for). */
-export function recordingChallenges(serverUrl: URL, authState: ServerAuthState): FetchLike {
-  const endpoint = `${serverUrl.origin}${serverUrl.pathname}`;
-  return async (input, init) => {
-    const response = await fetch(input, init);
-    if (response.status !== 401 && response.status !== 403) return response;
-    const url = new URL(input);
-    if (`${url.origin}${url.pathname}` !== endpoint) return response;
-    const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(response);
-    const insufficientScope = error === "insufficient_scope";
-    if (response.status === 401 || insufficientScope)
-      authState.challenge = { scope, resourceMetadataUrl: resourceMetadataUrl?.href, insufficientScope };
-    return response;
-  };
 }

@@ -7,7 +7,7 @@
  * URL changed must not send another server's tokens. The file name is a hash of the URL, so no config text becomes a
  * path. Each write replaces one whole file (util/atomic-file.ts), read again and changed under the file's
  * cross-process lock (util/file-lock.ts): Pi processes sharing the agent dir lose neither a registration nor tokens
- * another one stored meanwhile, and a refresh is done under that lock too (connection/oauth-provider.ts). Everything
+ * another one stored meanwhile, and a refresh is done under that lock too (connection/oauth-fetch.ts). Everything
  * read back is checked; a file that is not what we wrote is ignored (and replaced by the next sign-in).
  */
 import { createHash } from "node:crypto";

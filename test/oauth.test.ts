@@ -169,6 +169,31 @@ describe("OAuth with the server manager", () => {
     expect((await manager.callTool("notes", "write_note", { note: "x" })).content).toEqual([{ type: "text", text: "noted: x" }]);
   });
 
+  it("a server that moved to another authorization server needs a new sign-in, which registers there (SEP-2352)", async () => {
+    await signedIn();
+    const [file] = storedFiles();
+    const stored = JSON.parse(readFileSync(file!, "utf8"));
+    expect(stored.client.issuer).toBe(fixture.url(""));
+    expect(stored.tokens.issuer).toBe(fixture.url(""));
+    // As if they came from the authorization server the server named before, which this one does not know.
+    await fixture.revokeTokens();
+    const old = "https://old-as.example.com";
+    writeFileSync(
+      file!,
+      JSON.stringify({ ...stored, client: { ...stored.client, issuer: old }, tokens: { ...stored.tokens, issuer: old } }),
+    );
+    const before = (await fixture.events()).length;
+    const error = await failure(manager.connect(notes()));
+    expect(error.message).toBe(
+      'MCP server "notes" needs a new sign-in (it moved to another authorization server): the user has to run /mcp-auth notes (the assistant cannot do it).',
+    );
+    // Neither its old tokens nor a registration made outside the sign-in.
+    expect((await eventsSince(before)).map((event) => [event.event, event.token])).toEqual([["mcp", "unknown"]]);
+    await manager.signIn(notes(), headless);
+    expect((await eventsSince(before)).map((event) => event.event)).toEqual(["mcp", "register", "authorize", "token"]);
+    expect((await manager.connect(notes())).tools.map((tool) => tool.name)).toEqual(["echo", "write_note"]);
+  });
+
   it("revoked tokens (the refresh fails too) need a new sign-in", async () => {
     await signedIn();
     await fixture.revokeTokens();
