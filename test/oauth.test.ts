@@ -100,6 +100,8 @@ describe("OAuth with the server manager", () => {
     const register = events.find((event) => event.event === "register")!;
     expect(register.grant_types).toEqual(["authorization_code", "refresh_token"]);
     expect(register.redirect_uris).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/callback$/)]);
+    // A loopback redirect: a native application (SEP-837, RFC 8252).
+    expect(register.application_type).toBe("native");
     // "read" from the server's challenge, offline_access because the authorization server offers it.
     expect(events.find((event) => event.event === "authorize")).toEqual({
       event: "authorize",
