@@ -32,7 +32,8 @@ import { type McpSession, NeedsAuthError, type OpenOptions, type ProtocolVerdict
 import { mergeEnv, parseServerUrl, transportFamily } from "./server-target.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
 import { errorMessage } from "../util/guards.ts";
-import { authProviderFor, recordingChallenges, refreshingOnce } from "./oauth-provider.ts";
+import { authProviderFor } from "./oauth-provider.ts";
+import { recordingChallenges, refreshingOnce } from "./oauth-fetch.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
 import { withCommandValues } from "./command-values.ts";
