@@ -93,13 +93,15 @@ describe(`MCP 2026-07-28 and 2025 servers in one session on Pi ${host.version}`,
       cwd: dirs.cwd,
       env: DEBUG_LOG,
     });
-    expect(result.exitCode, result.stderr).toBe(0);
+    // What the run did, for a failure to show.
+    const seen = `${JSON.stringify(results(result.toolResults))}\n${result.stderr}`;
+    expect(result.exitCode, seen).toBe(0);
     const offered = result.requests[0]!.tools.map((tool) => tool.name);
     for (const server of V2)
-      expect(offered).toEqual(expect.arrayContaining([`${server}__echo`, `${server}__greet`, `${server}__summarize`]));
-    expect(offered).toContain("everything__trigger-sampling-request"); // offered to clients that declare sampling
+      expect(offered, seen).toEqual(expect.arrayContaining([`${server}__echo`, `${server}__greet`, `${server}__summarize`]));
+    expect(offered, seen).toContain("everything__trigger-sampling-request"); // offered to clients that declare sampling
     const [calls, sampling] = [result.toolResults.slice(0, 6), result.toolResults.slice(6)];
-    expect(results(calls).sort()).toEqual(
+    expect(results(calls).sort(), seen).toEqual(
       [
         ...V2.map((server) => [`${server}__echo`, false, `via ${server}`]),
         ["v2hr__add", false, '{"sum":5}'],
@@ -115,7 +117,7 @@ describe(`MCP 2026-07-28 and 2025 servers in one session on Pi ${host.version}`,
       `Pi refused MCP server "everything"'s request to use the user's model (sampling): ${NO_UI_REFUSAL}.`,
     );
     expect(samplingRequests(result.requests)).toEqual([]); // the model was never asked
-    expect(debugLog()).toContain("v2s: sampling request (1 messages, maxTokens 100)");
+    expect(debugLog(), seen).toContain("v2s: sampling request (1 messages, maxTokens 100)");
     expect(debugLog()).toContain(`v2s: sampling refused or failed: ${NO_UI_REFUSAL}`);
   });
 
