@@ -37,7 +37,7 @@ import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./calls/stats.ts";
 import type { McpExtensionState } from "./state.ts";
 import { SCRIPT_TOOL_NAME, scriptSettings, scriptToolDefinition } from "./script-tool.ts";
-import { executeMcpTool } from "./tool-executor.ts";
+import { executeMcpTool, piSampling, samplingSettings } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
 import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
@@ -254,10 +254,9 @@ export class McpAdapter {
     const manager = new McpServerManager({
       agentDir: this.agentDir,
       onMetadataChanged: applyLive,
-      // Forms only where someone can fill them: servers must not ask a client that cannot. A page to open is
-      // offered everywhere: without a UI it is declined and the model told the URL the user must open.
       elicitation: ctx.hasUI ? piElicitation(liveContext) : undefined,
       urlElicitation: piUrlElicitation(liveContext, unansweredPages),
+      sampling: samplingSettings(config.settings).enabled ? piSampling(liveContext, () => state) : undefined,
       roots: [cwd],
       known: (def) => {
         const inventory = state?.inventories.get(def.name);

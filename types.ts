@@ -161,6 +161,17 @@ export interface ScriptSettings {
   memoryMb?: number;
 }
 
+/**
+ * `settings.sampling`: may servers ask for a completion from the user's current model (connection/sampling.ts)?
+ * On unless set to `false`; every request is still approved by the user first.
+ */
+export interface SamplingSettings {
+  /** `settings.sampling: false` is `{ "enabled": false }`: servers are told the client cannot sample. */
+  enabled?: boolean;
+  /** The most tokens one completion may produce, whatever a server asks for; default 4096. */
+  maxTokens?: number;
+}
+
 export interface McpSettings {
   toolPrefix?: ToolPrefixMode;
   /** Minutes; default 10; 0 disables idle shutdown. */
@@ -177,6 +188,7 @@ export interface McpSettings {
   captureStats?: boolean | CaptureStatsSettings;
   search?: SearchSettings;
   script?: boolean | ScriptSettings;
+  sampling?: boolean | SamplingSettings;
   /** Use every project's MCP config without asking (read from the user's files only: a project cannot trust itself). */
   trustProjectServers?: boolean;
 }

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../config.ts";
+import { samplingSettings } from "../calls/sampling.ts";
 import { createConfigSandbox, serversByName, sourcesByName, type ConfigSandbox } from "./config-sandbox.ts";
 
 let sandbox: ConfigSandbox;
@@ -533,6 +534,25 @@ describe("loadConfig: bad input", () => {
     expect(messages(sandbox.load())).toEqual([
       `${userFile()}: "settings.script": must be true, false or { "enabled", "timeoutMs", "memoryMb" } (got a string); ignored (the default applies)`,
     ]);
+  });
+
+  it("settings.sampling: true, false or { enabled, maxTokens }; maxTokens a whole number > 0; on by default, 4096 tokens", () => {
+    writeUser({ settings: { sampling: { maxTokens: 1.5, enabled: true, model: "x" } } });
+    const config = sandbox.load();
+    expect(config.settings).toEqual({ sampling: { enabled: true } });
+    expect(messages(config)).toEqual([
+      `${userFile()}: "settings.sampling.maxTokens": must be a whole number > 0 (got the number 1.5); ignored (the default applies)`,
+      `${userFile()}: "settings.sampling.model": unknown field, ignored`,
+    ]);
+    expect(samplingSettings(config.settings)).toEqual({ enabled: true, maxTokens: 4096 });
+    writeUser({ settings: { sampling: "off" } });
+    expect(messages(sandbox.load())).toEqual([
+      `${userFile()}: "settings.sampling": must be true, false or { "enabled", "maxTokens" } (got a string); ignored (the default applies)`,
+    ]);
+    expect(samplingSettings({})).toEqual({ enabled: true, maxTokens: 4096 });
+    expect(samplingSettings({ sampling: false }).enabled).toBe(false);
+    expect(samplingSettings({ sampling: { enabled: false } }).enabled).toBe(false);
+    expect(samplingSettings({ sampling: { maxTokens: 50 } })).toEqual({ enabled: true, maxTokens: 50 });
   });
 
   it("never throws, whatever the files hold", () => {
