@@ -20,7 +20,8 @@ import * as piHost from "@mariozechner/pi-coding-agent";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
-import { wantsDirectTools } from "./direct-tools.ts";
+import { directToolsLearnedNotice } from "./direct-tools.ts";
+import { sameConfig } from "./config.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
 import { ignored, openDebugLog } from "./util/debug-log.ts";
@@ -41,8 +42,8 @@ import { executeMcpTool, piSampling, samplingSettings } from "./tool-executor.ts
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
 import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
-import { SkillSession } from "./skills/session.ts";
-import { buildToolView, directRules, freshLists, type ToolView, updateServerInventory } from "./tool-view.ts";
+import { sessionSkills } from "./skills/session.ts";
+import { buildToolView, directRules, knownServer, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
@@ -258,10 +259,7 @@ export class McpAdapter {
       urlElicitation: piUrlElicitation(liveContext, unansweredPages),
       sampling: samplingSettings(config.settings).enabled ? piSampling(liveContext, () => state) : undefined,
       roots: [cwd],
-      known: (def) => {
-        const inventory = state?.inventories.get(def.name);
-        return { protocol: inventory?.protocol, fresh: freshLists(inventory) };
-      },
+      known: (def) => knownServer(state?.inventories.get(def.name)),
       onSignInNeeded: whileLive(reportSignInNeeded),
     });
     const lifecycle = new McpLifecycleManager(manager, {
@@ -300,20 +298,7 @@ export class McpAdapter {
         return this.reloadConfig(state!);
       },
       unansweredPages,
-      skills: new SkillSession({
-        agentDir: this.agentDir,
-        servers: {
-          connect: async (name, signal) => void (await lifecycle.ensureConnected(name, signal)),
-          // The live listing once connected (a lazy start lists again), else the cached one.
-          entries: (name) => manager.getConnection(name)?.skills ?? state?.inventories.get(name)?.skills,
-          read: (name, entry, uri, signal) =>
-            manager.readSkillFile(name, entry, uri, { signal, connect: () => lifecycle.ensureConnected(name, signal) }),
-        },
-        // The session's servers in the config's order: an untrusted project's are not among them.
-        listings: () =>
-          [...(state?.servers.values() ?? [])].map((server) => ({ server, entries: state?.inventories.get(server.name)?.skills ?? [] })),
-        notify: (message, level) => ui.notify(message, level),
-      }),
+      skills: sessionSkills(this.agentDir, { manager, lifecycle }, () => state, ui.notify),
       shutDown: false,
     };
     return state;
@@ -434,7 +419,6 @@ export class McpAdapter {
 
   /** Background work of session_start: startup connections, and learning the tools of servers not in the cache. */
   private async runStartup(state: McpExtensionState): Promise<void> {
-    const rules = directRules(state.config);
     // A inventory without prompts came from an older cache file: listed once more to learn them (and templates, instructions).
     const uncached = [...state.servers.values()].filter(
       (server) => server.enabled !== false && connectsOnFirstUse(server) && state.inventories.get(server.name)?.prompts === undefined,
@@ -444,13 +428,9 @@ export class McpAdapter {
     if (state.shutDown) return;
     state.semantic?.start(state.tools.byName.values());
     updateStatus(state); // bootstrapped lazy servers were ended again
-    const directLearned = toolsUnknown.filter((server) => wantsDirectTools(server, rules) && state.inventories.has(server.name));
-    if (directLearned.length > 0) {
-      state.ui.notify(
-        `MCP: direct tools of ${directLearned.map((server) => server.name).join(", ")} are available from your next message.`,
-        "info",
-      );
-    }
+    const learned = toolsUnknown.filter((server) => state.inventories.has(server.name));
+    const notice = directToolsLearnedNotice(learned, directRules(state.config));
+    if (notice) state.ui.notify(notice, "info");
   }
 
   private async stopState(): Promise<void> {
@@ -461,8 +441,4 @@ export class McpAdapter {
     await state.lifecycle.stop();
     await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_FLUSH_MS), state.stats?.close(SHUTDOWN_FLUSH_MS), state.semantic?.stop()]);
   }
-}
-
-function sameConfig(a: LoadedConfig, b: LoadedConfig): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }

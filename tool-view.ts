@@ -7,6 +7,7 @@ import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDire
 import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
 import { withDirectInstructions } from "./search/server-instructions.ts";
 import { buildToolMetadata, type ServerInventory, type ToolMetadataIndex } from "./tool-metadata.ts";
+import type { KnownServer } from "./connection/establish.ts";
 import type { FreshLists, ListsFreshUntil } from "./connection/live-connection.ts";
 import type { ProtocolVerdict } from "./connection/session.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
@@ -65,19 +66,19 @@ export function updateServerInventory(
 }
 
 /**
- * The lists of a server's inventory its server said are still valid (2026-07-28 `ttlMs`): a connect takes them as they
- * are instead of asking again.
+ * What a server's inventory says of it for its next connect: the protocol it spoke, and the lists it said are still
+ * valid (2026-07-28 `ttlMs`), which the connect takes as they are instead of asking again.
  */
-export function freshLists(inventory: ServerInventoryEntry | undefined, now = Date.now()): FreshLists {
+export function knownServer(inventory: ServerInventoryEntry | undefined, now = Date.now()): KnownServer {
   const until = inventory?.freshUntil ?? {};
   const fresh: FreshLists = {};
-  if (!inventory) return fresh;
+  if (!inventory) return { fresh };
   const valid = (time: number | undefined): time is number => time !== undefined && time > now;
   if (valid(until.tools)) fresh.tools = { items: [...inventory.tools], freshUntil: until.tools };
   if (valid(until.resources))
     fresh.resources = { items: [...inventory.resources], templates: [...(inventory.resourceTemplates ?? [])], freshUntil: until.resources };
   if (valid(until.prompts) && inventory.prompts) fresh.prompts = { items: [...inventory.prompts], freshUntil: until.prompts };
-  return fresh;
+  return { protocol: inventory.protocol, fresh };
 }
 
 /** What a server says of itself to scripts (a codemode namespace): its configured `description`, its instructions. */

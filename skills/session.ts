@@ -13,6 +13,9 @@ import { type FetchOutcome, SkillFetcher, type SkillServers } from "./fetcher.ts
 import { MANIFEST, pathInside, readToolPath, serverFolder, skillsRoot, stubText, writePrivateFile } from "./files.ts";
 import { type OfferedSkill, offerSkills, type ServerSkills, type SkillOffer, skillFiles } from "./offer.ts";
 import { errorMessage } from "../util/guards.ts";
+import type { McpLifecycleManager } from "../lifecycle.ts";
+import type { McpServerManager } from "../server-manager.ts";
+import type { ToolView } from "../tool-view.ts";
 
 export interface SkillSessionOptions {
   agentDir: string;
@@ -36,6 +39,37 @@ interface PlacedSkill {
 
 /** Pi's tools whose input can name a skill's folder without reading a file of it: the skill is fetched whole first. */
 const FOLDER_TOOLS: ReadonlySet<string> = new Set(["bash", "grep", "find", "ls"]);
+
+/** What `sessionSkills` needs of the session: its servers' connections, and what is known of them. */
+export interface SessionServers {
+  manager: Pick<McpServerManager, "getConnection" | "readSkillFile">;
+  lifecycle: Pick<McpLifecycleManager, "ensureConnected">;
+}
+
+/**
+ * The skills of a Pi session: a server is started (lazily, through the lifecycle) only to read a file, the live
+ * listing wins over the cached one, and the servers are the session's, in the config's order (an untrusted project's
+ * are not among them). `view`: the session's tools, undefined until the session exists.
+ */
+export function sessionSkills(
+  agentDir: string,
+  { manager, lifecycle }: SessionServers,
+  view: () => Pick<ToolView, "servers" | "inventories"> | undefined,
+  notify: SkillSessionOptions["notify"],
+): SkillSession {
+  return new SkillSession({
+    agentDir,
+    servers: {
+      connect: async (name, signal) => void (await lifecycle.ensureConnected(name, signal)),
+      entries: (name) => manager.getConnection(name)?.skills ?? view()?.inventories.get(name)?.skills,
+      read: (name, entry, uri, signal) =>
+        manager.readSkillFile(name, entry, uri, { signal, connect: () => lifecycle.ensureConnected(name, signal) }),
+    },
+    listings: () =>
+      [...(view()?.servers.values() ?? [])].map((server) => ({ server, entries: view()?.inventories.get(server.name)?.skills ?? [] })),
+    notify,
+  });
+}
 
 export class SkillSession {
   private readonly options: SkillSessionOptions;
