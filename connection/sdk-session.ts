@@ -138,7 +138,7 @@ class SdkSession implements McpSession {
    */
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions, tool?: McpTool): Promise<CallToolResult> {
     const toolDefinition = tool && ({ name: tool.name, inputSchema: tool.inputSchema ?? { type: "object" } } as Tool);
-    return this.settle(this.client.callTool({ name, arguments: args }, { ...options, toolDefinition }) as Promise<CallToolResult>);
+    return this.settle(this.client.callTool({ name, arguments: args }, { ...options, toolDefinition }));
   }
 
   readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult> {
