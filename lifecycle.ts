@@ -5,7 +5,8 @@
  * idle-closed, revived when it drops. Being started only to learn its tools (init.ts bootstrap) is not a use.
  *
  * - Failure backoff: after a failed connect no new attempt for `FAILURE_BACKOFF_MS`; the error says when the next
- *   one may happen. A successful connect clears it.
+ *   one may happen. A successful connect clears it. A server with no protocol version in common with us is not tried
+ *   again at all until its config is loaded again (or the user reconnects it): no attempt could work.
  * - Revival throttle: a server that keeps dying right after it was revived is revived again after a growing delay
  *   (5 s, 10 s, … up to a minute), so a crash-looping server never becomes a tight loop. A server that stayed up
  *   for a minute starts again from no delay.
@@ -15,7 +16,7 @@ import { abortable } from "./util/abort.ts";
 import { formatSecondsLeft } from "./util/format-time.ts";
 import { toError } from "./util/guards.ts";
 import type { ServerConnection } from "./connection/live-connection.ts";
-import { ConnectCancelledError, type McpServerManager } from "./server-manager.ts";
+import { ConnectCancelledError, IncompatibleServerError, type McpServerManager } from "./server-manager.ts";
 import type { LifecycleMode, McpSettings, ServerDefinition } from "./types.ts";
 import { debugLog, ignored } from "./util/debug-log.ts";
 
@@ -62,6 +63,8 @@ export class ConnectWaitCancelledError extends Error {
 interface Failure {
   at: number;
   error: Error;
+  /** An incompatible server's definition: no attempt while it is the one configured. */
+  hopelessFor?: ServerDefinition;
 }
 
 interface Revivals {
@@ -133,6 +136,7 @@ export class McpLifecycleManager {
     const live = this.manager.getConnection(name);
     if (live) return live;
     const failure = this.failures.get(name);
+    if (failure?.hopelessFor === def) throw failure.error;
     const remaining = this.backoffRemainingMs(name);
     if (failure && remaining > 0) throw new ConnectBackoffError(name, remaining, failure.error, Date.now() - failure.at);
     if (!signal) return this.connect(def);
@@ -211,9 +215,10 @@ export class McpLifecycleManager {
     return Math.max(0, minutes) * 60_000;
   }
 
-  /** How long until a failed server may be tried again (0 = now). */
+  /** How long until a failed server may be tried again (0 = now; infinite for one no attempt can help, see `Failure`). */
   backoffRemainingMs(name: string): number {
     const failure = this.failures.get(name);
+    if (failure?.hopelessFor && failure.hopelessFor === this.servers.get(name)) return Number.POSITIVE_INFINITY;
     return failure ? Math.max(0, failure.at + FAILURE_BACKOFF_MS - Date.now()) : 0;
   }
 
@@ -254,9 +259,11 @@ export class McpLifecycleManager {
     // Several callers may await one attempt: count (and report) its failure once.
     if (this.failures.get(name)?.error !== result) {
       debugLog(`${name}: connect failed`, result);
-      this.failures.set(name, { at: Date.now(), error: result });
+      const hopelessFor = result instanceof IncompatibleServerError ? this.servers.get(name) : undefined;
+      this.failures.set(name, { at: Date.now(), error: result, hopelessFor });
       this.notify(() => this.callbacks.onConnectFailed?.(name, result));
     }
+    if (result instanceof IncompatibleServerError) throw result;
     throw new ConnectBackoffError(name, this.backoffRemainingMs(name), result);
   }
 

@@ -9,38 +9,37 @@
  * and with lazy servers nothing connects at startup. The session it opens is used through `McpSession`
  * (connection/session.ts), so neither half imports the other.
  */
-import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
-import { abortable, abortAfter, withOwnSignal } from "./util/abort.ts";
+import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import { withOwnSignal } from "./util/abort.ts";
 import { forEachAtMost } from "./util/async-work.ts";
 import {
   type ElicitationHandler,
-  type McpSession,
   NeedsAuthError,
+  type SamplingHandler,
   type SessionSettings,
   type UrlElicitationHandler,
 } from "./connection/session.ts";
 import { transportFamily } from "./connection/server-target.ts";
-import { type ConnectionCode, loadConnectionCode } from "./connection/sdk-loader.ts";
-import { formatSeconds } from "./util/format-time.ts";
+import { loadConnectionCode } from "./connection/sdk-loader.ts";
 import { debugLog, ignored } from "./util/debug-log.ts";
 import { errorMessage, toError } from "./util/guards.ts";
-import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection, type ServerConnection } from "./connection/live-connection.ts";
+import type { LiveConnection, ServerConnection } from "./connection/live-connection.ts";
+import { establish, type KnownServer } from "./connection/establish.ts";
+import { type CallOptions, DEFAULT_REQUEST_TIMEOUT_MS, requestOptions } from "./connection/request-options.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
-import type { ServerDefinition, TransportKind } from "./types.ts";
+import type { ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
 import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-errors.ts";
 
 export { ConnectCancelledError, ShuttingDownError };
 
 /** Whether a server can be signed in to, for the commands that offer it. */
 export { canSignIn } from "./connection/auth-checks.ts";
-export { NeedsAuthError } from "./connection/session.ts";
+export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
+export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
+export type { ProtocolVerdict } from "./connection/session.ts";
 
-/** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
-/** A call whose progress never stops still ends: progress restarts the request timeout, never this one. */
-export const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 60 * 60_000;
+export { type CallOptions, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./connection/request-options.ts";
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
 
 export type ServerStatus = "idle" | "connecting" | "connected" | "closed" | "failed" | "needs-auth";
@@ -75,6 +74,10 @@ export interface McpServerManagerOptions {
   elicitation?: ElicitationHandler;
   /** Without it, servers are told the client cannot open pages for them (URL-mode elicitation). */
   urlElicitation?: UrlElicitationHandler;
+  /** Without it, servers are told the client cannot sample (ask the user's model for a completion). */
+  sampling?: SamplingHandler;
+  /** What the server's last connection taught (the metadata cache keeps it): the protocol probe and valid lists are skipped. */
+  known?: (def: ServerDefinition) => KnownServer | undefined;
   /**
    * The directories servers may work in, answered to `roots/list` (Pi's working directory). Fixed for the manager's
    * life: a Pi session never changes its directory, and a new session gets a new manager (its servers restart).
@@ -82,16 +85,6 @@ export interface McpServerManagerOptions {
   roots?: readonly string[];
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
   onSignInNeeded?: SignInNeededListener;
-}
-
-export interface CallOptions {
-  /** Aborting sends `notifications/cancelled` to the server. */
-  signal?: AbortSignal;
-  onProgress?: (progress: Progress) => void;
-  /** Per request, restarted by progress; default: the manager's `requestTimeoutMs`. */
-  timeoutMs?: number;
-  /** The request's whole time, progress or not; default `DEFAULT_MAX_TOTAL_TIMEOUT_MS`. */
-  maxTotalTimeoutMs?: number;
 }
 
 interface PendingConnect {
@@ -120,12 +113,14 @@ export class McpServerManager {
   private readonly onMetadataChanged?: (name: string) => void;
   private readonly requestTimeoutMs: number;
   private readonly signIns: SignIns;
+  private readonly known?: (def: ServerDefinition) => KnownServer | undefined;
   /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
-    const { agentDir, elicitation, urlElicitation, roots = [] } = options;
-    this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, roots: () => roots };
+    const { agentDir, elicitation, urlElicitation, sampling, roots = [] } = options;
+    this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, sampling, roots: () => roots };
+    this.known = options.known;
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.signIns = new SignIns(options.agentDir, options.onSignInNeeded);
@@ -187,12 +182,7 @@ export class McpServerManager {
    */
   getConnection(name: string): ServerConnection | undefined {
     const record = this.records.get(name);
-    const connection = record?.connection;
-    if (record && connection && !connection.isAlive()) {
-      this.drop(record, connection, "the server process exited");
-      return undefined;
-    }
-    return connection;
+    return record && this.liveConnection(record);
   }
 
   getState(name: string): ServerState {
@@ -242,21 +232,40 @@ export class McpServerManager {
     name: string,
     promptName: string,
     args: Record<string, string>,
-    options: Pick<CallOptions, "signal"> = {},
+    options: Pick<CallOptions, "signal" | "connect"> = {},
   ): Promise<GetPromptResult> {
-    return this.track(name, options.signal, (session, signal) => session.getPrompt(promptName, args, this.requestOptions({}, signal)));
+    return this.track(name, options, (connection, signal) =>
+      connection.session.getPrompt(promptName, args, requestOptions(this.requestTimeoutMs, {}, signal)),
+    );
   }
 
   callTool(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
-    return this.track(name, options.signal, (session, signal) => session.callTool(toolName, args, this.requestOptions(options, signal)));
+    return this.track(name, options, (connection, signal) => {
+      const listed = connection.tools.find((tool) => tool.name === toolName);
+      return connection.session.callTool(toolName, args, requestOptions(this.requestTimeoutMs, options, signal), listed);
+    });
   }
 
   readResource(
     name: string,
     uri: string,
-    options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs"> = {},
+    options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs" | "connect"> = {},
   ): Promise<ReadResourceResult> {
-    return this.track(name, options.signal, (session, signal) => session.readResource(uri, this.requestOptions(options, signal)));
+    return this.track(name, options, (connection, signal) =>
+      connection.session.readResource(uri, requestOptions(this.requestTimeoutMs, options, signal)),
+    );
+  }
+
+  /** One file of a skill the server publishes, verified against its entry (connection/skills.ts). */
+  readSkillFile(
+    name: string,
+    entry: SkillEntry,
+    fileUri: string,
+    options: Pick<CallOptions, "signal" | "connect"> = {},
+  ): Promise<SkillRead> {
+    return this.track(name, options, (connection, signal) =>
+      connection.session.readSkillFile(entry, fileUri, requestOptions(this.requestTimeoutMs, {}, signal)),
+    );
   }
 
   /** Connected, nothing in flight, and unused for `timeoutMs`. */
@@ -307,9 +316,13 @@ export class McpServerManager {
     return record;
   }
 
-  private requireConnection(name: string): LiveConnection {
-    const connection = this.records.get(name)?.connection;
-    if (!connection) throw new Error(`MCP server "${name}" is not connected`);
+  /** The record's connection if its server still runs; one found dead is dropped (see `getConnection`). */
+  private liveConnection(record: ServerRecord): LiveConnection | undefined {
+    const { connection } = record;
+    if (connection && !connection.isAlive()) {
+      this.drop(record, connection, "the server process exited");
+      return undefined;
+    }
     return connection;
   }
 
@@ -328,6 +341,7 @@ export class McpServerManager {
 
   private adopt(record: ServerRecord, connection: LiveConnection, cancelled: AbortSignal): Promise<ServerConnection> | ServerConnection {
     record.pending = undefined;
+    record.transport = connection.transport;
     if (cancelled.aborted) {
       record.status = "closed";
       return connection.end().then(() => Promise.reject(cancelled.reason));
@@ -340,38 +354,13 @@ export class McpServerManager {
     return connection;
   }
 
-  /** Spawn or reach the server, initialise, and read its tools and resources, all within `startupTimeoutMs`. */
-  private async establish(def: ServerDefinition, record: ServerRecord, cancelled: AbortSignal): Promise<LiveConnection> {
-    // Pi's built-in bounds startup requests with `timeout` too; here startup is one limit for spawn, initialize and
-    // every list, so `timeout` only lengthens it, never cuts it below the default.
-    const timeoutMs = def.startupTimeoutMs ?? Math.max(DEFAULT_STARTUP_TIMEOUT_MS, (def.timeout ?? 0) * 1000);
-    const timeout = new AbortController();
-    const tooLong = () => new Error(`did not finish starting within ${formatSeconds(timeoutMs)} (start, initialize, list tools)`);
-    const clearDeadline = abortAfter(timeout, timeoutMs, tooLong);
-    const signal = AbortSignal.any([cancelled, timeout.signal]);
+  /** Spawn or reach the server, open the session, and read its lists (connection/establish.ts). */
+  private establish(def: ServerDefinition, record: ServerRecord, cancelled: AbortSignal): Promise<LiveConnection> {
+    const stdio = transportFamily(def) === "stdio";
+    record.transport = stdio ? "stdio" : undefined;
+    if (stdio) record.stderr = new OutputTail();
     const oauth = this.signIns.forConnect(def.name);
-    let mcp: ConnectionCode | undefined;
-    let session: McpSession | undefined;
-    try {
-      mcp = await abortable(loadConnectionCode(), signal);
-      const stdio = transportFamily(def) === "stdio";
-      record.transport = stdio ? "stdio" : undefined;
-      if (stdio) record.stderr = new OutputTail();
-      session = await mcp.openSession(def, { ...this.sessionSettings, stderr: record.stderr, oauth, signal, timeoutMs });
-      record.transport = session.transport;
-      const connection = await LiveConnection.read(def, session, { signal, timeout: timeoutMs });
-      cancelled.throwIfAborted();
-      return connection;
-    } catch (error) {
-      await session?.shutdown();
-      // Output written just before the exit arrives after the exit itself.
-      await new Promise((resolve) => setImmediate(resolve));
-      // Without the SDK half (it failed to load) there is no SDK error to read.
-      if (!mcp) throw new Error(`MCP server "${def.name}" failed to connect: ${errorMessage(error)}`, { cause: error });
-      throw mcp.describeConnectFailure(def, error, record.stderr.lines(), oauth.state);
-    } finally {
-      clearDeadline();
-    }
+    return establish(def, { settings: this.sessionSettings, stderr: record.stderr, oauth, cancelled, known: this.known?.(def) });
   }
 
   /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */
@@ -410,19 +399,24 @@ export class McpServerManager {
 
   /**
    * One request on a connected server, counted in flight (idle shutdown waits for it) and as use, with a signal of its
-   * own (see `withOwnSignal`). A request that shows the session is gone drops it: the session reports that itself.
+   * own (see `withOwnSignal`). The server is found connected (or connected once more, `options.connect`) with no
+   * await between that and the request going out, so nothing can close it in between. A request that shows the
+   * session is gone drops it: the session reports that itself.
    */
   private async track<T>(
     name: string,
-    signal: AbortSignal | undefined,
-    request: (session: McpSession, signal?: AbortSignal) => Promise<T>,
+    options: Pick<CallOptions, "signal" | "connect">,
+    request: (connection: LiveConnection, signal?: AbortSignal) => Promise<T>,
   ): Promise<T> {
-    const connection = this.requireConnection(name);
     const record = this.record(name);
+    if (!this.liveConnection(record) && options.connect) await options.connect();
+    const connection = this.liveConnection(record);
+    if (!connection) throw new Error(`MCP server "${name}" is not connected`);
+    const { signal } = options;
     record.inFlight++;
     record.lastUsedAt = Date.now();
     try {
-      return await (signal ? withOwnSignal(signal, (own) => request(connection.session, own)) : request(connection.session, undefined));
+      return await (signal ? withOwnSignal(signal, (own) => request(connection, own)) : request(connection, undefined));
     } catch (error) {
       if (error instanceof NeedsAuthError && record.connection === connection) this.needsAuth(record, error);
       throw error;
@@ -431,17 +425,4 @@ export class McpServerManager {
       record.lastUsedAt = Date.now();
     }
   }
-
-  private requestOptions(options: CallOptions, signal: AbortSignal | undefined): RequestOptions {
-    return {
-      signal,
-      timeout: options.timeoutMs ?? this.requestTimeoutMs,
-      resetTimeoutOnProgress: true,
-      maxTotalTimeout: options.maxTotalTimeoutMs ?? DEFAULT_MAX_TOTAL_TIMEOUT_MS,
-      // Always ask for progress: it is what keeps a long call from timing out.
-      onprogress: options.onProgress ?? ignoreProgress,
-    };
-  }
 }
-
-function ignoreProgress(): void {}

@@ -8,7 +8,7 @@
  * what went wrong and what the model can do about it: for argument errors, the parameters the tool expects.
  */
 import type { AgentToolResult, AgentToolUpdateCallback, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { Progress } from "@modelcontextprotocol/client";
 import { type ApprovalContext, askApproval, needsApproval } from "./calls/approvals.ts";
 import { callLimits, timeoutMessage, type CallLimits } from "./calls/limits.ts";
 import { callWithUrlElicitation, type UnansweredPages } from "./connection/elicitation-url.ts";
@@ -31,10 +31,11 @@ import type { McpServerManager } from "./server-manager.ts";
 import type { CallStats } from "./calls/stats.ts";
 export type { CallStats, ToolCallStats } from "./calls/stats.ts";
 export { requestLimitLine } from "./calls/limits.ts";
+export { piSampling, samplingSettings } from "./calls/sampling.ts";
 import type { ToolView } from "./tool-view.ts";
 import { getServerPrefix, PREFIX_SEPARATOR } from "./tool-names.ts";
 import { TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
-import { McpErrorCode } from "./util/mcp-error-codes.ts";
+import { McpErrorCode, SdkErrorCode } from "./util/mcp-error-codes.ts";
 
 /** What running a tool uses of the session (its state has it all). */
 export interface ToolCallContext extends ApprovalContext, Pick<ToolView, "tools" | "inventories"> {
@@ -118,7 +119,9 @@ async function callTool(
     maxTextLines: limits.maxTextLines,
   };
   if (options.toonEncode) await loadToonEncoder();
-  const timeouts = { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs };
+  // The server was connected for this call, but it may be closed before the request goes out (the end of a listing).
+  const connect = () => state.lifecycle.ensureConnected(tool.serverName, signal);
+  const timeouts = { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs, connect };
   let result: TransformedResult;
   let scriptResult: ScriptResult | undefined;
   try {
@@ -246,9 +249,9 @@ function callFailure(
   const message = errorMessage(error);
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   if (code === McpErrorCode.InvalidParams) return new Error(`${label}: ${message}\n${formatParameters(tool.inputSchema)}`);
-  if (code === McpErrorCode.RequestTimeout)
+  if (code === SdkErrorCode.RequestTimeout)
     return new Error(timeoutMessage(label, tool.serverName, limits, (error as { data?: unknown }).data));
-  if (code === McpErrorCode.ConnectionClosed) return connectionLost(state, tool, label, message);
+  if (code === SdkErrorCode.ConnectionClosed) return connectionLost(state, tool, label, message);
   return new Error(`${label} failed: ${message}`);
 }
 

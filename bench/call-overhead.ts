@@ -9,8 +9,8 @@
  *   node node_modules/jiti/lib/jiti-cli.mjs bench/call-overhead.ts [--quick]
  */
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { currentHost, REPO_ROOT } from "../test/helpers/hosts.ts";
 import { startSession } from "../test/helpers/pi-session.ts";
 import { CORPUS_SERVER_SCRIPT, firstCorpusServers, prepareCorpusAgent } from "./corpus.ts";

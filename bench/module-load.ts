@@ -18,7 +18,7 @@ const RUNS = runs(15, 5);
 const DEFAULT_MODULES = ["server-manager.ts", "pi-mcp-adapter.ts"];
 /** Packages only a connection needs, by a part of their files' URLs. */
 const CONNECTION_ONLY = {
-  "MCP SDK": "/@modelcontextprotocol/sdk/dist/",
+  "MCP SDK": "/@modelcontextprotocol/client/dist/",
   zod: "/node_modules/zod/",
   "npm-package-arg": "/node_modules/npm-package-arg/",
 };

@@ -45,6 +45,7 @@ const SECTIONS: Section[] = [
   { id: "script-engines", title: "7a. Script engines (quickjs-wasi, quickjs-emscripten)", script: "script-engines.ts" },
   { id: "script-calls", title: "7b. Tool calls from a codemode script vs direct", script: "script-overhead.ts", perHost: true },
   { id: "script-task", title: "7. The orders task: direct calls vs one codemode script", script: "script-task.ts" },
+  { id: "skills", title: "8. Skills: always-on tokens at 1, 10 and 100 skills", script: "skills-tokens.ts", perHost: true },
   {
     id: "concurrency",
     title: "Ten sessions at once on one agent dir (uncached servers listed once)",
@@ -201,7 +202,7 @@ function machine(): string {
     `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB memory, Linux ${release()}`,
     `Node ${process.version} (Pi 0.73.1 and the other sections) and ${node22Version} (${node22Hosts})`,
     piVersions.join(", "),
-    `@modelcontextprotocol/sdk ${packageVersion("@modelcontextprotocol/sdk")}`,
+    `@modelcontextprotocol/client ${packageVersion("@modelcontextprotocol/client")}`,
     "shared with other work (figures from a quiet machine would be lower, ratios about the same)",
   ].join("; ");
 }

@@ -129,8 +129,8 @@ function piName(call: CorpusToolCall): string {
 async function timeSdkCall(call: CorpusToolCall): Promise<number> {
   // Imported here, not at the top: a measured start must not find the SDK already loaded (the adapter loads it only
   // when a server connects).
-  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const { Client } = await import("@modelcontextprotocol/client");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
   const start = performance.now();
   const client = new Client({ name: "bench", version: "0" });
   await client.connect(

@@ -104,8 +104,9 @@ export class PromptCommandRegistry {
       return showText(ctx, `/${name}: print mode ends before the model could answer a prompt; run it in interactive or RPC mode.`);
     let content: PiContent[];
     try {
-      await state.lifecycle.ensureConnected(serverName);
-      const result = await state.manager.getPrompt(serverName, prompt.name, values.values);
+      // Connected (lazily, or again) right as the request goes out.
+      const connect = () => state.lifecycle.ensureConnected(serverName);
+      const result = await state.manager.getPrompt(serverName, prompt.name, values.values, { connect });
       content = transformPromptMessages(result, { serverName }).content;
     } catch (error) {
       return showText(ctx, `/${name}: MCP server "${serverName}" could not give prompt "${prompt.name}": ${errorMessage(error)}`);

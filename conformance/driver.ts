@@ -2,65 +2,50 @@
  * The client the MCP conformance suite tests: `conformance client --command "<node> conformance/driver.ts"` runs it
  * once per scenario, with the scenario's test server URL as the last argument and its name in
  * MCP_CONFORMANCE_SCENARIO. It goes through our own McpServerManager (Streamable HTTP with SSE fallback, OAuth,
- * elicitation), connects, lists tools and calls the scenario's tool. Nobody is there to answer an elicitation, so it
- * accepts the form's defaults. Exit code 0 only if every step worked.
+ * elicitation), connects (which lists the server's tools, resources and prompts), then does the scenario's part as
+ * conformance/scenarios.ts says. Nobody is there to answer an elicitation, so it accepts the form's defaults. Exit code
+ * 0 only if every step worked.
  *
  * When the server wants a sign-in, the driver does what a user does with `/mcp-auth`: the manager's sign-in, with
- * conformance/headless-browser.mjs as the browser (it follows the authorization server's redirect to the adapter's
- * own loopback callback), then the same steps again; at most MAX_SIGN_INS times (auth/scope-retry-limit checks the
+ * conformance/headless-browser.mjs's `follow` as the browser (it follows the authorization server's redirect to the
+ * adapter's own loopback callback), then the same steps again; at most MAX_SIGN_INS times (auth/scope-retry-limit checks the
  * bound). The scenario's MCP_CONFORMANCE_CONTEXT becomes the server's `oauth` config, as a user would write it.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openInBrowser } from "../util/browser.ts";
 import { NeedsAuthError } from "../connection/session.ts";
 import { acceptElicitationDefaults } from "../test/helpers/elicitation.ts";
 import { errorMessage } from "../util/guards.ts";
 import { McpServerManager } from "../server-manager.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
+import { follow } from "./headless-browser.mjs";
+import { type ScenarioContext, scenarioPlan } from "./scenarios.ts";
 
-/** The tool each scenario's server expects to be called; `null`: connecting (initialize) is the whole test. */
-const SCENARIO_TOOLS: Record<string, { tool: string; args: Record<string, unknown> } | null> = {
-  initialize: null,
-  tools_call: { tool: "add_numbers", args: { a: 5, b: 3 } },
-  "elicitation-sep1034-client-defaults": { tool: "test_client_elicitation_defaults", args: {} },
-  "sse-retry": { tool: "test_reconnection", args: {} },
-};
-const AUTH_SCENARIO_TOOL = { tool: "test-tool", args: {} };
 /** The client ID metadata document URL the auth/basic-cimd scenario expects a client to publish. */
 const CIMD_URL = "https://conformance-test.local/client-metadata.json";
 const MAX_SIGN_INS = 3;
 const SIGN_IN_TIMEOUT_MS = 20_000;
-const BROWSER = `${process.execPath} ${join(import.meta.dirname, "headless-browser.mjs")}`;
-
-interface ScenarioContext {
-  client_id?: string;
-  client_secret?: string;
-  private_key_pem?: string;
-  signing_algorithm?: string;
-}
 
 async function main(): Promise<void> {
   const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
   const url = process.argv.at(-1) ?? "";
-  const step = scenario.startsWith("auth/") ? AUTH_SCENARIO_TOOL : SCENARIO_TOOLS[scenario];
-  if (step === undefined) throw new Error(`unknown scenario "${scenario}" (MCP_CONFORMANCE_SCENARIO)`);
+  const plan = scenarioPlan(scenario);
+  if (!plan) throw new Error(`unknown scenario "${scenario}" (MCP_CONFORMANCE_SCENARIO)`);
   if (!URL.canParse(url)) throw new Error(`the last argument must be the test server URL, got "${url}"`);
 
-  const oauth = await oauthConfig(scenario, url, JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as ScenarioContext);
+  const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as ScenarioContext;
+  const oauth = await oauthConfig(scenario, url, context);
   const server: ServerDefinition = { name: "conformance", url, oauth, source: { kind: "user", path: "conformance/driver.ts" } };
   // Tokens and registrations of one scenario must not reach the next.
   const agentDir = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-driver-"));
-  const manager = new McpServerManager({ agentDir, resolveNpx: false, elicitation: acceptElicitationDefaults });
+  // Pi gives its servers its working directory as their one root.
+  const manager = new McpServerManager({ agentDir, resolveNpx: false, elicitation: acceptElicitationDefaults, roots: [process.cwd()] });
   try {
     await withSignIns(manager, server, async () => {
       const connection = await manager.connect(server);
       console.log(`connected over ${connection.transport}; tools: ${connection.tools.map((tool) => tool.name).join(", ") || "(none)"}`);
-      if (!step) return;
-      const result = await manager.callTool(server.name, step.tool, step.args);
-      console.log(`${step.tool}: ${JSON.stringify(result.content)}`);
-      if (result.isError) throw new Error(`${step.tool} returned an error result`);
+      await plan({ manager, agentDir, serverName: server.name, connection, context });
     });
   } finally {
     await manager.closeAll();
@@ -76,7 +61,9 @@ async function withSignIns(manager: McpServerManager, server: ServerDefinition, 
     } catch (error) {
       if (!(error instanceof NeedsAuthError) || signIns === MAX_SIGN_INS) throw error;
       console.log(`sign-in ${signIns + 1}: ${error.message}`);
-      await manager.signIn(server, { openAuthorizationUrl: (url) => void openInBrowser(url, { BROWSER }), timeoutMs: SIGN_IN_TIMEOUT_MS });
+      // As a browser: the sign-in does not wait for it (a page that fails to load leaves the sign-in to time out).
+      const openAuthorizationUrl = (url: string) => void follow(url).catch((failed: unknown) => console.error(errorMessage(failed)));
+      await manager.signIn(server, { openAuthorizationUrl, timeoutMs: SIGN_IN_TIMEOUT_MS });
     }
   }
 }
@@ -96,8 +83,9 @@ async function oauthConfig(scenario: string, url: string, context: ScenarioConte
       authorizationServer: await authorizationServerOf(url),
     };
   }
-  if (scenario === "auth/cross-app-access-complete-flow")
-    throw new Error("cross-app access (SEP-990, enterprise-managed authorization) is not supported");
+  if (scenario === "auth/enterprise-managed-authorization")
+    throw new Error("enterprise-managed authorization (SEP-990: token exchange at an IdP, then a JWT-bearer grant) is not supported");
+  if (scenario === "auth/wif-jwt-bearer") throw new Error("workload identity federation (SEP-1933: a JWT-bearer grant) is not supported");
   return undefined;
 }
 

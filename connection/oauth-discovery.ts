@@ -7,14 +7,14 @@
  * (nothing of it is stored).
  */
 import {
+  type AuthorizationServerMetadata,
   discoverOAuthProtectedResourceMetadata,
   discoverOAuthServerInfo,
+  type FetchLike,
   type OAuthServerInfo,
-} from "@modelcontextprotocol/sdk/client/auth.js";
-import { OAuthMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+} from "@modelcontextprotocol/client";
 import { safeUrl } from "../util/http-text.ts";
-import { errorMessage } from "../util/guards.ts";
+import { errorMessage, isJsonObject } from "../util/guards.ts";
 import type { ServerDefinition } from "../types.ts";
 
 export interface DiscoveryOptions {
@@ -41,7 +41,7 @@ export async function discoverAuthorizationServer(
   return { authorizationServerUrl: authorizationServerMetadata.issuer, authorizationServerMetadata, resourceMetadata };
 }
 
-async function configuredMetadata(server: string, url: string, fetchFn: FetchLike) {
+async function configuredMetadata(server: string, url: string, fetchFn: FetchLike): Promise<AuthorizationServerMetadata> {
   const what = `MCP server "${server}": "oauth.authServerMetadataUrl" (${safeUrl(url)})`;
   let response: Response;
   try {
@@ -53,7 +53,16 @@ async function configuredMetadata(server: string, url: string, fetchFn: FetchLik
     await response.body?.cancel();
     throw new Error(`${what} answered HTTP ${response.status}`);
   }
-  const parsed = OAuthMetadataSchema.safeParse(await response.json().catch(() => undefined));
-  if (!parsed.success) throw new Error(`${what} is not an authorization server's metadata document (RFC 8414 or OpenID)`);
-  return parsed.data;
+  const metadata: unknown = await response.json().catch(() => undefined);
+  if (!isMetadataDocument(metadata)) throw new Error(`${what} is not an authorization server's metadata document (RFC 8414 or OpenID)`);
+  return metadata;
+}
+
+/** The fields every RFC 8414 document has (the SDK reads the rest as it needs them, and checks the endpoints' scheme). */
+function isMetadataDocument(value: unknown): value is AuthorizationServerMetadata {
+  return (
+    isJsonObject(value) &&
+    [value.issuer, value.authorization_endpoint, value.token_endpoint].every((field) => typeof field === "string" && URL.canParse(field)) &&
+    Array.isArray(value.response_types_supported)
+  );
 }

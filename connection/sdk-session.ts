@@ -1,52 +1,65 @@
 /**
  * The MCP SDK half of the connection code: opening a session with a server (stdio, Streamable HTTP, legacy SSE with
- * the fallback between them, OAuth on both HTTP transports through connection/oauth-provider.ts), its requests, its notifications, and
- * what its failures mean. What it opens is an `McpSession` (connection/session.ts), the contract the manager uses.
+ * the fallback between them, OAuth on both HTTP transports through connection/oauth-provider.ts) in whichever
+ * protocol era it speaks (connection/era.ts), its requests and its notifications. What it opens is an `McpSession`
+ * (connection/session.ts), the contract the manager uses; what a failed connect means is connection/connect-failure.ts's.
  *
  * connection/sdk-loader.ts loads this module on the first connect (a dynamic import): the SDK, its zod schemas and the npx
  * resolver are most of the extension's load time, and with lazy servers nothing connects at startup.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CallToolResultSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  GetPromptResultSchema,
-  ListRootsRequestSchema,
-  McpError,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
   type CallToolResult,
+  type Client,
+  type FetchLike,
   type GetPromptResult,
+  type OAuthClientProvider,
+  ProtocolErrorCode,
+  ProtocolError,
   type ReadResourceResult,
-  type Root,
-} from "@modelcontextprotocol/sdk/types.js";
-import { readFileSync } from "node:fs";
+  type RequestOptions,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SSEClientTransport,
+  SseError,
+  StreamableHTTPClientTransport,
+  type Tool,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import { stat } from "node:fs/promises";
-import { basename } from "node:path";
-import { pathToFileURL } from "node:url";
 import { abortable } from "../util/abort.ts";
-import { type McpSession, NeedsAuthError, type OpenOptions, type ServerAuthState, type SessionEvents } from "./session.ts";
-import { canSignIn, hasAuthorizationHeader, signInNeeded } from "./auth-checks.ts";
+import { type McpSession, NeedsAuthError, type OpenOptions, type ProtocolVerdict, type SessionEvents } from "./session.ts";
 import { mergeEnv, parseServerUrl, transportFamily } from "./server-target.ts";
-import { briefHttpError, safeUrl } from "../util/http-text.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
 import { errorMessage } from "../util/guards.ts";
-import { authProviderFor, describeOAuthError, recordingChallenges, refreshingOnce } from "./oauth-provider.ts";
+import { authProviderFor } from "./oauth-provider.ts";
+import { recordingChallenges, refreshingOnce } from "./oauth-fetch.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
 import { withCommandValues } from "./command-values.ts";
+import { type ConnectPlan, connectInEra, verdictOf } from "./era.ts";
+import { newClient } from "./mcp-client.ts";
+import { ChangeStream } from "./change-stream.ts";
+import { fetchFailed, isUnauthorized } from "./connect-failure.ts";
+import { invalidHeaderDeclaration } from "./tool-headers.ts";
+import { skillSource } from "./skills.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
+import type {
+  McpPrompt,
+  McpResource,
+  McpResourceTemplate,
+  McpTool,
+  ServerDefinition,
+  SkillEntry,
+  SkillListing,
+  SkillRead,
+  SkillSource,
+  TransportKind,
+} from "../types.ts";
 import { ignored } from "../util/debug-log.ts";
 
 export { signIn } from "./oauth-provider.ts";
+export { describeConnectFailure } from "./connect-failure.ts";
 
 /**
  * The largest message read from a stdio server (the SDK's default, 10 MiB, dropped the connection on a bigger
@@ -58,43 +71,74 @@ const MAX_STDIO_MESSAGE_BYTES = 32 * 1024 * 1024;
 const STREAMABLE_HTTP_REJECTED = new Set([400, 404, 405, 406, 415]);
 const SESSION_DELETE_WAIT_MS = 1_000;
 
+interface SessionParts {
+  client: Client;
+  transport: TransportKind;
+  shutdown: () => Promise<void>;
+  /** stdio: the server's process and output (how it ended, whether a message went over the limit). */
+  stdio?: GroupedStdioTransport;
+  npx?: NpxResolution;
+}
+
 /** A session through the SDK's Client (see `McpSession` for what it promises). */
 class SdkSession implements McpSession {
   private readonly client: Client;
   readonly transport: TransportKind;
   readonly pid?: number;
   readonly npx?: NpxResolution;
-  readonly shutdown: () => Promise<void>;
-  private events?: SessionEvents;
-  /** stdio: the server's process and output (how it ended, whether a message went over the limit). */
+  readonly protocol: ProtocolVerdict;
+  private readonly serverName: string;
   private readonly stdio?: GroupedStdioTransport;
+  private readonly endClient: () => Promise<void>;
+  private events?: SessionEvents;
+  private changes?: ChangeStream;
+  private skills?: SkillSource;
 
-  constructor(client: Client, transport: TransportKind, shutdown: () => Promise<void>, stdio?: GroupedStdioTransport, npx?: NpxResolution) {
-    this.npx = npx;
-    this.client = client;
-    this.transport = transport;
-    this.shutdown = shutdown;
-    this.pid = stdio?.pid;
-    this.stdio = stdio;
+  constructor(serverName: string, parts: SessionParts) {
+    this.serverName = serverName;
+    this.client = parts.client;
+    this.transport = parts.transport;
+    this.endClient = parts.shutdown;
+    this.stdio = parts.stdio;
+    this.pid = parts.stdio?.pid;
+    this.npx = parts.npx;
+    this.protocol = verdictOf(parts.client);
+  }
+
+  get instructions(): string | undefined {
+    return this.client.getInstructions();
+  }
+
+  async shutdown(): Promise<void> {
+    await this.changes?.close().catch(ignored(`${this.serverName}: closing the subscriptions/listen stream`));
+    await this.endClient();
   }
 
   watch(events: SessionEvents): void {
     this.events = events;
     const { client } = this;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.listChanged("tools"));
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.listChanged("resources"));
-    client.setNotificationHandler(PromptListChangedNotificationSchema, () => events.listChanged("prompts"));
+    client.setNotificationHandler("notifications/tools/list_changed", () => events.listChanged("tools"));
+    client.setNotificationHandler("notifications/resources/list_changed", () => events.listChanged("resources"));
+    client.setNotificationHandler("notifications/prompts/list_changed", () => events.listChanged("prompts"));
     client.onclose = () =>
       events.lost(this.stdio?.overflow?.message ?? (this.transport === "stdio" ? this.exitDescription() : "the connection was closed"));
     // A legacy SSE stream cannot be resumed: once it breaks, the session is gone.
     client.onerror = (error) => {
       if (error instanceof SseError) events.lost(`the SSE stream broke (${error.message})`);
     };
+    if (this.protocol.era === "modern") {
+      this.changes = new ChangeStream(this.serverName, client);
+      this.changes.open();
+    }
   }
 
-  /** `tools/call`, read as the SDK's `callTool` reads it, without its output-schema check (that needs tools/list). */
-  callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
-    return this.settle(this.client.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, options));
+  /**
+   * `tools/call`. The listed tool lets a 2026 HTTP session send the headers it declares; its output schema is left
+   * out, so a result that does not match it still reaches the model (as the SDK's check would throw it away).
+   */
+  callTool(name: string, args: Record<string, unknown>, options: RequestOptions, tool?: McpTool): Promise<CallToolResult> {
+    const toolDefinition = tool && ({ name: tool.name, inputSchema: tool.inputSchema ?? { type: "object" } } as Tool);
+    return this.settle(this.client.callTool({ name, arguments: args }, { ...options, toolDefinition }));
   }
 
   readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult> {
@@ -102,15 +146,12 @@ class SdkSession implements McpSession {
   }
 
   getPrompt(name: string, args: Record<string, string>, options: RequestOptions): Promise<GetPromptResult> {
-    return this.settle(this.client.request({ method: "prompts/get", params: { name, arguments: args } }, GetPromptResultSchema, options));
+    return this.settle(this.client.getPrompt({ name, arguments: args }, options));
   }
 
-  get instructions(): string | undefined {
-    return this.client.getInstructions();
-  }
-
-  listTools(options: RequestOptions): Promise<Listing<McpTool>> {
-    return this.settle(listTools(this.client, options));
+  async listTools(options: RequestOptions): Promise<Listing<McpTool>> {
+    const listing = await this.settle(listTools(this.client, options));
+    return this.transport === "http" && this.protocol.era === "modern" ? withoutInvalidHeaders(listing) : listing;
   }
 
   async listResources(options: RequestOptions): Promise<Listing<McpResource>> {
@@ -121,7 +162,7 @@ class SdkSession implements McpSession {
   async listResourceTemplates(options: RequestOptions): Promise<Listing<McpResourceTemplate>> {
     if (!this.client.getServerCapabilities()?.resources) return { items: [], problems: [] };
     return this.settle(listResourceTemplates(this.client, options)).catch((error: unknown) => {
-      if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) return { items: [], problems: [] };
+      if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) return { items: [], problems: [] };
       throw error;
     });
   }
@@ -129,6 +170,19 @@ class SdkSession implements McpSession {
   async listPrompts(options: RequestOptions): Promise<Listing<McpPrompt>> {
     if (!this.client.getServerCapabilities()?.prompts) return { items: [], problems: [] };
     return this.settle(listPrompts(this.client, options));
+  }
+
+  listSkills(options: RequestOptions): Promise<SkillListing> {
+    return this.settle(this.skillSource().list(options));
+  }
+
+  readSkillFile(entry: SkillEntry, fileUri: string, options: RequestOptions): Promise<SkillRead> {
+    return this.settle(this.skillSource().read(entry, fileUri, options));
+  }
+
+  private skillSource(): SkillSource {
+    this.skills ??= skillSource(this.client);
+    return this.skills;
   }
 
   /**
@@ -141,7 +195,7 @@ class SdkSession implements McpSession {
     return request.catch((error: unknown) => {
       const overflow = this.stdio?.overflow;
       if (!isConnectionLost(error)) throw overflow ?? summarizeSchemaError(error);
-      const lost = overflow ?? (this.stdio?.exited ? new McpError(ErrorCode.ConnectionClosed, this.exitDescription()) : error);
+      const lost = overflow ?? (this.stdio?.exited ? new SdkError(SdkErrorCode.ConnectionClosed, this.exitDescription()) : error);
       this.events?.lost(errorMessage(lost));
       throw lost;
     });
@@ -153,72 +207,51 @@ class SdkSession implements McpSession {
   }
 }
 
+/** A 2026 HTTP client must not offer a tool whose header declarations are invalid (SEP-2243): it is dropped, and said. */
+function withoutInvalidHeaders(listing: Listing<McpTool>): Listing<McpTool> {
+  const problems = [...listing.problems];
+  const items = listing.items.filter((tool) => {
+    const problem = invalidHeaderDeclaration(tool.inputSchema);
+    if (problem) problems.push(`tool "${tool.name}" left out: its input schema declares HTTP headers wrongly (${problem})`);
+    return !problem;
+  });
+  return { ...listing, items, problems };
+}
+
 const SCHEMA_PROBLEMS_SHOWN = 2;
+const INVALID_RESULT_PREFIX = /^Invalid result for [^:]+: /;
 
 /**
- * The SDK rejects an answer that does not fit the request's result schema with a ZodError whose message is every
- * issue as JSON (3.3 KB for one tool result): the model gets the first problems, one line.
+ * The SDK rejects an answer that does not fit the request's result schema with an error whose message holds every
+ * issue as JSON (3.3 KB for one tool result): the model gets the first problems, on one line.
  */
 function summarizeSchemaError(error: unknown): unknown {
-  // Zod (full or mini, v3 or v4) names its error differently: what they share is `issues`, each with a `path`.
-  const issues = (error as { issues?: unknown } | undefined)?.issues as { path?: unknown; message?: unknown }[] | undefined;
-  if (!(error instanceof Error) || !Array.isArray(issues) || issues.length === 0 || !issues.every((issue) => Array.isArray(issue?.path)))
-    return error;
-  const problems = issues.map((issue) => {
-    const path = (issue.path as unknown[]).join(".") || "result";
-    return `${path}: ${typeof issue.message === "string" ? issue.message : "invalid"}`;
-  });
+  if (!(error instanceof SdkError && error.code === SdkErrorCode.InvalidResult)) return error;
+  const issues = schemaIssues(error.message.replace(INVALID_RESULT_PREFIX, ""));
+  if (!issues) return error;
+  const problems = issues.map((issue) => `${issue.path.join(".") || "result"}: ${issue.message}`);
   const more = problems.length > SCHEMA_PROBLEMS_SHOWN ? ` (and ${problems.length - SCHEMA_PROBLEMS_SHOWN} more)` : "";
   return new Error(`its answer was not a valid MCP result: ${problems.slice(0, SCHEMA_PROBLEMS_SHOWN).join("; ")}${more}`, {
     cause: error,
   });
 }
 
-/** Spawns or reaches the server and initialises the session, under `options.signal`. */
-export function openSession(def: ServerDefinition, options: OpenOptions): Promise<McpSession> {
-  const createClient = () => newClient(def.name, options);
-  return transportFamily(def) === "stdio" ? openStdio(def, createClient, options) : openHttp(def, createClient, options);
-}
-
-/** The error a failed connect rejects with: names the server, says why, never repeats a token. */
-export function describeConnectFailure(def: ServerDefinition, error: unknown, stderrTail: string[], authState: ServerAuthState): Error {
-  if (error instanceof NeedsAuthError) return error;
-  if (isUnauthorized(error)) return unauthorized(def, authState);
-  let message = `MCP server "${def.name}" failed to connect: ${failureReason(def, error)}`;
-  if (stderrTail.length > 0) message += `\nLast stderr lines:\n${stderrTail.map((line) => `  ${line}`).join("\n")}`;
-  return new Error(message, { cause: error });
-}
-
-const CLIENT_INFO = { name: "pi-mcp-adapter", version: readOwnVersion() };
-
-function readOwnVersion(): string {
+/** The schema library's issues, as its message lists them (JSON: each with a `path` and a `message`). */
+function schemaIssues(text: string): { path: unknown[]; message: string }[] | undefined {
+  let parsed: unknown;
   try {
-    return (JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string }).version;
+    parsed = JSON.parse(text);
   } catch {
-    return "0.0.0";
+    return undefined;
   }
+  if (!Array.isArray(parsed) || parsed.length === 0) return undefined;
+  const issues = parsed.filter((issue) => Array.isArray(issue?.path) && typeof issue?.message === "string");
+  return issues.length === parsed.length ? issues : undefined;
 }
 
-/**
- * A client for one server. It offers each elicitation mode only when someone answers it (the SDK then refuses the
- * other mode's requests before they get here), and roots always: Pi's working directory, as a `file://` URI.
- */
-function newClient(serverName: string, options: Pick<OpenOptions, "elicitation" | "urlElicitation" | "roots">): Client {
-  const { elicitation: form, urlElicitation: url } = options;
-  const modes = { ...(form ? { form: { applyDefaults: true } } : {}), ...(url ? { url: {} } : {}) };
-  const capabilities = { roots: { listChanged: true }, ...(form || url ? { elicitation: modes } : {}) };
-  const client = new Client(CLIENT_INFO, { capabilities });
-  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: options.roots().map(fileRoot) }));
-  if (form || url) {
-    client.setRequestHandler(ElicitRequestSchema, ({ params }, extra) =>
-      params.mode === "url" ? url!(serverName, params, extra.signal) : form!(serverName, params, extra.signal),
-    );
-  }
-  return client;
-}
-
-function fileRoot(directory: string): Root {
-  return { uri: pathToFileURL(directory).href, name: basename(directory) || directory };
+/** Spawns or reaches the server and opens the session in its protocol era, under `options.signal`. */
+export function openSession(def: ServerDefinition, options: OpenOptions): Promise<McpSession> {
+  return transportFamily(def) === "stdio" ? openStdio(def, options) : openHttp(def, options);
 }
 
 /** Loaded on first use: only stdio servers need it (npm-package-arg and semver come with it). */
@@ -234,7 +267,7 @@ async function resolveNpx(command: string, args: string[], env: Record<string, s
   }
 }
 
-async function openStdio(configured: ServerDefinition, createClient: () => Client, options: OpenOptions): Promise<McpSession> {
+async function openStdio(configured: ServerDefinition, options: OpenOptions): Promise<McpSession> {
   const { signal } = options;
   const def = await withCommandValues(configured, signal);
   const env = mergeEnv(process.env, def.env);
@@ -243,20 +276,25 @@ async function openStdio(configured: ServerDefinition, createClient: () => Clien
   const npx = options.resolveNpx ? await abortable(resolveNpx(command, args, env, def, options.agentDir), signal) : undefined;
   if (npx?.kind === "resolved") ({ command, args } = npx);
   if (def.cwd) await assertDirectory(def.cwd);
-  // Closed while the command was being prepared: start no process only to end it.
-  signal.throwIfAborted();
-  const transport = new GroupedStdioTransport({ command, args, env, cwd: def.cwd, maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
-  transport.stderr.on("data", (chunk: Buffer) => {
-    options.stderr.append(chunk.toString("utf8"));
-    if (def.debug) process.stderr.write(chunk);
-  });
-  const client = createClient();
-  // The transport's close ends the server's whole process group (see connection/stdio-transport.ts).
-  const shutdown = () => client.close().catch(ignored("closing the session"));
-  await connectClient(client, transport, shutdown, options).catch((error: unknown) => {
-    throw transport.overflow ?? error;
-  });
-  return new SdkSession(client, "stdio", shutdown, transport, npx);
+  // One process per attempt: a probe may leave a server that must be started again (connection/era.ts).
+  const attempt = async (plan: ConnectPlan): Promise<McpSession> => {
+    // Closed while the command was being prepared: start no process only to end it.
+    signal.throwIfAborted();
+    const transport = new GroupedStdioTransport({ command, args, env, cwd: def.cwd, maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
+    options.stderr.clear();
+    transport.stderr.on("data", (chunk: Buffer) => {
+      options.stderr.append(chunk.toString("utf8"));
+      if (def.debug) process.stderr.write(chunk);
+    });
+    const client = newClient(def.name, options, plan);
+    // The transport's close ends the server's whole process group (see connection/stdio-transport.ts).
+    const shutdown = () => client.close().catch(ignored("closing the session"));
+    await connectClient(client, transport, shutdown, plan, options).catch((error: unknown) => {
+      throw transport.overflow ?? error;
+    });
+    return new SdkSession(def.name, { client, transport: "stdio", shutdown, stdio: transport, npx });
+  };
+  return connectInEra(def.name, true, options.prior, attempt);
 }
 
 /** How every request to an HTTP server is made: its headers, OAuth, and noting what a refusal asks for. */
@@ -266,7 +304,7 @@ interface HttpOptions {
   fetch: FetchLike;
 }
 
-async function openHttp(configured: ServerDefinition, createClient: () => Client, options: OpenOptions): Promise<McpSession> {
+async function openHttp(configured: ServerDefinition, options: OpenOptions): Promise<McpSession> {
   const def = await withCommandValues(configured, options.signal);
   const url = parseServerUrl(def);
   const { store, state } = options.oauth;
@@ -278,52 +316,58 @@ async function openHttp(configured: ServerDefinition, createClient: () => Client
     authProvider,
     fetch: authProvider ? refreshingOnce(store, def.url!, noting) : noting,
   };
-  if (def.transport === "sse") return openSse(url, http, createClient(), options);
+  if (def.transport === "sse") return openSse(def.name, url, http, options);
   try {
-    return await openStreamableHttp(url, http, createClient(), options);
+    return await connectInEra(def.name, false, options.prior, (plan) => openStreamableHttp(def.name, url, http, plan, options));
   } catch (error) {
-    if (def.transport === "http" || !(error instanceof StreamableHTTPError && STREAMABLE_HTTP_REJECTED.has(error.code ?? 0))) {
-      throw error;
-    }
+    if (def.transport === "http" || !(error instanceof SdkHttpError && STREAMABLE_HTTP_REJECTED.has(error.status))) throw error;
     try {
-      return await openSse(url, http, createClient(), options);
+      return await openSse(def.name, url, http, options);
     } catch (sseError) {
       if (isUnauthorized(sseError) || sseError instanceof NeedsAuthError || options.signal.aborted) throw sseError;
       throw new Error(
-        `Streamable HTTP was refused (HTTP ${error.code}) and the legacy SSE transport failed too: ${errorMessage(sseError)}`,
+        `Streamable HTTP was refused (HTTP ${error.status}) and the legacy SSE transport failed too: ${errorMessage(sseError)}`,
       );
     }
   }
 }
 
-async function openStreamableHttp(url: URL, http: HttpOptions, client: Client, options: OpenOptions): Promise<McpSession> {
+async function openStreamableHttp(name: string, url: URL, http: HttpOptions, plan: ConnectPlan, options: OpenOptions): Promise<McpSession> {
   const transport = new StreamableHTTPClientTransport(url, http);
+  const client = newClient(name, options, plan);
   const shutdown = async () => {
-    // Tell the server the session is over (spec: SHOULD), without letting a slow server hold up shutdown.
+    // Tell the server a 2025 session is over (spec: SHOULD), without letting a slow server hold up shutdown.
     if (transport.sessionId)
       await Promise.race([transport.terminateSession().catch(ignored("ending the HTTP session (DELETE)")), delay(SESSION_DELETE_WAIT_MS)]);
     await client.close().catch(ignored("closing the HTTP session"));
   };
-  await connectClient(client, transport, shutdown, options);
-  return new SdkSession(client, "http", shutdown);
+  await connectClient(client, transport, shutdown, plan, options);
+  return new SdkSession(name, { client, transport: "http", shutdown });
 }
 
-async function openSse(url: URL, http: HttpOptions, client: Client, options: OpenOptions): Promise<McpSession> {
+/** The SSE transport predates the 2026 era: the 2025 handshake, no probe. */
+async function openSse(name: string, url: URL, http: HttpOptions, options: OpenOptions): Promise<McpSession> {
   // The SDK adds `requestInit.headers` to the EventSource GET as well as to the POSTs.
   const transport = new SSEClientTransport(url, http);
+  const plan: ConnectPlan = { negotiation: { mode: "legacy" } };
+  const client = newClient(name, options, plan);
   const shutdown = () => client.close().catch(ignored("closing the session"));
-  await connectClient(client, transport, shutdown, options);
-  return new SdkSession(client, "sse", shutdown);
+  await connectClient(client, transport, shutdown, plan, options);
+  return new SdkSession(name, { client, transport: "sse", shutdown });
 }
 
-/** `client.connect` (initialize) under the startup deadline; on failure the half-started transport is ended. */
-async function connectClient(client: Client, transport: Transport, shutdown: () => Promise<void>, options: OpenOptions): Promise<void> {
+/**
+ * `client.connect` (probe or initialize) under the startup deadline; on failure the half-started transport is ended,
+ * by itself too: during the probe the client does not own it yet, so closing the client would leave it running.
+ */
+async function connectClient(client: Client, transport: Transport, shutdown: () => Promise<void>, plan: ConnectPlan, options: OpenOptions) {
   const { signal, timeoutMs } = options;
   try {
-    // `abortable` too: opening an SSE stream does not listen to the signal.
-    await abortable(client.connect(transport, { signal, timeout: timeoutMs }), signal);
+    // `abortable` too: neither the probe nor opening an SSE stream listens to the signal.
+    await abortable(client.connect(transport, { signal, timeout: timeoutMs, prior: plan.prior }), signal);
   } catch (error) {
     await shutdown();
+    await transport.close().catch(ignored("closing a transport that did not connect"));
     throw error;
   }
 }
@@ -348,93 +392,12 @@ function httpHeaders(def: ServerDefinition): Record<string, string> {
   return headers;
 }
 
-/**
- * A 401 the connection could not answer. With OAuth in play (or announced by the server's challenge, RFC 9728) the
- * user must sign in; otherwise the configured credentials are missing or wrong.
- */
-function unauthorized(def: ServerDefinition, authState: ServerAuthState): NeedsAuthError {
-  if (def.oauth?.grantType === "client_credentials") {
-    const fields = `"oauth.clientId", "oauth.clientSecret" or "oauth.privateKey", and "oauth.scope"`;
-    return new NeedsAuthError(
-      def.name,
-      `MCP server "${def.name}" refused the token its client credentials got: check ${fields} in its config.`,
-    );
-  }
-  if (canSignIn(def) && authState.usesOAuth) return signInNeeded(def.name, "needs a new sign-in (it refused its OAuth token)");
-  if (canSignIn(def) && authState.challenge?.resourceMetadataUrl) return signInNeeded(def.name, "needs a sign-in (OAuth)");
-  return new NeedsAuthError(def.name, needsAuthMessage(def));
-}
-
-function needsAuthMessage(def: ServerDefinition): string {
-  const where = `${safeUrl(def.url)} answered 401 Unauthorized`;
-  const source =
-    def.bearerToken !== undefined
-      ? `"bearerToken"`
-      : def.bearerTokenEnv
-        ? `the variable ${def.bearerTokenEnv} ("bearerTokenEnv")`
-        : hasAuthorizationHeader(def)
-          ? `the "Authorization" header`
-          : undefined;
-  if (source) return `MCP server "${def.name}" needs authentication: ${where} to the token from ${source}. Check that it is valid.`;
-  return `MCP server "${def.name}" needs authentication: ${where}. Set "bearerToken" or "bearerTokenEnv" (or an "Authorization" header) in its config.`;
-}
-
-/** A system error code in an error's text (`connect ECONNREFUSED 127.0.0.1:8080`). */
-const SYSTEM_ERROR_CODE = /\bE[A-Z]{3,}\b/;
-/** What the SSE transport's error text says before fetch's own reason (the eventsource library flattens the error). */
-const SSE_FETCH_FAILED = /^SSE error: (?:TypeError: )?(?:fetch failed: )?/;
-
-function failureReason(def: ServerDefinition, error: unknown): string {
-  const oauth = describeOAuthError(error);
-  if (oauth) return oauth;
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if ((error as { syscall?: string } | undefined)?.syscall?.startsWith("spawn")) {
-    if (code === "ENOENT") return `command not found: ${def.command}`;
-    // The system says EACCES, not ENOENT, for a command found nowhere when PATH has a directory it may not search.
-    if (code === "EACCES")
-      return `cannot run ${def.command}: permission denied (a file that is not executable, or a command not found with a directory on PATH this user cannot search)`;
-  }
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && def.command) {
-    return "the server process exited before it was ready";
-  }
-  // The SDK's code -1: a success status with a body that is not MCP (a login page, a proxy's error page).
-  if (error instanceof StreamableHTTPError && error.code === -1) {
-    return `${safeUrl(def.url)} did not answer as an MCP server (${briefHttpError(error.message)}); check the URL`;
-  }
-  // An SSE stream that never opened has no status: nothing answered. The SDK keeps only the text of fetch's error.
-  if (error instanceof SseError && error.code === undefined) {
-    const reason = briefHttpError(error.message.replace(SSE_FETCH_FAILED, ""));
-    return cannotReach(def, { code: reason.match(SYSTEM_ERROR_CODE)?.[0], message: reason });
-  }
-  if (error instanceof StreamableHTTPError || error instanceof SseError) {
-    return `${safeUrl(def.url)} answered HTTP ${error.code ?? "?"}: ${briefHttpError(error.message)}`;
-  }
-  if (error instanceof TypeError && error.message === "fetch failed") {
-    return cannotReach(def, error.cause as NodeJS.ErrnoException | undefined);
-  }
-  return errorMessage(error);
-}
-
-/**
- * `cannot reach <url> (why)`: the system's code (ECONNREFUSED, ENOTFOUND, ...), else fetch's own reason, from the
- * error fetch gave (Streamable HTTP) or read out of its text (SSE).
- */
-function cannotReach(def: ServerDefinition, cause: { code?: string; message?: string } | undefined): string {
-  // fetch never connects to the Fetch standard's blocked ports (1, 25, 6000, ...) and says only "bad port".
-  const why = cause?.code || (cause?.message === "bad port" ? `fetch never connects to port ${new URL(def.url!).port}` : cause?.message);
-  return `cannot reach ${safeUrl(def.url)}${why ? ` (${why})` : ""}`;
-}
-
-function isUnauthorized(error: unknown): boolean {
-  return error instanceof UnauthorizedError || ((error instanceof StreamableHTTPError || error instanceof SseError) && error.code === 401);
-}
-
 /** Errors that mean the session itself is gone (not just this request): the next call must reconnect. */
 function isConnectionLost(error: unknown): boolean {
-  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed;
   // Streamable HTTP: 404 means the server no longer knows our session (spec: start a new one).
-  if (error instanceof StreamableHTTPError) return error.code === 404;
-  return error instanceof TypeError && error.message === "fetch failed";
+  if (error instanceof SdkHttpError) return error.status === 404;
+  if (error instanceof SdkError) return error.code === SdkErrorCode.ConnectionClosed;
+  return fetchFailed(error) !== undefined;
 }
 
 async function assertDirectory(cwd: string): Promise<void> {

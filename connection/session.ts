@@ -6,20 +6,23 @@
  * The checks both halves make of a definition are beside it: auth-checks.ts (credentials, sign-in) and
  * server-target.ts (transport, URL, environment).
  */
-import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type {
   CallToolResult,
+  CreateMessageRequestParams,
+  CreateMessageResult,
+  DiscoverResult,
   ElicitRequestFormParams,
   ElicitRequestURLParams,
   ElicitResult,
   GetPromptResult,
   ReadResourceResult,
-} from "@modelcontextprotocol/sdk/types.js";
+  RequestOptions,
+} from "@modelcontextprotocol/client";
 import type { NpxResolution } from "../npx-resolver.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./stderr-tail.ts";
 import type { Listing } from "./listing.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, TransportKind } from "../types.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, SkillEntry, SkillListing, SkillRead, TransportKind } from "../types.ts";
 
 /**
  * Answers a server's form elicitation (`elicitation/create`): asks the user, or decides without one. An `accept`
@@ -29,6 +32,25 @@ export type ElicitationHandler = (serverName: string, request: ElicitRequestForm
 
 /** Answers a server's URL-mode elicitation: a page the user is asked to open (connection/elicitation-url.ts). */
 export type UrlElicitationHandler = (serverName: string, request: ElicitRequestURLParams, signal: AbortSignal) => Promise<ElicitResult>;
+
+/**
+ * Answers a server's request for a completion from the user's model (`sampling/createMessage`): asks the user first,
+ * and refuses (throws) when nobody can be asked or the user says no.
+ */
+export type SamplingHandler = (
+  serverName: string,
+  request: CreateMessageRequestParams,
+  signal: AbortSignal,
+) => Promise<CreateMessageResult>;
+
+/**
+ * Which protocol a server speaks, as a connect found it: the 2025 era (`initialize`, one session) or the 2026-07-28
+ * one (stateless; its `server/discover` answer kept). Kept with the server's metadata so that the next connect knows
+ * it without asking (connection/era.ts decides how old a verdict may be).
+ */
+export type ProtocolVerdict =
+  | { era: "legacy"; version: string; checkedAt: number }
+  | { era: "modern"; version: string; discover: DiscoverResult; checkedAt: number };
 
 /** What every session of one manager is opened with. */
 export interface SessionSettings {
@@ -40,6 +62,8 @@ export interface SessionSettings {
   elicitation?: ElicitationHandler;
   /** Without it, the server is told the client cannot elicit through a URL. */
   urlElicitation?: UrlElicitationHandler;
+  /** Without it, the server is told the client cannot sample. */
+  sampling?: SamplingHandler;
   /** The directories answered to `roots/list`, read when the server asks. */
   roots: () => readonly string[];
 }
@@ -53,6 +77,8 @@ export interface OpenOptions extends SessionSettings {
   /** Cancels the attempt (a close, or the startup deadline); what was started is ended. */
   signal: AbortSignal;
   timeoutMs: number;
+  /** What the last connect found the server speaks: the probe is skipped (connection/era.ts says when it is too old). */
+  prior?: ProtocolVerdict;
 }
 
 /** The lists a server announces changes of (`notifications/<list>/list_changed`); `resources` covers its templates. */
@@ -77,13 +103,19 @@ export interface McpSession {
   readonly pid?: number;
   /** An npx command: what runs instead of npm, or why npm runs it. */
   readonly npx?: NpxResolution;
-  /** What the server's `initialize` answer said about using it (its `instructions`), if anything. */
+  /** What the server's `initialize` (or `server/discover`) answer said about using it (its `instructions`), if anything. */
   readonly instructions: string | undefined;
+  /** The protocol this session speaks. */
+  readonly protocol: ProtocolVerdict;
   /** Ends the session, and for stdio every process the server started. */
   shutdown(): Promise<void>;
-  /** Starts reporting list changes and the end of the session. */
+  /** Starts reporting list changes (2026 era: over a `subscriptions/listen` stream it opens) and the end of the session. */
   watch(events: SessionEvents): void;
-  callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult>;
+  /**
+   * `tools/call`. With the tool as listed, a 2026-07-28 HTTP session also sends the headers its input schema
+   * declares (SEP-2243 `x-mcp-header`). Input the server asks for (`input_required`) is answered on the way.
+   */
+  callTool(name: string, args: Record<string, unknown>, options: RequestOptions, tool?: McpTool): Promise<CallToolResult>;
   readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult>;
   getPrompt(name: string, args: Record<string, string>, options: RequestOptions): Promise<GetPromptResult>;
   listTools(options: RequestOptions): Promise<Listing<McpTool>>;
@@ -93,6 +125,10 @@ export interface McpSession {
   listResourceTemplates(options: RequestOptions): Promise<Listing<McpResourceTemplate>>;
   /** Empty for a server without the prompts capability. */
   listPrompts(options: RequestOptions): Promise<Listing<McpPrompt>>;
+  /** Its Agent Skills (MCP Skills extension); empty for a server without the extension (it is not asked). */
+  listSkills(options: RequestOptions): Promise<SkillListing>;
+  /** One file of a skill, verified against `entry`: a file that does not match is `{ ok: false }`, never bytes. */
+  readSkillFile(entry: SkillEntry, fileUri: string, options: RequestOptions): Promise<SkillRead>;
 }
 
 /**
@@ -107,6 +143,24 @@ export class NeedsAuthError extends Error {
     this.name = "NeedsAuthError";
     this.serverName = serverName;
     this.signIn = signIn;
+  }
+}
+
+/**
+ * The server and the adapter have no protocol version in common (connection/era.ts): no attempt can work until one
+ * of them changes, so the server is not retried, and no other transport is tried.
+ */
+export class IncompatibleServerError extends Error {
+  readonly serverName: string;
+  readonly supported: readonly string[];
+  constructor(serverName: string, supported: readonly string[], ours: readonly string[]) {
+    super(
+      `MCP server "${serverName}" speaks no protocol version this adapter does: it supports ${supported.join(", ") || "(none named)"}; ` +
+        `the adapter supports ${ours.join(", ")}`,
+    );
+    this.name = "IncompatibleServerError";
+    this.serverName = serverName;
+    this.supported = supported;
   }
 }
 

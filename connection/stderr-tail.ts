@@ -22,6 +22,12 @@ export class OutputTail {
     this.trim();
   }
 
+  /** Forgets what was written: a new process of the server starts (its own output is what explains it). */
+  clear(): void {
+    this.complete.length = 0;
+    this.partial = "";
+  }
+
   /** Complete lines plus the unfinished last one, oldest first, blank lines left out. */
   lines(): string[] {
     return isVisible(this.partial) ? [...this.complete, this.partial] : [...this.complete];

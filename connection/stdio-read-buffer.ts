@@ -9,7 +9,7 @@
  * and joined once per line, a line may not grow past the message limit (the connection ends, and says why), and an
  * answer that is not valid JSON-RPC becomes an error answer to its request, so the call fails at once.
  */
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, parseJSONRPCMessage, ProtocolErrorCode } from "@modelcontextprotocol/client";
 import { describeValue, isJsonObject } from "../util/guards.ts";
 
 const NEWLINE = 0x0a;
@@ -24,7 +24,7 @@ export class MessageTooLargeError extends Error {
   }
 }
 
-/** The reader contract of the SDK's `ReadBuffer` (`@modelcontextprotocol/sdk/shared/stdio.js`), which this replaces. */
+/** The reader contract of the SDK's `ReadBuffer`, which this replaces. */
 interface MessageReader {
   append(chunk: Buffer): void;
   readMessage(): JSONRPCMessage | null;
@@ -96,10 +96,12 @@ export class StdioReadBuffer implements MessageReader {
  */
 function readJsonRpc(line: string): JSONRPCMessage {
   const json: unknown = JSON.parse(line);
-  const parsed = JSONRPCMessageSchema.safeParse(json);
-  if (parsed.success) return parsed.data;
-  if (!isAnswer(json)) throw parsed.error;
-  return { jsonrpc: "2.0", id: json.id, error: { code: ErrorCode.InternalError, message: invalidAnswer(json) } };
+  try {
+    return parseJSONRPCMessage(json);
+  } catch (error) {
+    if (!isAnswer(json)) throw error;
+    return { jsonrpc: "2.0", id: json.id, error: { code: ProtocolErrorCode.InternalError, message: invalidAnswer(json) } };
+  }
 }
 
 function isAnswer(json: unknown): json is Record<string, unknown> & { id: string | number } {

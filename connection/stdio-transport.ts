@@ -14,9 +14,7 @@ import type { ChildProcess } from "node:child_process";
 import { PassThrough } from "node:stream";
 import spawn from "cross-spawn";
 import { onExit } from "signal-exit";
-import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, serializeMessage, type Transport } from "@modelcontextprotocol/client";
 import { killProcessGroupNow, stopProcessTree } from "../util/process-tree.ts";
 import { type MessageTooLargeError, StdioReadBuffer } from "./stdio-read-buffer.ts";
 

@@ -1,6 +1,7 @@
 /**
  * The MCP conformance suite's client scenarios against our McpServerManager (conformance/run.ts, on Node 22 because
- * the suite needs it), and proof that the run fails when the baseline of expected failures is wrong.
+ * the suite needs it): both client requirement sets, each at its own spec version, and proof that the run fails when
+ * the baseline of expected failures is wrong or names a required scenario.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -31,37 +32,59 @@ describe("MCP conformance suite (client scenarios)", () => {
     dir = undefined;
   });
 
-  it("passes every scenario outside the baseline, and fails every one inside it", { timeout: 600_000 }, async () => {
+  function baselineFile(...scenarios: string[]): string {
+    dir = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-test-"));
+    const file = join(dir, "baseline.yml");
+    writeFileSync(file, `client:\n${scenarios.map((scenario) => `  - ${scenario}\n`).join("")}`);
+    return file;
+  }
+
+  it("passes every scenario of both client requirement sets and every one outside the baseline", { timeout: 900_000 }, async () => {
     const { exitCode, output } = await runConformance([]);
     expect(exitCode, output).toBe(0);
-    for (const scenario of [
-      "initialize",
-      "tools_call",
-      "elicitation-sep1034-client-defaults",
-      "sse-retry",
-      "auth/metadata-default",
-      "auth/scope-step-up",
+    for (const [scenario, version] of [
+      ["initialize", "2025-11-25"],
+      ["elicitation-sep1034-client-defaults", "2025-11-25"],
+      ["sse-retry", "2025-11-25"],
+      ["auth/scope-step-up", "2025-11-25"],
+      ["tools_call", "2026-07-28"],
+      ["request-metadata", "2026-07-28"],
+      ["sep-2322-client-request-state", "2026-07-28"],
+      ["http-custom-headers", "2026-07-28"],
+      ["auth/scope-step-up", "2026-07-28"],
+      ["auth/iss-wrong-issuer", "2026-07-28"],
+      ["auth/authorization-server-migration", "2026-07-28"],
+      ["auth/offline-access-scope", "2026-07-28"],
     ]) {
-      expect(output).toMatch(new RegExp(`^${scenario} .* pass$`, "m"));
+      expect(output).toMatch(new RegExp(`^${scenario} +${version} +required .* pass$`, "m"));
     }
+    expect(output).toMatch(/^2025-11-25: required 18 of 18 pass;/m);
+    expect(output).toMatch(/^2026-07-28: required 32 of 32 pass;/m);
+    // Not required, but run and reported.
+    expect(output).toMatch(/^json-schema-2020-12-preservation +2026-07-28 +not scored: added-after-release .* pass$/m);
+    expect(output).toMatch(/^auth\/dpop +2026-07-28 +not scored: extension .* expected failure: /m);
   });
 
   it("fails when a listed scenario passes (stale baseline) or an unlisted one fails", { timeout: 120_000 }, async () => {
-    dir = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-test-"));
-    const baseline = join(dir, "baseline.yml");
-    writeFileSync(baseline, "client:\n  - initialize\n");
-    const { exitCode, output } = await runConformance(["--baseline", baseline, "initialize", "auth/cross-app-access-complete-flow"]);
+    const baseline = baselineFile("auth/client-credentials-basic");
+    const scenarios = ["auth/client-credentials-basic", "auth/enterprise-managed-authorization"];
+    const { exitCode, output } = await runConformance(["--baseline", baseline, "--spec-version", "2025-11-25", ...scenarios]);
     expect(exitCode).toBe(1);
-    expect(output).toMatch(/^initialize .* UNEXPECTED: passes but is listed in the baseline \(stale\)$/m);
-    expect(output).toMatch(/^auth\/cross-app-access-complete-flow .* UNEXPECTED: failed unexpectedly; the client exited with an error$/m);
+    expect(output).toMatch(/^auth\/client-credentials-basic +2025-11-25 .* UNEXPECTED: passes but is listed in the baseline \(stale\)$/m);
+    expect(output).toMatch(
+      /^auth\/enterprise-managed-authorization +2025-11-25 .* UNEXPECTED: failed unexpectedly: .*the client exited with an error/m,
+    );
   });
 
   it("refuses a baseline that names a scenario the suite does not have", { timeout: 60_000 }, async () => {
-    dir = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-test-"));
-    const baseline = join(dir, "baseline.yml");
-    writeFileSync(baseline, "client:\n  - auth/no-such-scenario\n");
-    const { exitCode, output } = await runConformance(["--baseline", baseline, "initialize"]);
+    const { exitCode, output } = await runConformance(["--baseline", baselineFile("auth/no-such-scenario"), "initialize"]);
     expect(exitCode).toBe(1);
     expect(output).toContain("Not a client scenario of this suite version: auth/no-such-scenario");
+  });
+
+  it("refuses a baseline that names a scenario a requirement set requires", { timeout: 60_000 }, async () => {
+    const { exitCode, output } = await runConformance(["--baseline", baselineFile("auth/dpop", "request-metadata"), "initialize"]);
+    expect(exitCode).toBe(1);
+    expect(output).toContain("Required by a requirement set, so it must pass (the baseline is for extensions): request-metadata");
   });
 });

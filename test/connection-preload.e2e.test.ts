@@ -12,7 +12,7 @@ import { currentHost } from "./helpers/hosts.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
 
-const SDK_CLIENT = "/@modelcontextprotocol/sdk/dist/esm/client/index.js";
+const SDK_CLIENT = "/@modelcontextprotocol/client/dist/index.mjs";
 const loadedUrls: string[] = [];
 const { port1, port2 } = new MessageChannel();
 port1.on("message", (url: string) => loadedUrls.push(url));

@@ -50,7 +50,7 @@ describe(`load on Pi ${host.version}`, () => {
     const pids = startedPids(log);
     expect(pids).toHaveLength(2);
     expect(isRunning(pids[1]!)).toBe(true);
-    expect((await pi.command("/mcp status")).text).toMatch(new RegExp(`✓ busy: connected · lazy · stdio · 6 tools · pid ${pids[1]}`));
+    expect((await pi.command("/mcp status")).text).toMatch(new RegExp(`✓ busy: connected · lazy · stdio · MCP 2025-11-25 · 6 tools · pid ${pids[1]}`));
     // All calls of a run share Pi's abort signal: listeners left on it would make Node warn of a leak on stderr.
     await new Promise((resolve) => setImmediate(resolve));
     expect(warnings).toEqual([]);
@@ -83,9 +83,9 @@ describe(`load on Pi ${host.version}`, () => {
 
     const status = (await pi.command("/mcp status")).text;
     expect(status).toMatch(
-      new RegExp(`^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · 6 tools · pid ${started("beta").at(-1)}\\n`),
+      new RegExp(`^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · MCP 2025-11-25 · 6 tools · pid ${started("beta").at(-1)}\\n`),
     );
-    expect(status).toMatch(new RegExp(`✓ gamma: connected · eager · stdio · 6 tools · pid ${started("gamma")[0]}\\n`));
+    expect(status).toMatch(new RegExp(`✓ gamma: connected · eager · stdio · MCP 2025-11-25 · 6 tools · pid ${started("gamma")[0]}\\n`));
     const names = pi.session.getAllTools().map((tool) => tool.name);
     expect(names.filter((name, index) => names.indexOf(name) !== index)).toEqual([]);
     expect(names.filter((name) => name === "ToolSearch")).toHaveLength(1);
@@ -104,7 +104,7 @@ describe(`load on Pi ${host.version}`, () => {
     const pi = await harness.session(dirs, [search("select:big__tool_1999"), callLoaded("big__tool_1999", { value: "x" }), "done"]);
     const rebuilds = countRegistryRebuilds(pi);
     await rm(join(dirs.cwd, "held"));
-    await waitForStatus(pi, /✓ big: connected · eager · stdio · 2006 tools/, 60_000);
+    await waitForStatus(pi, /✓ big: connected · eager · stdio · MCP 2025-11-25 · 2006 tools/, 60_000);
     // Before: one rebuild per tool (2,006).
     expect(rebuilds()).toBeLessThan(10);
     await pi.prompt("call the last tool");
@@ -116,7 +116,7 @@ describe(`load on Pi ${host.version}`, () => {
     const pi = await harness.session(dirs);
     const status = await waitForStatus(pi, /✓ files: connected/);
     expect(status).toMatch(
-      /✓ files: connected · eager · stdio · 206 tools[\s\S]*\n {4}100 of 300 resources left out: at most 200 per server become tools$/,
+      /✓ files: connected · eager · stdio · MCP 2025-11-25 · 206 tools[\s\S]*\n {4}100 of 300 resources left out: at most 200 per server become tools$/,
     );
   });
 });

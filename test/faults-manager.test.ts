@@ -5,7 +5,7 @@
  * request at once, saying what was wrong (a hang here is bounded by the test's timeout).
  */
 import { join } from "node:path";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { McpServerManager } from "../server-manager.ts";
 import { FAULTY_SERVER } from "./helpers/fault-setup.ts";
@@ -33,8 +33,8 @@ it("a call that hangs past the request timeout fails with RequestTimeout, the se
   manager = new McpServerManager({ agentDir: dir.path, requestTimeoutMs: 300 });
   await manager.connect(faultyDef("slow"));
   const error = await failure(manager.callTool("slow", "hang", {}));
-  expect(error).toBeInstanceOf(McpError);
-  expect((error as McpError).code).toBe(ErrorCode.RequestTimeout);
+  expect(error).toBeInstanceOf(SdkError);
+  expect((error as SdkError).code).toBe(SdkErrorCode.RequestTimeout);
   await waitFor(() => readEvents(logFile()).some((entry) => entry.event === "cancelled"));
   expect(readEvents(logFile()).filter((entry) => entry.event === "cancelled")).toHaveLength(1);
   const echoed = await manager.callTool("slow", "echo", { text: "still answering" });

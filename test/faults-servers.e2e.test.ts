@@ -63,7 +63,7 @@ describe(`server faults on Pi ${host.version}`, () => {
       },
     ]);
     const status = (await pi.command("/mcp status")).text;
-    expect(status).toMatch(/✓ good: connected · lazy · stdio · 6 tools · pid \d+\n/);
+    expect(status).toMatch(/✓ good: connected · lazy · stdio · MCP 2025-11-25 · 6 tools · pid \d+\n/);
     expect(status).toMatch(
       /✗ broken: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "broken" failed to connect: the server process exited before it was ready \(next attempt in \d+ s\)/,
     );
@@ -92,7 +92,7 @@ describe(`server faults on Pi ${host.version}`, () => {
       [
         proxied("flaky__crash"),
         true,
-        'MCP tool "crash" on server "flaky": the server closed the connection during the call (MCP error -32000: the server process exited (exit code 1)). ' +
+        'MCP tool "crash" on server "flaky": the server closed the connection during the call (the server process exited (exit code 1)). ' +
           "The next call starts it again.\nLast server output:\nfatal: out of cheese",
       ],
       [proxied("flaky__echo"), false, "back again"],
@@ -127,7 +127,7 @@ describe(`server faults on Pi ${host.version}`, () => {
       [proxied("other__echo"), false, "still working"],
     ]);
     expect((await second.command("/mcp status")).text).toMatch(
-      /✗ flaky: failed · lazy · stdio · 6 tools \(from the cache, listed just now\)/,
+      /✗ flaky: failed · lazy · stdio · MCP 2025-11-25 last time · 6 tools \(from the cache, listed just now\)/,
     );
   });
 
@@ -222,7 +222,7 @@ describe(`server faults on Pi ${host.version}`, () => {
     expect(tree).not.toMatch(/"\$ref"|"\$defs"/);
     expect(tree).toContain("Recursive structure");
     const status = (await pi.command("/mcp status")).text;
-    expect(status).toMatch(/✓ odd: connected · keep-alive · stdio · 12 tools · pid \d+\n/);
+    expect(status).toMatch(/✓ odd: connected · keep-alive · stdio · MCP 2025-11-25 · 12 tools · pid \d+\n/);
     expect(status).toContain('    tools/list names "twice" twice; kept the first');
   });
 
@@ -289,12 +289,12 @@ describe(`server faults on Pi ${host.version}`, () => {
     expect(sortedNotifications(pi)).toEqual([
       {
         level: "error",
-        message: `MCP server "failing" failed to connect: ${base}/500 answered HTTP 500: Streamable HTTP error: Error POSTing to endpoint: boom`,
+        message: `MCP server "failing" failed to connect: ${base}/500 answered HTTP 500: boom`,
       },
       // A proxy's error page: one line, the page by its title.
       {
         level: "error",
-        message: `MCP server "gateway" failed to connect: ${base}/502 answered HTTP 502: Streamable HTTP error: Error POSTing to endpoint: 502 Bad Gateway (an HTML page)`,
+        message: `MCP server "gateway" failed to connect: ${base}/502 answered HTTP 502: 502 Bad Gateway (an HTML page)`,
       },
       {
         level: "warning",
@@ -309,7 +309,7 @@ describe(`server faults on Pi ${host.version}`, () => {
       },
       {
         level: "error",
-        message: `MCP server "webpage" failed to connect: ${base}/login did not answer as an MCP server (Streamable HTTP error: Unexpected content type: text/html); check the URL`,
+        message: `MCP server "webpage" failed to connect: ${base}/login did not answer as an MCP server (Unexpected content type: text/html); check the URL`,
       },
     ]);
     const status = (await pi.command("/mcp status")).text;
@@ -366,9 +366,9 @@ describe(`a resources/list that never answers, on Pi ${host.version}`, () => {
       [proxied("noted__echo"), false, "from noted"],
     ]);
     const status = (await pi.command("/mcp status")).text;
-    expect(status).toMatch(/✓ quiet: connected · eager · stdio · 6 tools/);
+    expect(status).toMatch(/✓ quiet: connected · eager · stdio · MCP 2025-11-25 · 6 tools/);
     expect(status).toMatch(
-      /✓ noted: connected · eager · stdio · 6 tools[\s\S]*resources\/list did not answer before the startup deadline; its resources are left out \(its tools are not affected\)/,
+      /✓ noted: connected · eager · stdio · MCP 2025-11-25 · 6 tools[\s\S]*resources\/list did not answer before the startup deadline; its resources are left out \(its tools are not affected\)/,
     );
     const listings = (log: string) => readEvents(join(dirs.cwd, log)).filter((entry) => entry.event === "list-resources");
     expect(listings("quiet.log")).toEqual([]);
@@ -391,12 +391,12 @@ describe(`answers the protocol does not allow, and calls cut by the session's en
       [
         proxied("odd__string_result"),
         true,
-        `${label("string_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is a string, not an object)`,
+        `${label("string_result")} failed: its answer was not a valid MCP result ("result" is a string, not an object)`,
       ],
       [
         proxied("odd__null_result"),
         true,
-        `${label("null_result")} failed: MCP error -32603: its answer was not a valid MCP result ("result" is null, not an object)`,
+        `${label("null_result")} failed: its answer was not a valid MCP result ("result" is null, not an object)`,
       ],
       [
         proxied("odd__shapeless"),

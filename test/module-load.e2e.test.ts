@@ -7,7 +7,12 @@ import { describe, expect, it } from "vitest";
 import { currentHost } from "./helpers/hosts.ts";
 import { importAsPi } from "./helpers/module-load.ts";
 
-const CONNECTION_ONLY = ["/@modelcontextprotocol/sdk/", "/node_modules/zod/", "/node_modules/npm-package-arg/"];
+const CONNECTION_ONLY = [
+  "/@modelcontextprotocol/client/",
+  "/@modelcontextprotocol/core/",
+  "/node_modules/zod/",
+  "/node_modules/npm-package-arg/",
+];
 
 function connectionOnlyFiles(module: string): string[] {
   const { loaded = [] } = importAsPi(module, { trace: true });
@@ -22,7 +27,7 @@ describe(`module loading on Pi ${currentHost().version}`, () => {
 
   it("the SDK half of the connection code does load the SDK (the trace sees it)", () => {
     expect(connectionOnlyFiles("connection/sdk-session.ts")).toEqual(
-      expect.arrayContaining([expect.stringContaining("/@modelcontextprotocol/sdk/dist/esm/client/index.js")]),
+      expect.arrayContaining([expect.stringContaining("/@modelcontextprotocol/client/dist/index.mjs")]),
     );
   });
 });

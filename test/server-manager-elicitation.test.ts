@@ -3,7 +3,7 @@
  * tool only to clients that declare elicitation, and reports the answer it got back ("Raw result: {...}").
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequestFormParams } from "@modelcontextprotocol/client";
 import { acceptElicitationDefaults } from "./helpers/elicitation.ts";
 import { McpServerManager, type McpServerManagerOptions } from "../server-manager.ts";
 import { everythingStdioDef, tempDir } from "./server-manager-helpers.ts";

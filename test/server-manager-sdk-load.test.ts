@@ -16,7 +16,7 @@ it("a failed load of the SDK half fails the connect by server name, and the next
   let loads = 0;
   vi.doMock("../connection/sdk-session.ts", async (importOriginal) => {
     loads++;
-    if (loads === 1) throw new Error("Cannot find package '@modelcontextprotocol/sdk'");
+    if (loads === 1) throw new Error("Cannot find package '@modelcontextprotocol/client'");
     return importOriginal();
   });
   vi.resetModules();

@@ -220,7 +220,7 @@ describe("calls", () => {
   it("sees a server that crashed during a call as not connected, and the next connect starts a new process", async () => {
     const def = fixtureDef("crashy", { FIXTURE_LOG: logFile() });
     const first = await manager.connect(def);
-    await expect(manager.callTool("crashy", "crash", {})).rejects.toThrow("MCP error -32000: the server process exited (exit code 1)");
+    await expect(manager.callTool("crashy", "crash", {})).rejects.toThrow("the server process exited (exit code 1)");
     await waitFor(() => manager.getConnection("crashy") === undefined);
     expect(manager.getState("crashy")).toMatchObject({
       status: "closed",
@@ -272,7 +272,7 @@ describe("process trees", () => {
     const def = fixtureDef("shared", { FIXTURE_LOG: logFile(), FIXTURE_GRANDCHILD: "shared" });
     await manager.connect(def);
     const [helper] = pidsOf(logFile(), "grandchild");
-    await expect(manager.callTool("shared", "crash", {})).rejects.toThrow("MCP error -32000: the server process exited (exit code 1)");
+    await expect(manager.callTool("shared", "crash", {})).rejects.toThrow("the server process exited (exit code 1)");
     expect(manager.getState("shared")).toMatchObject({
       status: "closed",
       lastError: "Connection lost: the server process exited (exit code 1)",
@@ -367,14 +367,16 @@ describe("HTTP", () => {
     const before = (await http.requests()).length;
     const connection = await manager.connect(serverDef("fallback", { url: http.url("/sse") }));
     expect(connection.transport).toBe("sse");
-    expect((await requestsSince(before)).slice(0, 2)).toEqual(["POST /sse", "GET /sse"]);
+    // The server/discover probe and the 2025 initialize are both refused before the SSE stream is opened.
+    expect((await requestsSince(before)).slice(0, 3)).toEqual(["POST /sse", "POST /sse", "GET /sse"]);
   });
 
   it("does not fall back when the config says transport: http", async () => {
     const before = (await http.requests()).length;
     const error = await failure(manager.connect(serverDef("strict", { url: http.url("/sse"), transport: "http" })));
     expect(error.message).toMatch(/"strict" failed to connect: http:\/\/127\.0\.0\.1:\d+\/sse answered HTTP 405/);
-    expect(await requestsSince(before)).toEqual(["POST /sse"]);
+    // The probe and the initialize, both refused; no GET for SSE.
+    expect(await requestsSince(before)).toEqual(["POST /sse", "POST /sse"]);
   });
 
   it("does not fall back on a 500", async () => {

@@ -159,6 +159,32 @@ describe("a call that succeeds", () => {
   });
 });
 
+describe("a server closed between its connect and the request (the end of a listing, an idle close)", () => {
+  /** The race, made certain: the first time the lifecycle hands out a connection, the server is closed at once. */
+  function closedAfterFirstConnect(state: Session): void {
+    const ensureConnected = state.lifecycle.ensureConnected.bind(state.lifecycle);
+    let closed = false;
+    state.lifecycle.ensureConnected = async (name, signal) => {
+      const connection = await ensureConnected(name, signal);
+      if (!closed) void state.manager.close(name);
+      closed = true;
+      return connection;
+    };
+  }
+
+  it("a tool call connects it again and is answered", async () => {
+    const state = session([fx()], { fx: FX_TOOLS });
+    closedAfterFirstConnect(state);
+    expect(textOf(await call(state, "fx__echo", { text: "still here" }))).toBe("still here");
+  });
+
+  it("a resource read connects it again and is answered", async () => {
+    const state = session([fx()], { fx: FX_TOOLS });
+    closedAfterFirstConnect(state);
+    expect(textOf(await call(state, "fx__get_one"))).toBe("content of fixture://one");
+  });
+});
+
 describe("a call for a codemode script (Pi 1.x)", () => {
   const content = () => serverDef("content", { command: process.execPath, args: [CONTENT_FIXTURE] });
   const forScripts = (state: Session, name: string, params: unknown = {}) =>
@@ -223,9 +249,7 @@ describe("a call that fails", () => {
     const state = session([fx()], { fx: FX_TOOLS });
     // Connected past the lifecycle, so the view keeps "gone" (which the fixture refuses with -32602).
     await state.manager.connect(fx());
-    expect(await failure(call(state, "fx__gone", { text: 1 }))).toMatch(
-      /^MCP tool "gone" on server "fx": MCP error -32602: unknown tool gone\n.*text/s,
-    );
+    expect(await failure(call(state, "fx__gone", { text: 1 }))).toMatch(/^MCP tool "gone" on server "fx": unknown tool gone\n.*text/s);
   });
 
   it("says which time limit ended it and how to raise it", async () => {

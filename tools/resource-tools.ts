@@ -61,7 +61,7 @@ export async function expandTemplate(uriTemplate: string, params: Record<string,
   for (const [name, value] of Object.entries(params)) {
     if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") variables[name] = String(value);
   }
-  const { UriTemplate } = await import("@modelcontextprotocol/sdk/shared/uriTemplate.js");
+  const { UriTemplate } = await import("@modelcontextprotocol/client");
   return new UriTemplate(uriTemplate).expand(variables);
 }
 

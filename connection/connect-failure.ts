@@ -1,0 +1,121 @@
+/**
+ * What a failed connect means, as the user reads it: the server named, why it failed in one line (a missing command,
+ * a refused port, a login page where an MCP server should be, an authorization server's answer), and never a token.
+ * A refusal for want of credentials becomes a NeedsAuthError that says what fixes it: the config, or a sign-in.
+ */
+import { SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
+import { IncompatibleServerError, NeedsAuthError, type ServerAuthState } from "./session.ts";
+import { canSignIn, hasAuthorizationHeader, signInNeeded } from "./auth-checks.ts";
+import { describeOAuthError } from "./oauth-provider.ts";
+import { briefHttpError, safeUrl } from "../util/http-text.ts";
+import { errorMessage } from "../util/guards.ts";
+import type { ServerDefinition } from "../types.ts";
+
+/** The error a failed connect rejects with: names the server, says why, never repeats a token. */
+export function describeConnectFailure(def: ServerDefinition, error: unknown, stderrTail: string[], authState: ServerAuthState): Error {
+  if (error instanceof NeedsAuthError || error instanceof IncompatibleServerError) return error;
+  if (isUnauthorized(error)) return unauthorized(def, authState);
+  let message = `MCP server "${def.name}" failed to connect: ${failureReason(def, error)}`;
+  if (stderrTail.length > 0) message += `\nLast stderr lines:\n${stderrTail.map((line) => `  ${line}`).join("\n")}`;
+  return new Error(message, { cause: error });
+}
+
+/** A 401 that OAuth (if any) could not answer. */
+export function isUnauthorized(error: unknown): boolean {
+  if (error instanceof UnauthorizedError) return true;
+  if (error instanceof SdkHttpError) return error.status === 401;
+  return error instanceof SseError && error.code === 401;
+}
+
+/**
+ * A 401 the connection could not answer. With OAuth in play (or announced by the server's challenge, RFC 9728) the
+ * user must sign in; otherwise the configured credentials are missing or wrong.
+ */
+function unauthorized(def: ServerDefinition, authState: ServerAuthState): NeedsAuthError {
+  if (def.oauth?.grantType === "client_credentials") {
+    const fields = `"oauth.clientId", "oauth.clientSecret" or "oauth.privateKey", and "oauth.scope"`;
+    return new NeedsAuthError(
+      def.name,
+      `MCP server "${def.name}" refused the token its client credentials got: check ${fields} in its config.`,
+    );
+  }
+  if (canSignIn(def) && authState.usesOAuth) return signInNeeded(def.name, "needs a new sign-in (it refused its OAuth token)");
+  if (canSignIn(def) && authState.challenge?.resourceMetadataUrl) return signInNeeded(def.name, "needs a sign-in (OAuth)");
+  return new NeedsAuthError(def.name, needsAuthMessage(def));
+}
+
+function needsAuthMessage(def: ServerDefinition): string {
+  const where = `${safeUrl(def.url)} answered 401 Unauthorized`;
+  const source =
+    def.bearerToken !== undefined
+      ? `"bearerToken"`
+      : def.bearerTokenEnv
+        ? `the variable ${def.bearerTokenEnv} ("bearerTokenEnv")`
+        : hasAuthorizationHeader(def)
+          ? `the "Authorization" header`
+          : undefined;
+  if (source) return `MCP server "${def.name}" needs authentication: ${where} to the token from ${source}. Check that it is valid.`;
+  return `MCP server "${def.name}" needs authentication: ${where}. Set "bearerToken" or "bearerTokenEnv" (or an "Authorization" header) in its config.`;
+}
+
+/** A system error code in an error's text (`connect ECONNREFUSED 127.0.0.1:8080`). */
+const SYSTEM_ERROR_CODE = /\bE[A-Z]{3,}\b/;
+/** What the SSE transport's error text says before fetch's own reason (the eventsource library flattens the error). */
+const SSE_FETCH_FAILED = /^SSE error: (?:TypeError: )?(?:fetch failed: )?/;
+
+function failureReason(def: ServerDefinition, error: unknown): string {
+  const oauth = describeOAuthError(error);
+  if (oauth) return oauth;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if ((error as { syscall?: string } | undefined)?.syscall?.startsWith("spawn")) {
+    if (code === "ENOENT") return `command not found: ${def.command}`;
+    // The system says EACCES, not ENOENT, for a command found nowhere when PATH has a directory it may not search.
+    if (code === "EACCES")
+      return `cannot run ${def.command}: permission denied (a file that is not executable, or a command not found with a directory on PATH this user cannot search)`;
+  }
+  if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed && def.command) {
+    return "the server process exited before it was ready";
+  }
+  // A success status with a body that is not MCP (a login page, a proxy's error page); the probe wraps it.
+  const notMcp = inCauses(error, (cause) => cause instanceof SdkError && cause.code === SdkErrorCode.ClientHttpUnexpectedContent);
+  if (notMcp) return `${safeUrl(def.url)} did not answer as an MCP server (${briefHttpError(notMcp.message)}); check the URL`;
+  // An SSE stream that never opened has no status: nothing answered. The SDK keeps only the text of fetch's error.
+  if (error instanceof SseError && error.code === undefined) {
+    const reason = briefHttpError(error.message.replace(SSE_FETCH_FAILED, ""));
+    return cannotReach(def, { code: reason.match(SYSTEM_ERROR_CODE)?.[0], message: reason });
+  }
+  if (error instanceof SdkHttpError) return `${safeUrl(def.url)} answered HTTP ${error.status}: ${briefHttpError(httpErrorText(error))}`;
+  if (error instanceof SseError) return `${safeUrl(def.url)} answered HTTP ${error.code ?? "?"}: ${briefHttpError(error.message)}`;
+  const fetchFailure = fetchFailed(error);
+  if (fetchFailure) return cannotReach(def, fetchFailure.cause as NodeJS.ErrnoException | undefined);
+  return errorMessage(error);
+}
+
+/** What the server said with its error status (the body the SDK keeps), else the SDK's own words. */
+function httpErrorText(error: SdkHttpError): string {
+  const body = error.data.text;
+  return typeof body === "string" && body.trim() !== "" ? body : error.message;
+}
+
+/** fetch's own failure (nothing answered), found where the SDK may have wrapped it. */
+export function fetchFailed(error: unknown): Error | undefined {
+  return inCauses(error, (cause) => cause instanceof TypeError && cause.message === "fetch failed");
+}
+
+/** The error, or one it was caused by (the SDK wraps what its probe met), that passes `test`. */
+function inCauses(error: unknown, test: (cause: Error) => boolean): Error | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 4; cause = cause.cause, depth++) {
+    if (test(cause)) return cause;
+  }
+  return undefined;
+}
+
+/**
+ * `cannot reach <url> (why)`: the system's code (ECONNREFUSED, ENOTFOUND, ...), else fetch's own reason, from the
+ * error fetch gave (Streamable HTTP) or read out of its text (SSE).
+ */
+function cannotReach(def: ServerDefinition, cause: { code?: string; message?: string } | undefined): string {
+  // fetch never connects to the Fetch standard's blocked ports (1, 25, 6000, ...) and says only "bad port".
+  const why = cause?.code || (cause?.message === "bad port" ? `fetch never connects to port ${new URL(def.url!).port}` : cause?.message);
+  return `cannot reach ${safeUrl(def.url)}${why ? ` (${why})` : ""}`;
+}

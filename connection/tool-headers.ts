@@ -1,0 +1,80 @@
+/**
+ * The HTTP headers a tool declares for its parameters (MCP 2026-07-28, SEP-2243): an input property marked
+ * `"x-mcp-header": "Name"` is sent as the header `Mcp-Param-Name` too, so a gateway can route on it without reading
+ * the body. The SDK sends them; a tool whose declarations break the rules must not be offered at all (the server
+ * would refuse every call of it), so the listing drops it with the reason this module gives.
+ *
+ * The rules: the name is an HTTP token (RFC 9110), unique without regard to case; it marks a property of type string,
+ * integer or boolean; and the property is reached from the root through `properties` alone. A mark anywhere else
+ * (under `items`, `additionalProperties`, a combinator, a condition, a definition) makes the tool invalid.
+ */
+import { isJsonObject } from "../util/guards.ts";
+
+const HEADER_KEY = "x-mcp-header";
+const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_TYPES = new Set(["string", "integer", "boolean"]);
+/** Keywords whose subschemas are not reached through `properties` alone (JSON Schema 2020-12 and draft 7). */
+const UNREACHABLE_KEYWORDS = [
+  "items",
+  "prefixItems",
+  "contains",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "propertyNames",
+  "oneOf",
+  "anyOf",
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+];
+/** Keywords whose value maps names (or patterns) to subschemas. */
+const SCHEMA_MAP_KEYWORDS = new Set(["patternProperties", "dependentSchemas", "$defs", "definitions"]);
+
+/** Why the tool's header declarations are invalid, or undefined when they are fine (or it has none). */
+export function invalidHeaderDeclaration(inputSchema: unknown): string | undefined {
+  const seen = new Map<string, string>();
+  const visit = (node: unknown, path: string[], reachable: boolean): string | undefined => {
+    if (!isJsonObject(node)) return undefined;
+    if (HEADER_KEY in node) {
+      const problem = declarationProblem(node, path, reachable, seen);
+      if (problem) return problem;
+    }
+    if (isJsonObject(node.properties)) {
+      for (const [key, child] of Object.entries(node.properties)) {
+        const problem = visit(child, [...path, key], reachable);
+        if (problem) return problem;
+      }
+    }
+    for (const keyword of [...UNREACHABLE_KEYWORDS, ...SCHEMA_MAP_KEYWORDS]) {
+      for (const branch of subschemas(keyword, node[keyword])) {
+        const problem = visit(branch, [...path, keyword], false);
+        if (problem) return problem;
+      }
+    }
+    return undefined;
+  };
+  return visit(inputSchema, [], true);
+}
+
+function declarationProblem(node: Record<string, unknown>, path: string[], reachable: boolean, seen: Map<string, string>) {
+  const where = path.length > 0 ? path.join(".") : "the schema's root";
+  if (!reachable || path.length === 0) return `${where}: "${HEADER_KEY}" is allowed only on a property reached through "properties"`;
+  const name = node[HEADER_KEY];
+  if (typeof name !== "string" || !HTTP_TOKEN.test(name)) return `${where}: "${HEADER_KEY}" must be an HTTP header name`;
+  if (typeof node.type !== "string" || !HEADER_TYPES.has(node.type))
+    return `${where}: "${HEADER_KEY}" is allowed only on a string, integer or boolean property`;
+  const earlier = seen.get(name.toLowerCase());
+  if (earlier !== undefined) return `${where}: the header "${name}" is declared twice (also as "${earlier}")`;
+  seen.set(name.toLowerCase(), name);
+  return undefined;
+}
+
+/** A keyword's subschemas: one schema, a list of them (`oneOf`, draft 7 `items`), or a map of them (`$defs`). */
+function subschemas(keyword: string, value: unknown): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (!isJsonObject(value)) return [];
+  return SCHEMA_MAP_KEYWORDS.has(keyword) ? Object.values(value) : [value];
+}
