@@ -84,10 +84,11 @@ export class McpLifecycleManager {
   /** `lazy-keep-alive` servers connected for use: kept up like `keep-alive` from then on. */
   private readonly inUse = new Set<string>();
   /**
-   * Started only to be listed (tools/shared-listing.ts), with when that connect ended: a caller asking for one, or a
-   * request made on it since (a call that found it connected), makes it a server in use.
+   * Started only to be listed (tools/shared-listing.ts), with its request count once that connect ended: a caller
+   * asking for one, or a request made on it since (a call that found it connected, so asked for no connect), makes
+   * it a server in use.
    */
-  private readonly listingOnly = new Map<string, number>();
+  private readonly listingOnly = new Map<string, number | "connecting">();
   /** Connections already reported through onReconnect (one connect may be awaited by several callers). */
   private readonly announced = new WeakSet<ServerConnection>();
   private healthTimer: ReturnType<typeof setInterval> | undefined;
@@ -120,10 +121,10 @@ export class McpLifecycleManager {
   /** For a listing: the connection, the listing's own (ended by closeAfterListing) unless a caller started it. */
   async connectForListing(name: string): Promise<ServerConnection> {
     const { status } = this.manager.getState(name);
-    if (status !== "connected" && status !== "connecting") this.listingOnly.set(name, Number.POSITIVE_INFINITY);
+    if (status !== "connected" && status !== "connecting") this.listingOnly.set(name, "connecting");
     try {
       const connection = await this.connected(name);
-      if (this.listingOnly.has(name)) this.listingOnly.set(name, Date.now());
+      if (this.listingOnly.has(name)) this.listingOnly.set(name, this.manager.requestsMade(name));
       return connection;
     } catch (error) {
       this.listingOnly.delete(name);
@@ -193,10 +194,9 @@ export class McpLifecycleManager {
    * unless a caller asked for it meanwhile: then it is a server in use, ended by its idle timeout.
    */
   async closeAfterListing(name: string): Promise<void> {
-    const connectedAt = this.listingOnly.get(name);
+    const requestsAtConnect = this.listingOnly.get(name);
     this.listingOnly.delete(name);
-    // A request since the listing's connect (a call that found it connected) moved its last use past that.
-    if (connectedAt === undefined || !this.manager.isIdle(name, Date.now() - connectedAt)) return;
+    if (requestsAtConnect !== this.manager.requestsMade(name)) return;
     this.inUse.delete(name);
     await this.manager.close(name);
   }

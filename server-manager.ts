@@ -104,6 +104,8 @@ interface ServerRecord {
   pending?: PendingConnect;
   closing?: Promise<void>;
   inFlight: number;
+  /** Requests made on it so far: a listing tells by it whether a call used the server it started (lifecycle.ts). */
+  requests: number;
   lastUsedAt: number;
 }
 
@@ -268,6 +270,11 @@ export class McpServerManager {
     );
   }
 
+  /** How many requests were made on the server (ever, across its connections). */
+  requestsMade(name: string): number {
+    return this.records.get(name)?.requests ?? 0;
+  }
+
   /** Connected, nothing in flight, and unused for `timeoutMs`. */
   isIdle(name: string, timeoutMs: number): boolean {
     const record = this.records.get(name);
@@ -309,6 +316,7 @@ export class McpServerManager {
         needsSignIn: false,
         stderr: new OutputTail(),
         inFlight: 0,
+        requests: 0,
         lastUsedAt: 0,
       };
       this.records.set(name, record);
@@ -414,6 +422,7 @@ export class McpServerManager {
     if (!connection) throw new Error(`MCP server "${name}" is not connected`);
     const { signal } = options;
     record.inFlight++;
+    record.requests++;
     record.lastUsedAt = Date.now();
     try {
       return await (signal ? withOwnSignal(signal, (own) => request(connection, own)) : request(connection, undefined));
