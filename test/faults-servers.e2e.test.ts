@@ -22,6 +22,7 @@ import {
   waitForStatus,
 } from "./helpers/fault-setup.ts";
 import { readEvents } from "./helpers/fixture-log.ts";
+import { processesWithMarker } from "./helpers/processes.ts";
 import { isValidToolName } from "./helpers/tool-names.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
 import { isRunning, waitFor } from "./server-manager-helpers.ts";
@@ -35,12 +36,12 @@ const proxied = (name: string) => (host.refreshesToolsEachTurn ? name : "McpCall
 
 describe(`server faults on Pi ${host.version}`, () => {
   test("a server that exits at startup and one that hangs in initialize are reported with their stderr; one writing garbage to stdout works", async () => {
+    const stuckMarker = `stuck-server-${process.pid}-${Date.now()}`;
     const dirs = await harness.dirs({
       good: faulty({ FAULT_GARBAGE: "1" }),
       broken: stdioFixture({ FIXTURE_MODE: "exit-at-start" }, { lifecycle: "eager" }),
-      stuck: stdioFixture({ FIXTURE_MODE: "hang", FIXTURE_LOG: "stuck.log" }, { lifecycle: "eager", startupTimeoutMs: 3_000, cwd: "." }),
+      stuck: stdioFixture({ FIXTURE_MODE: "hang", STUCK_MARKER: stuckMarker }, { lifecycle: "eager", startupTimeoutMs: 3_000 }),
     });
-    const stuckLog = join(dirs.cwd, "stuck.log");
     const pi = await harness.session(dirs, [search("echo the text back"), callLoaded("good__echo", { text: "still here" }), "done"]);
     await pi.prompt("echo something"); // ToolSearch waits for the startup connections
 
@@ -70,9 +71,8 @@ describe(`server faults on Pi ${host.version}`, () => {
     expect(status).toMatch(
       /✗ stuck: failed · eager · stdio · tools not known yet\n    command: .*\n.*\n    last error: MCP server "stuck" failed to connect: did not finish starting within 3 s/,
     );
-    const [stuckPid] = startedPids(stuckLog);
-    expect(stuckPid).toBeDefined();
-    expect(isRunning(stuckPid!)).toBe(false);
+    // Found by its environment, not by a pid it logs: on a loaded machine it may be ended before Node has started it.
+    expect(await processesWithMarker(stuckMarker)).toEqual([]);
   });
 
   test("a server that crashes during a call: the model is told why, the next call starts a new process; while it cannot start, ToolSearch answers from the cache", async () => {
