@@ -9,11 +9,15 @@
  * connecting and calling (measured in the baseline run's process).
  * To tell the host's share from ours: Pi alone registering the same 1,052 tools, in session_start (where the
  * adapter does) and while loading extensions.
+ * Before and after the move to the SDK v2 in the same run: the adapter of the last commit on SDK v1
+ * (bench/before-move.ts) runs as a third variant, alternating with the other two, the same cache and the same call.
  *
  *   node node_modules/jiti/lib/jiti-cli.mjs bench/startup.ts [--quick] [--hosts=0.73.1,0.87.1,1.5.2]
  */
+import { BEFORE_MOVE_LABEL, checkoutBeforeMove } from "./before-move.ts";
 import { corpusServers } from "./corpus.ts";
 import { fixed, median, reportFinding, reportGoal, runs, spread, table } from "./measure.ts";
+import type { PiHost } from "../test/helpers/hosts.ts";
 import { benchHosts, type CorpusToolCall, type SessionRunOptions, type SessionRunResult, spawnSessionRun } from "./session-run.ts";
 
 const MAX_ADDED_MS = 100;
@@ -23,47 +27,68 @@ const SERVERS = corpusServers().length;
 const TOOLS = corpusServers().reduce((sum, server) => sum + server.tools.length, 0);
 const CALL: CorpusToolCall = { server: "everything", tool: "echo", arguments: { message: "hello" } };
 
+const before = checkoutBeforeMove();
+const adapterRun = { servers: SERVERS, extension: true, directTools: `${CALL.server}/${CALL.tool}`, firstCall: CALL };
 const variants = {
   alone: { servers: SERVERS, extension: false, sdkCall: CALL },
-  adapter: { servers: SERVERS, extension: true, directTools: `${CALL.server}/${CALL.tool}`, firstCall: CALL },
+  adapter: adapterRun,
+  adapterBefore: { ...adapterRun, adapterRoot: before?.root },
   toolsAtSessionStart: { servers: 0, extension: false, registerCorpusTools: "session_start" },
   toolsAtLoad: { servers: 0, extension: false, registerCorpusTools: "factory" },
 } satisfies Record<string, SessionRunOptions>;
 type Variant = keyof typeof variants;
+/** The runs every round makes, in the order of an even round (odd rounds reverse it). */
+const compared: Variant[] = before ? ["alone", "adapter", "adapterBefore"] : ["alone", "adapter"];
 
 const ms = (results: SessionRunResult[], pick: (result: SessionRunResult) => number | undefined) =>
   results.map(pick).filter((value): value is number => value !== undefined);
 
 console.log(
-  `Fresh process per run; ${RUNS} alternating runs of Pi alone and of the adapter (${SERVERS} servers, ${fixed(TOOLS)} tools ` +
-    `from the cache), ${ATTRIBUTION_RUNS} of each attribution run; median (min–max).\n`,
+  `Fresh process per run; ${RUNS} alternating runs of Pi alone, of the adapter${before ? " and of the adapter before the move" : ""} ` +
+    `(${SERVERS} servers, ${fixed(TOOLS)} tools from the cache), ${ATTRIBUTION_RUNS} of each attribution run; median (min–max).\n`,
 );
-for (const host of benchHosts()) {
-  const results: Record<Variant, SessionRunResult[]> = { alone: [], adapter: [], toolsAtSessionStart: [], toolsAtLoad: [] };
-  await spawnSessionRun(host, variants.alone);
-  await spawnSessionRun(host, variants.adapter);
+try {
+  for (const host of benchHosts()) measureHost(host, await runHost(host));
+} finally {
+  before?.cleanup();
+}
+
+async function runHost(host: PiHost): Promise<Record<Variant, SessionRunResult[]>> {
+  const results: Record<Variant, SessionRunResult[]> = {
+    alone: [],
+    adapter: [],
+    adapterBefore: [],
+    toolsAtSessionStart: [],
+    toolsAtLoad: [],
+  };
+  for (const variant of compared) await spawnSessionRun(host, variants[variant]);
   for (let run = 0; run < RUNS; run++) {
-    // Alternate which goes first, so drift on a shared machine hits both alike.
-    const order: Variant[] = run % 2 === 0 ? ["alone", "adapter"] : ["adapter", "alone"];
+    // Alternate the order, so drift on a shared machine hits every variant alike.
+    const order: Variant[] = run % 2 === 0 ? [...compared] : [...compared].reverse();
     if (run < ATTRIBUTION_RUNS) order.push("toolsAtSessionStart", "toolsAtLoad");
     for (const variant of order) results[variant].push(await spawnSessionRun(host, variants[variant]));
   }
+  return results;
+}
+
+function measureHost(host: PiHost, results: Record<Variant, SessionRunResult[]>): void {
   const startup = (variant: Variant) => ms(results[variant], (result) => result.startupMs);
   const added = median(startup("adapter")) - median(startup("alone"));
+  const addedBefore = median(startup("adapterBefore")) - median(startup("alone"));
   const addedByPiRegistering = median(startup("toolsAtSessionStart")) - median(startup("toolsAtLoad"));
 
   console.log(`Pi ${host.version}:\n`);
+  const rows: [string, Variant][] = [
+    ["Pi alone (baseline)", "alone"],
+    [`adapter, ${SERVERS} lazy servers cached`, "adapter"],
+    ...(before ? [[`adapter ${BEFORE_MOVE_LABEL}, the same`, "adapterBefore"] as [string, Variant]] : []),
+    [`Pi alone registering the ${fixed(TOOLS)} tools in session_start`, "toolsAtSessionStart"],
+    [`Pi alone registering the ${fixed(TOOLS)} tools while loading`, "toolsAtLoad"],
+  ];
   console.log(
     table(
       ["run", "load → session_start done, ms", "processes after startup", "RSS after startup, MB", "peak RSS, MB"],
-      (
-        [
-          ["Pi alone (baseline)", "alone"],
-          [`adapter, ${SERVERS} lazy servers cached`, "adapter"],
-          [`Pi alone registering the ${fixed(TOOLS)} tools in session_start`, "toolsAtSessionStart"],
-          [`Pi alone registering the ${fixed(TOOLS)} tools while loading`, "toolsAtLoad"],
-        ] as const
-      ).map(([label, variant]) => [
+      rows.map(([label, variant]) => [
         label,
         spread(startup(variant), 0),
         spread(ms(results[variant], (result) => result.processes)),
@@ -81,14 +106,23 @@ for (const host of benchHosts()) {
     ),
   );
   console.log();
-  const firstCall = ms(results.adapter, (result) => result.firstCallMs);
+  const firstCall = (variant: Variant) => ms(results[variant], (result) => result.firstCallMs);
   const sdkCall = ms(results.alone, (result) => result.sdkCallMs);
   console.log(
     table(
       ["first result of a lazy server's tool (the call starts it)", "ms", "ratio"],
       [
-        ["bare SDK: spawn, connect, call", spread(sdkCall), "1.00"],
-        ["adapter: tool execution start → result", spread(firstCall), fixed(median(firstCall) / median(sdkCall), 2)],
+        ["bare SDK v2: spawn, connect, call", spread(sdkCall), "1.00"],
+        ["adapter: tool execution start → result", spread(firstCall("adapter")), fixed(median(firstCall("adapter")) / median(sdkCall), 2)],
+        ...(before
+          ? [
+              [
+                `adapter ${BEFORE_MOVE_LABEL}`,
+                spread(firstCall("adapterBefore")),
+                fixed(median(firstCall("adapterBefore")) / median(sdkCall), 2),
+              ],
+            ]
+          : []),
       ],
     ),
   );
@@ -96,7 +130,7 @@ for (const host of benchHosts()) {
   reportGoal({
     goal: `Pi ${host.version}: startup time added at ${fixed(TOOLS)} tools (median difference to Pi alone)`,
     target: `< ${MAX_ADDED_MS} ms`,
-    measured: `+${fixed(added)} ms`,
+    measured: `+${fixed(added)} ms${before ? ` (before the move to SDK v2: +${fixed(addedBefore)} ms)` : ""}`,
     met: added < MAX_ADDED_MS,
     margin:
       added < MAX_ADDED_MS
@@ -114,8 +148,11 @@ for (const host of benchHosts()) {
   reportFinding(
     `Pi ${host.version}: process RSS with the adapter and ${fixed(TOOLS)} cached tools: ${rssAdded >= 0 ? "+" : ""}${fixed(rssAdded, 1)} MB over Pi alone (medians after startup and a GC).`,
   );
+  const firstCallNow = median(firstCall("adapter"));
   reportFinding(
-    `Pi ${host.version}: first result of a lazy server's tool: ${fixed(median(firstCall))} ms through the adapter, ${fixed(median(sdkCall))} ms for the bare SDK to spawn, connect and call (${fixed(median(firstCall) / median(sdkCall), 2)}×).`,
+    `Pi ${host.version}: first result of a lazy server's tool: ${fixed(firstCallNow)} ms through the adapter` +
+      `${before ? ` (${fixed(median(firstCall("adapterBefore")))} ms before the move)` : ""}, ${fixed(median(sdkCall))} ms for the ` +
+      `bare SDK v2 to spawn, connect and call (${fixed(firstCallNow / median(sdkCall), 2)}×).`,
   );
   console.log();
 }
