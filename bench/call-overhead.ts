@@ -1,16 +1,25 @@
 /**
- * 4. Call overhead: a tool call through the adapter — the tool Pi registered for it, i.e. `executeMcpTool` on a
- * connected server, then the conversion of the result for Pi — against the bare SDK's `client.callTool` on another
- * process of the same corpus server, in the same run. Calls alternate between the two (which goes first alternates
- * too), after a warm-up, in blocks: the ratio is taken per block and its median (min–max) reported, so that a burst
- * of load from elsewhere skews one block rather than the whole figure. Prints p50/p95 per side over all calls too.
- * Runs on the host of this process (Pi 0.73.1 on Node 20, 0.87.1 or 1.5.2 with PI_TEST_HOST on Node 22).
+ * 4. Call overhead: a tool call through the adapter against the bare SDK v2 client's `client.callTool`, each on its
+ * own process of the same server, in the same run:
+ *   - `McpServerManager.callTool` (the goal: the adapter's connection layer against the SDK it is built on);
+ *   - Pi's tool as the adapter registered it (`executeMcpTool` on the connected server, then the result converted
+ *     for Pi): what a model's call costs;
+ * against a 2025-era server (the corpus's `everything`, on SDK v1), and the manager against a 2026-07-28 server
+ * (test/fixtures/servers/v2-server.mjs over stdio, where every request carries its `_meta` envelope) too.
+ * Calls go round all paths in turn (the order rotates each round), after a warm-up, in blocks: the ratio is taken per
+ * block and its median (min–max) reported, so that a burst of load from elsewhere skews one block rather than the
+ * whole figure. Prints p50/p90 per path over all calls too. Runs on the host of this process (Pi 0.73.1 on Node 20,
+ * 0.87.1 or 1.5.2 with PI_TEST_HOST on Node 22).
  *
  *   node node_modules/jiti/lib/jiti-cli.mjs bench/call-overhead.ts [--quick]
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { McpServerManager } from "../server-manager.ts";
 import { currentHost, REPO_ROOT } from "../test/helpers/hosts.ts";
 import { startSession } from "../test/helpers/pi-session.ts";
 import { CORPUS_SERVER_SCRIPT, firstCorpusServers, prepareCorpusAgent } from "./corpus.ts";
@@ -19,84 +28,121 @@ import { fixed, median, percentile, reportGoal, runs, spread, table } from "./me
 const MAX_RATIO = 1.1;
 const BLOCKS = runs(10, 2);
 const CALLS_PER_BLOCK = 200;
-/** Enough for the JIT to settle on both paths: with fewer, the ratio drifts from run to run. */
+/** Enough for the JIT to settle on every path: with fewer, the ratio drifts from run to run. */
 const WARM_UP_CALLS = runs(500, 100);
 const SERVER = "everything";
 const TOOL = "echo";
 const PI_NAME = `${SERVER}__${TOOL}`;
 const ARGS = { message: "hello from the bench" };
+const V2_SERVER = { command: process.execPath, args: [join(REPO_ROOT, "test/fixtures/servers/v2-server.mjs")] };
+const V2_ARGS = { text: "hello from the bench" };
+
+type Path = "sdk" | "manager" | "pi" | "sdk2026" | "manager2026";
 
 const host = currentHost();
 const agent = await prepareCorpusAgent(firstCorpusServers(1));
 const pi = await startSession({ extensions: [`${REPO_ROOT}/pi-mcp-adapter.ts`], agentDir: agent.agentDir, cwd: agent.cwd });
+const managerDir = mkdtempSync(join(tmpdir(), "bench-call-overhead-"));
+const manager = new McpServerManager({ agentDir: managerDir });
 const client = new Client({ name: "bench", version: "0" });
+const client2026 = new Client({ name: "bench", version: "0" }, { versionNegotiation: { mode: "auto" } });
 try {
   // Pi's own definition of the tool, as the adapter registered it (the session's registry, not a copy).
   const definition = (pi.session as unknown as { getToolDefinition(name: string): ToolDefinition | undefined }).getToolDefinition(PI_NAME);
   if (!definition) throw new Error(`Pi has no tool ${PI_NAME}`);
-  const viaAdapter = async () => {
-    const result = await definition.execute("bench", ARGS, undefined, undefined, undefined as never);
-    if (result.content.length !== 1) throw new Error("unexpected adapter result");
-  };
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [CORPUS_SERVER_SCRIPT, SERVER], stderr: "ignore" }));
-  const viaSdk = async () => {
-    const result = await client.callTool({ name: TOOL, arguments: ARGS });
-    if (result.isError) throw new Error("unexpected SDK result");
+  await client2026.connect(new StdioClientTransport({ ...V2_SERVER, stderr: "ignore" }));
+  if (client2026.getProtocolEra() !== "modern") throw new Error("the v2 server was not spoken to in the 2026 era");
+  await manager.connect({
+    name: SERVER,
+    command: process.execPath,
+    args: [CORPUS_SERVER_SCRIPT, SERVER],
+    source: { kind: "user", path: "bench" },
+  });
+  const v2 = await manager.connect({ name: "v2", ...V2_SERVER, source: { kind: "user", path: "bench" } });
+  if (v2.protocol.era !== "modern") throw new Error("the manager did not speak the 2026 era to the v2 server");
+  // The bare client lists first too: its callTool reads the listed tool (output schema), as the manager's does.
+  await client.listTools();
+  await client2026.listTools();
+
+  const checked = (result: { isError?: unknown }) => {
+    if (result.isError) throw new Error(`unexpected error result: ${JSON.stringify(result)}`);
   };
+  const paths: Record<Path, () => Promise<void>> = {
+    sdk: async () => checked(await client.callTool({ name: TOOL, arguments: ARGS })),
+    manager: async () => checked(await manager.callTool(SERVER, TOOL, ARGS)),
+    pi: async () => {
+      const result = await definition.execute("bench", ARGS, undefined, undefined, undefined as never);
+      if (result.content.length !== 1) throw new Error("unexpected adapter result");
+    },
+    sdk2026: async () => checked(await client2026.callTool({ name: TOOL, arguments: V2_ARGS })),
+    manager2026: async () => checked(await manager.callTool("v2", TOOL, V2_ARGS)),
+  };
+  const order = Object.keys(paths) as Path[];
   const time = async (call: () => Promise<void>) => {
     const start = performance.now();
     await call();
     return performance.now() - start;
   };
-  for (let i = 0; i < WARM_UP_CALLS; i++) {
-    await viaAdapter(); // the first call starts the lazy server
-    await viaSdk();
-  }
-  const adapter: number[][] = [];
-  const sdk: number[][] = [];
+  for (let i = 0; i < WARM_UP_CALLS; i++) for (const path of order) await paths[path]();
+  const times: Record<Path, number[][]> = { sdk: [], manager: [], pi: [], sdk2026: [], manager2026: [] };
   for (let block = 0; block < BLOCKS; block++) {
-    adapter.push([]);
-    sdk.push([]);
+    for (const path of order) times[path].push([]);
     for (let i = 0; i < CALLS_PER_BLOCK; i++) {
-      if (i % 2 === 0) {
-        adapter[block].push(await time(viaAdapter));
-        sdk[block].push(await time(viaSdk));
-      } else {
-        sdk[block].push(await time(viaSdk));
-        adapter[block].push(await time(viaAdapter));
-      }
+      const shift = i % order.length;
+      for (const path of [...order.slice(shift), ...order.slice(0, shift)]) times[path][block].push(await time(paths[path]));
     }
   }
-  const blockRatios = (p: number) => adapter.map((times, block) => percentile(times, p) / percentile(sdk[block], p));
-  const addedUs = adapter.map((times, block) => (percentile(times, 0.5) - percentile(sdk[block], 0.5)) * 1000);
-  const allAdapter = adapter.flat();
-  const allSdk = sdk.flat();
-  const row = (label: string, values: number[]) => [label, fixed(percentile(values, 0.5), 3), fixed(percentile(values, 0.95), 3)];
-  const ratio50 = median(blockRatios(0.5));
+  const blockRatios = (path: Path, base: Path, p: number) =>
+    times[path].map((values, block) => percentile(values, p) / percentile(times[base][block], p));
+  const addedUs = (path: Path, base: Path) =>
+    median(times[path].map((values, block) => (percentile(values, 0.5) - percentile(times[base][block], 0.5)) * 1000));
+  const row = (label: string, path: Path, base?: Path) => {
+    const all = times[path].flat();
+    return [
+      label,
+      fixed(percentile(all, 0.5), 3),
+      fixed(percentile(all, 0.9), 3),
+      base ? spread(blockRatios(path, base, 0.5), 2) : "1.00",
+      base ? spread(blockRatios(path, base, 0.9), 2) : "1.00",
+    ];
+  };
   console.log(
-    `${BLOCKS} blocks of ${CALLS_PER_BLOCK} alternating calls each of ${SERVER}/${TOOL} (corpus server over stdio) after ` +
-      `${WARM_UP_CALLS} warm-up calls, Pi ${host.version}. Ratios: per block, median (min–max).\n`,
+    `${BLOCKS} blocks of ${CALLS_PER_BLOCK} rounds of calls (every path once a round, the order rotating) after ` +
+      `${WARM_UP_CALLS} warm-up rounds, Pi ${host.version}; each path on its own server process. Ratios to the bare ` +
+      "client on the same server: per block, median (min–max).\n",
   );
   console.log(
     table(
-      ["path", "p50 ms", "p95 ms"],
+      ["path", "p50 ms", "p90 ms", "p50 ratio", "p90 ratio"],
       [
-        row("bare SDK client.callTool (baseline)", allSdk),
-        row("adapter: Pi's tool → executeMcpTool", allAdapter),
-        ["ratio", spread(blockRatios(0.5), 2), spread(blockRatios(0.95), 2)],
+        row(`2025 era (${SERVER}/${TOOL}): bare SDK v2 client.callTool (baseline)`, "sdk"),
+        row("2025 era: McpServerManager.callTool", "manager", "sdk"),
+        row("2025 era: Pi's tool → executeMcpTool", "pi", "sdk"),
+        row("2026-07-28 (v2-server.mjs echo): bare SDK v2 client.callTool (baseline)", "sdk2026"),
+        row("2026-07-28: McpServerManager.callTool", "manager2026", "sdk2026"),
       ],
     ),
   );
   console.log();
+  const ratio50 = median(blockRatios("manager", "sdk", 0.5));
+  const ratio = (path: Path, base: Path, p: number) => fixed(median(blockRatios(path, base, p)), 2);
   reportGoal({
-    goal: `Pi ${host.version}: call latency through the adapter ÷ bare SDK (p50)`,
+    goal: `Pi ${host.version}: call latency, McpServerManager.callTool ÷ bare SDK v2 client (p50)`,
     target: `≤ ${fixed(MAX_RATIO, 2)}`,
-    measured: `${spread(blockRatios(0.5), 2)} (p95: ${fixed(median(blockRatios(0.95)), 2)})`,
+    measured:
+      `${spread(blockRatios("manager", "sdk", 0.5), 2)} (p90: ${ratio("manager", "sdk", 0.9)}; Pi's tool: ${ratio("pi", "sdk", 0.5)}; ` +
+      `2026 server: ${ratio("manager2026", "sdk2026", 0.5)})`,
     met: ratio50 <= MAX_RATIO,
-    margin: `the adapter adds ${fixed(median(addedUs), 0)} µs per call (p50)${ratio50 <= MAX_RATIO ? "" : `, ${pointsOver(ratio50)} over`}`,
+    margin:
+      `the manager adds ${fixed(addedUs("manager", "sdk"), 0)} µs per call (p50), Pi's tool ${fixed(addedUs("pi", "sdk"), 0)} µs` +
+      `${ratio50 <= MAX_RATIO ? "" : `; ${pointsOver(ratio50)} over`}`,
   });
 } finally {
   await client.close();
+  await client2026.close();
+  await manager.closeAll();
+  rmSync(managerDir, { recursive: true, force: true });
   await pi.dispose();
   await agent.cleanup();
 }
