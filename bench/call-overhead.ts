@@ -4,6 +4,8 @@
  *   - `McpServerManager.callTool` (the goal: the adapter's connection layer against the SDK it is built on);
  *   - Pi's tool as the adapter registered it (`executeMcpTool` on the connected server, then the result converted
  *     for Pi): what a model's call costs;
+ *   - the bare client over our stdio transport (connection/stdio-transport.ts: the server in a process group of its
+ *     own, the whole environment passed, our line reader), to tell the transport's share from the manager's code;
  * against a 2025-era server (the corpus's `everything`, on SDK v1), and the manager against a 2026-07-28 server
  * (test/fixtures/servers/v2-server.mjs over stdio, where every request carries its `_meta` envelope) too.
  * Calls go round all paths in turn (the order rotates each round), after a warm-up, in blocks: the ratio is taken per
@@ -19,6 +21,7 @@ import { join } from "node:path";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { GroupedStdioTransport } from "../connection/stdio-transport.ts";
 import { McpServerManager } from "../server-manager.ts";
 import { currentHost, REPO_ROOT } from "../test/helpers/hosts.ts";
 import { startSession } from "../test/helpers/pi-session.ts";
@@ -37,7 +40,7 @@ const ARGS = { message: "hello from the bench" };
 const V2_SERVER = { command: process.execPath, args: [join(REPO_ROOT, "test/fixtures/servers/v2-server.mjs")] };
 const V2_ARGS = { text: "hello from the bench" };
 
-type Path = "sdk" | "manager" | "pi" | "sdk2026" | "manager2026";
+type Path = "sdk" | "sdkOurTransport" | "manager" | "pi" | "sdk2026" | "manager2026";
 
 const host = currentHost();
 const agent = await prepareCorpusAgent(firstCorpusServers(1));
@@ -45,12 +48,21 @@ const pi = await startSession({ extensions: [`${REPO_ROOT}/pi-mcp-adapter.ts`], 
 const managerDir = mkdtempSync(join(tmpdir(), "bench-call-overhead-"));
 const manager = new McpServerManager({ agentDir: managerDir });
 const client = new Client({ name: "bench", version: "0" });
+const clientOurTransport = new Client({ name: "bench", version: "0" });
 const client2026 = new Client({ name: "bench", version: "0" }, { versionNegotiation: { mode: "auto" } });
 try {
   // Pi's own definition of the tool, as the adapter registered it (the session's registry, not a copy).
   const definition = (pi.session as unknown as { getToolDefinition(name: string): ToolDefinition | undefined }).getToolDefinition(PI_NAME);
   if (!definition) throw new Error(`Pi has no tool ${PI_NAME}`);
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [CORPUS_SERVER_SCRIPT, SERVER], stderr: "ignore" }));
+  await clientOurTransport.connect(
+    new GroupedStdioTransport({
+      command: process.execPath,
+      args: [CORPUS_SERVER_SCRIPT, SERVER],
+      env: process.env as Record<string, string>,
+      maxBufferSize: 2 ** 24,
+    }),
+  );
   await client2026.connect(new StdioClientTransport({ ...V2_SERVER, stderr: "ignore" }));
   if (client2026.getProtocolEra() !== "modern") throw new Error("the v2 server was not spoken to in the 2026 era");
   await manager.connect({
@@ -63,6 +75,7 @@ try {
   if (v2.protocol.era !== "modern") throw new Error("the manager did not speak the 2026 era to the v2 server");
   // The bare client lists first too: its callTool reads the listed tool (output schema), as the manager's does.
   await client.listTools();
+  await clientOurTransport.listTools();
   await client2026.listTools();
 
   const checked = (result: { isError?: unknown }) => {
@@ -70,6 +83,7 @@ try {
   };
   const paths: Record<Path, () => Promise<void>> = {
     sdk: async () => checked(await client.callTool({ name: TOOL, arguments: ARGS })),
+    sdkOurTransport: async () => checked(await clientOurTransport.callTool({ name: TOOL, arguments: ARGS })),
     manager: async () => checked(await manager.callTool(SERVER, TOOL, ARGS)),
     pi: async () => {
       const result = await definition.execute("bench", ARGS, undefined, undefined, undefined as never);
@@ -85,7 +99,7 @@ try {
     return performance.now() - start;
   };
   for (let i = 0; i < WARM_UP_CALLS; i++) for (const path of order) await paths[path]();
-  const times: Record<Path, number[][]> = { sdk: [], manager: [], pi: [], sdk2026: [], manager2026: [] };
+  const times: Record<Path, number[][]> = { sdk: [], sdkOurTransport: [], manager: [], pi: [], sdk2026: [], manager2026: [] };
   for (let block = 0; block < BLOCKS; block++) {
     for (const path of order) times[path].push([]);
     for (let i = 0; i < CALLS_PER_BLOCK; i++) {
@@ -117,6 +131,7 @@ try {
       ["path", "p50 ms", "p90 ms", "p50 ratio", "p90 ratio"],
       [
         row(`2025 era (${SERVER}/${TOOL}): bare SDK v2 client.callTool (baseline)`, "sdk"),
+        row("2025 era: bare SDK v2 client over our stdio transport", "sdkOurTransport", "sdk"),
         row("2025 era: McpServerManager.callTool", "manager", "sdk"),
         row("2025 era: Pi's tool → executeMcpTool", "pi", "sdk"),
         row("2026-07-28 (v2-server.mjs echo): bare SDK v2 client.callTool (baseline)", "sdk2026"),
@@ -135,11 +150,13 @@ try {
       `2026 server: ${ratio("manager2026", "sdk2026", 0.5)})`,
     met: ratio50 <= MAX_RATIO,
     margin:
-      `the manager adds ${fixed(addedUs("manager", "sdk"), 0)} µs per call (p50), Pi's tool ${fixed(addedUs("pi", "sdk"), 0)} µs` +
+      `the manager adds ${fixed(addedUs("manager", "sdk"), 0)} µs per call (p50; the bare client over our stdio transport ` +
+      `${fixed(addedUs("sdkOurTransport", "sdk"), 0)} µs), Pi's tool ${fixed(addedUs("pi", "sdk"), 0)} µs` +
       `${ratio50 <= MAX_RATIO ? "" : `; ${pointsOver(ratio50)} over`}`,
   });
 } finally {
   await client.close();
+  await clientOurTransport.close();
   await client2026.close();
   await manager.closeAll();
   rmSync(managerDir, { recursive: true, force: true });
