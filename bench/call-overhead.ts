@@ -8,10 +8,13 @@
  *     own, the whole environment passed, our line reader), to tell the transport's share from the manager's code;
  * against a 2025-era server (the corpus's `everything`, on SDK v1), and the manager against a 2026-07-28 server
  * (test/fixtures/servers/v2-server.mjs over stdio, where every request carries its `_meta` envelope) too.
- * Calls go round all paths in turn (the order rotates each round), after a warm-up, in blocks: the ratio is taken per
- * block and its median (min–max) reported, so that a burst of load from elsewhere skews one block rather than the
- * whole figure. Prints p50/p90 per path over all calls too. Runs on the host of this process (Pi 0.73.1 on Node 20,
- * 0.87.1 or 1.5.2 with PI_TEST_HOST on Node 22).
+ *
+ * Calls go round all paths in turn (the order rotates each round) in blocks, each block on fresh server processes
+ * (and a fresh Pi session) after a warm-up of its own: on a loaded machine how the scheduler treats one process
+ * sways its latency for as long as it lives, so a run on one set of processes measures that set's luck. The ratio is
+ * taken per block and its median (min–max) reported, so that a burst of load from elsewhere skews one block rather
+ * than the whole figure. Prints p50/p90 per path over all calls too. Runs on the host of this process (Pi 0.73.1 on
+ * Node 20, 0.87.1 or 1.5.2 with PI_TEST_HOST on Node 22).
  *
  *   node node_modules/jiti/lib/jiti-cli.mjs bench/call-overhead.ts [--quick]
  */
@@ -29,84 +32,104 @@ import { CORPUS_SERVER_SCRIPT, firstCorpusServers, prepareCorpusAgent } from "./
 import { fixed, median, percentile, reportGoal, runs, spread, table } from "./measure.ts";
 
 const MAX_RATIO = 1.1;
-const BLOCKS = runs(10, 2);
+const BLOCKS = runs(12, 2);
 const CALLS_PER_BLOCK = 200;
-/** Enough for the JIT to settle on every path: with fewer, the ratio drifts from run to run. */
-const WARM_UP_CALLS = runs(500, 100);
+/** Per block, on its fresh processes; the first block's is longer, for the JIT to settle on every path. */
+const WARM_UP_CALLS = runs(100, 50);
+const FIRST_WARM_UP_CALLS = runs(500, 100);
 const SERVER = "everything";
 const TOOL = "echo";
 const PI_NAME = `${SERVER}__${TOOL}`;
 const ARGS = { message: "hello from the bench" };
+const CORPUS_SERVER = { command: process.execPath, args: [CORPUS_SERVER_SCRIPT, SERVER] };
 const V2_SERVER = { command: process.execPath, args: [join(REPO_ROOT, "test/fixtures/servers/v2-server.mjs")] };
 const V2_ARGS = { text: "hello from the bench" };
 
 type Path = "sdk" | "sdkOurTransport" | "manager" | "pi" | "sdk2026" | "manager2026";
+const PATHS: Path[] = ["sdk", "sdkOurTransport", "manager", "pi", "sdk2026", "manager2026"];
+
+interface OpenPaths {
+  calls: Record<Path, () => Promise<void>>;
+  close(): Promise<void>;
+}
 
 const host = currentHost();
 const agent = await prepareCorpusAgent(firstCorpusServers(1));
-const pi = await startSession({ extensions: [`${REPO_ROOT}/pi-mcp-adapter.ts`], agentDir: agent.agentDir, cwd: agent.cwd });
 const managerDir = mkdtempSync(join(tmpdir(), "bench-call-overhead-"));
-const manager = new McpServerManager({ agentDir: managerDir });
-const client = new Client({ name: "bench", version: "0" });
-const clientOurTransport = new Client({ name: "bench", version: "0" });
-const client2026 = new Client({ name: "bench", version: "0" }, { versionNegotiation: { mode: "auto" } });
 try {
-  // Pi's own definition of the tool, as the adapter registered it (the session's registry, not a copy).
-  const definition = (pi.session as unknown as { getToolDefinition(name: string): ToolDefinition | undefined }).getToolDefinition(PI_NAME);
-  if (!definition) throw new Error(`Pi has no tool ${PI_NAME}`);
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CORPUS_SERVER_SCRIPT, SERVER], stderr: "ignore" }));
-  await clientOurTransport.connect(
-    new GroupedStdioTransport({
-      command: process.execPath,
-      args: [CORPUS_SERVER_SCRIPT, SERVER],
-      env: process.env as Record<string, string>,
-      maxBufferSize: 2 ** 24,
-    }),
-  );
-  await client2026.connect(new StdioClientTransport({ ...V2_SERVER, stderr: "ignore" }));
-  if (client2026.getProtocolEra() !== "modern") throw new Error("the v2 server was not spoken to in the 2026 era");
-  await manager.connect({
-    name: SERVER,
-    command: process.execPath,
-    args: [CORPUS_SERVER_SCRIPT, SERVER],
-    source: { kind: "user", path: "bench" },
-  });
-  const v2 = await manager.connect({ name: "v2", ...V2_SERVER, source: { kind: "user", path: "bench" } });
-  if (v2.protocol.era !== "modern") throw new Error("the manager did not speak the 2026 era to the v2 server");
-  // The bare client lists first too: its callTool reads the listed tool (output schema), as the manager's does.
-  await client.listTools();
-  await clientOurTransport.listTools();
-  await client2026.listTools();
-
-  const checked = (result: { isError?: unknown }) => {
-    if (result.isError) throw new Error(`unexpected error result: ${JSON.stringify(result)}`);
-  };
-  const paths: Record<Path, () => Promise<void>> = {
-    sdk: async () => checked(await client.callTool({ name: TOOL, arguments: ARGS })),
-    sdkOurTransport: async () => checked(await clientOurTransport.callTool({ name: TOOL, arguments: ARGS })),
-    manager: async () => checked(await manager.callTool(SERVER, TOOL, ARGS)),
-    pi: async () => {
-      const result = await definition.execute("bench", ARGS, undefined, undefined, undefined as never);
-      if (result.content.length !== 1) throw new Error("unexpected adapter result");
-    },
-    sdk2026: async () => checked(await client2026.callTool({ name: TOOL, arguments: V2_ARGS })),
-    manager2026: async () => checked(await manager.callTool("v2", TOOL, V2_ARGS)),
-  };
-  const order = Object.keys(paths) as Path[];
-  const time = async (call: () => Promise<void>) => {
-    const start = performance.now();
-    await call();
-    return performance.now() - start;
-  };
-  for (let i = 0; i < WARM_UP_CALLS; i++) for (const path of order) await paths[path]();
-  const times: Record<Path, number[][]> = { sdk: [], sdkOurTransport: [], manager: [], pi: [], sdk2026: [], manager2026: [] };
+  const times = Object.fromEntries(PATHS.map((path) => [path, [] as number[][]])) as Record<Path, number[][]>;
   for (let block = 0; block < BLOCKS; block++) {
-    for (const path of order) times[path].push([]);
-    for (let i = 0; i < CALLS_PER_BLOCK; i++) {
-      const shift = i % order.length;
-      for (const path of [...order.slice(shift), ...order.slice(0, shift)]) times[path][block].push(await time(paths[path]));
+    const open = await openPaths();
+    try {
+      const round = async (shift: number, record?: (path: Path, ms: number) => void) => {
+        for (const path of [...PATHS.slice(shift), ...PATHS.slice(0, shift)]) {
+          const start = performance.now();
+          await open.calls[path]();
+          record?.(path, performance.now() - start);
+        }
+      };
+      for (let i = 0; i < (block === 0 ? FIRST_WARM_UP_CALLS : WARM_UP_CALLS); i++) await round(i % PATHS.length);
+      for (const path of PATHS) times[path].push([]);
+      for (let i = 0; i < CALLS_PER_BLOCK; i++) await round(i % PATHS.length, (path, ms) => times[path][block].push(ms));
+    } finally {
+      await open.close();
     }
   }
+  report(times);
+} finally {
+  rmSync(managerDir, { recursive: true, force: true });
+  await agent.cleanup();
+}
+
+/** Every path connected, each to a server process of its own started for this block. */
+async function openPaths(): Promise<OpenPaths> {
+  const pi = await startSession({ extensions: [`${REPO_ROOT}/pi-mcp-adapter.ts`], agentDir: agent.agentDir, cwd: agent.cwd });
+  const manager = new McpServerManager({ agentDir: managerDir });
+  const client = new Client({ name: "bench", version: "0" });
+  const clientOurTransport = new Client({ name: "bench", version: "0" });
+  const client2026 = new Client({ name: "bench", version: "0" }, { versionNegotiation: { mode: "auto" } });
+  const close = async () => {
+    await Promise.all([client.close(), clientOurTransport.close(), client2026.close(), manager.closeAll()]);
+    await pi.dispose();
+  };
+  try {
+    // Pi's own definition of the tool, as the adapter registered it (the session's registry, not a copy).
+    const session = pi.session as unknown as { getToolDefinition(name: string): ToolDefinition | undefined };
+    const definition = session.getToolDefinition(PI_NAME);
+    if (!definition) throw new Error(`Pi has no tool ${PI_NAME}`);
+    await client.connect(new StdioClientTransport({ ...CORPUS_SERVER, stderr: "ignore" }));
+    const ourTransport = { ...CORPUS_SERVER, env: process.env as Record<string, string>, maxBufferSize: 2 ** 24 };
+    await clientOurTransport.connect(new GroupedStdioTransport(ourTransport));
+    await client2026.connect(new StdioClientTransport({ ...V2_SERVER, stderr: "ignore" }));
+    if (client2026.getProtocolEra() !== "modern") throw new Error("the v2 server was not spoken to in the 2026 era");
+    await manager.connect({ name: SERVER, ...CORPUS_SERVER, source: { kind: "user", path: "bench" } });
+    const v2 = await manager.connect({ name: "v2", ...V2_SERVER, source: { kind: "user", path: "bench" } });
+    if (v2.protocol.era !== "modern") throw new Error("the manager did not speak the 2026 era to the v2 server");
+    // The bare clients list first too: their callTool reads the listed tool (output schema), as the manager's does.
+    await Promise.all([client.listTools(), clientOurTransport.listTools(), client2026.listTools()]);
+    const checked = (result: { isError?: unknown }) => {
+      if (result.isError) throw new Error(`unexpected error result: ${JSON.stringify(result)}`);
+    };
+    const calls: Record<Path, () => Promise<void>> = {
+      sdk: async () => checked(await client.callTool({ name: TOOL, arguments: ARGS })),
+      sdkOurTransport: async () => checked(await clientOurTransport.callTool({ name: TOOL, arguments: ARGS })),
+      manager: async () => checked(await manager.callTool(SERVER, TOOL, ARGS)),
+      pi: async () => {
+        // The first call starts the lazy server (in the warm-up).
+        const result = await definition.execute("bench", ARGS, undefined, undefined, undefined as never);
+        if (result.content.length !== 1) throw new Error("unexpected adapter result");
+      },
+      sdk2026: async () => checked(await client2026.callTool({ name: TOOL, arguments: V2_ARGS })),
+      manager2026: async () => checked(await manager.callTool("v2", TOOL, V2_ARGS)),
+    };
+    return { calls, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function report(times: Record<Path, number[][]>): void {
   const blockRatios = (path: Path, base: Path, p: number) =>
     times[path].map((values, block) => percentile(values, p) / percentile(times[base][block], p));
   const addedUs = (path: Path, base: Path) =>
@@ -122,9 +145,10 @@ try {
     ];
   };
   console.log(
-    `${BLOCKS} blocks of ${CALLS_PER_BLOCK} rounds of calls (every path once a round, the order rotating) after ` +
-      `${WARM_UP_CALLS} warm-up rounds, Pi ${host.version}; each path on its own server process. Ratios to the bare ` +
-      "client on the same server: per block, median (min–max).\n",
+    `${BLOCKS} blocks, each on fresh server processes and a fresh Pi session, of ${CALLS_PER_BLOCK} rounds of calls (every ` +
+      `path once a round, the order rotating) after a warm-up (${FIRST_WARM_UP_CALLS} rounds in the first block, ` +
+      `${WARM_UP_CALLS} in the others), Pi ${host.version}. Ratios to the bare client on the same server: per block, ` +
+      "median (min–max).\n",
   );
   console.log(
     table(
@@ -150,18 +174,14 @@ try {
       `2026 server: ${ratio("manager2026", "sdk2026", 0.5)})`,
     met: ratio50 <= MAX_RATIO,
     margin:
-      `the manager adds ${fixed(addedUs("manager", "sdk"), 0)} µs per call (p50; the bare client over our stdio transport ` +
-      `${fixed(addedUs("sdkOurTransport", "sdk"), 0)} µs), Pi's tool ${fixed(addedUs("pi", "sdk"), 0)} µs` +
+      `per call (p50), the manager ${signedUs(addedUs("manager", "sdk"))} (the bare client over our stdio transport ` +
+      `${signedUs(addedUs("sdkOurTransport", "sdk"))}), Pi's tool ${signedUs(addedUs("pi", "sdk"))}` +
       `${ratio50 <= MAX_RATIO ? "" : `; ${pointsOver(ratio50)} over`}`,
   });
-} finally {
-  await client.close();
-  await clientOurTransport.close();
-  await client2026.close();
-  await manager.closeAll();
-  rmSync(managerDir, { recursive: true, force: true });
-  await pi.dispose();
-  await agent.cleanup();
+}
+
+function signedUs(us: number): string {
+  return `${us < 0 ? "−" : "+"}${fixed(Math.abs(us))} µs`;
 }
 
 /** How far a ratio is over the goal, in percentage points of the bare SDK's latency. */

@@ -32,7 +32,7 @@ import {
   type FirstCallServer,
   parseFirstCallResult,
 } from "./first-call-run.ts";
-import { fixed, median, reportFinding, runs, spread, table } from "./measure.ts";
+import { fixed, median, pairedRatios, reportFinding, runs, spread, table } from "./measure.ts";
 
 const ROUNDS = runs(10, 3);
 const RUN_SCRIPT = join(REPO_ROOT, "bench/first-call-run.ts");
@@ -101,20 +101,19 @@ try {
     console.log(table(["client", "SDK load, ms", "first call, ms", "÷ bare client", "÷ before the move", "÷ 2025 server's"], rows));
     console.log();
   }
+  const perRound = (server: FirstCallServer, kind: ClientKind, base: ClientKind) => pairedRatios(of(server, kind), of(server, base));
   if (before) {
     reportFinding(
-      `First call of a lazy 2025-era stdio server: ${fixed(call("2025", "after-known"))} ms now, ${fixed(call("2025", "before"))} ms ` +
-        `before the move to SDK v2 (${ratio(call("2025", "after-known"), call("2025", "before"))}×; the first connect ever, ` +
-        `with the probe: ${ratio(call("2025", "after-probe"), call("2025", "before"))}×); the SDK loads in ` +
-        `${fixed(median(of("2025", "after-known", "loadMs")))} ms now, ${fixed(median(of("2025", "before", "loadMs")))} ms before.`,
+      `First call of a lazy 2025-era stdio server, the adapter now ÷ before the move to SDK v2, round by round: ` +
+        `${perRound("2025", "after-known", "before")} with the verdict known (${fixed(call("2025", "after-known"))} ms and ` +
+        `${fixed(call("2025", "before"))} ms), ${perRound("2025", "after-probe", "before")} at the first connect ever (the probe).`,
     );
   }
+  const vs2025 = (kind: ClientKind) => pairedRatios(of("2026", kind), of("2025", kind));
   reportFinding(
-    `First call of a lazy 2026-07-28 stdio server: ${fixed(call("2026", "after-known"))} ms with the verdict known ` +
-      `(${ratio(call("2026", "after-known"), call("2025", "after-known"))}× the 2025 server's, ` +
-      `${ratio(call("2026", "after-known"), call("2026", "bare-known"))}× the bare SDK v2 client's), ` +
-      `${fixed(call("2026", "after-probe"))} ms with the probe (${ratio(call("2026", "after-probe"), call("2025", "after-probe"))}× the 2025 ` +
-      `server's, ${ratio(call("2026", "after-probe"), call("2026", "bare-probe"))}× the bare client's).`,
+    `First call of a lazy 2026-07-28 stdio server, round by round: with the verdict known ${vs2025("after-known")} the ` +
+      `2025 server's and ${perRound("2026", "after-known", "bare-known")} the bare SDK v2 client's (${fixed(call("2026", "after-known"))} ms); ` +
+      `with the probe ${vs2025("after-probe")} the 2025 server's and ${perRound("2026", "after-probe", "bare-probe")} the bare client's.`,
   );
 } finally {
   before?.cleanup();

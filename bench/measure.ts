@@ -43,6 +43,17 @@ export function spread(values: readonly number[], digits = 0, scale = 1): string
   return `${fixed(median(scaled), digits)} (${fixed(Math.min(...scaled), digits)}–${fixed(Math.max(...scaled), digits)})`;
 }
 
+/**
+ * `a[i] / b[i]` for runs made side by side (the same round, the same machine load), as `median (min–max)`: steadier
+ * than a ratio of medians when the load drifts between rounds.
+ */
+export function pairedRatios(a: readonly number[], b: readonly number[], digits = 2): string {
+  return spread(
+    a.slice(0, b.length).map((value, i) => value / b[i]),
+    digits,
+  );
+}
+
 /** A markdown table; `align` per column: "l" or "r" (default right, first column left). */
 export function table(headers: readonly string[], rows: readonly (readonly (string | number)[])[], align?: string): string {
   const aligns = headers.map((_, i) => ((align?.[i] ?? (i === 0 ? "l" : "r")) === "l" ? "---" : "---:"));

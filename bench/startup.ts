@@ -16,7 +16,7 @@
  */
 import { BEFORE_MOVE_LABEL, checkoutBeforeMove } from "./before-move.ts";
 import { corpusServers } from "./corpus.ts";
-import { fixed, median, reportFinding, reportGoal, runs, spread, table } from "./measure.ts";
+import { fixed, median, pairedRatios, reportFinding, reportGoal, runs, spread, table } from "./measure.ts";
 import type { PiHost } from "../test/helpers/hosts.ts";
 import { benchHosts, type CorpusToolCall, type SessionRunOptions, type SessionRunResult, spawnSessionRun } from "./session-run.ts";
 
@@ -148,6 +148,13 @@ function measureHost(host: PiHost, results: Record<Variant, SessionRunResult[]>)
   reportFinding(
     `Pi ${host.version}: process RSS with the adapter and ${fixed(TOOLS)} cached tools: ${rssAdded >= 0 ? "+" : ""}${fixed(rssAdded, 1)} MB over Pi alone (medians after startup and a GC).`,
   );
+  if (before) {
+    reportFinding(
+      `Pi ${host.version}: startup with ${fixed(TOOLS)} cached tools, the adapter now ÷ before the move to SDK v2, run by run: ` +
+        `${pairedRatios(startup("adapter"), startup("adapterBefore"))} (load → session_start done; ` +
+        `${fixed(median(startup("adapter")))} ms and ${fixed(median(startup("adapterBefore")))} ms, Pi alone ${fixed(median(startup("alone")))} ms).`,
+    );
+  }
   const firstCallNow = median(firstCall("adapter"));
   reportFinding(
     `Pi ${host.version}: first result of a lazy server's tool: ${fixed(firstCallNow)} ms through the adapter` +
