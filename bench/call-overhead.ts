@@ -6,15 +6,20 @@
  *     for Pi): what a model's call costs;
  *   - the bare client over our stdio transport (connection/stdio-transport.ts: the server in a process group of its
  *     own, the whole environment passed, our line reader), to tell the transport's share from the manager's code;
+ *   - the bare client over the SDK's transport with the server started by `setsid` (Linux): in a session of its own,
+ *     as `detached` starts it in ours (Node has no other way to a process group), which on Linux also puts it in a
+ *     scheduling group of its own (autogroup): under load, that alone makes its answers slower;
  * against a 2025-era server (the corpus's `everything`, on SDK v1), and the manager against a 2026-07-28 server
  * (test/fixtures/servers/v2-server.mjs over stdio, where every request carries its `_meta` envelope) too.
  *
- * Calls go round all paths in turn (the order rotates each round) in blocks, each block on fresh server processes
+ * Each comparison alternates its two paths call by call (which goes first alternates too), so each server waits
+ * only for the other's call, as in a burst of calls: with every path taking turns, each server would sit idle for
+ * several calls, and waking it would add to both sides and dilute the ratio. In blocks, each on fresh server processes
  * (and a fresh Pi session) after a warm-up of its own: on a loaded machine how the scheduler treats one process
  * sways its latency for as long as it lives, so a run on one set of processes measures that set's luck. The ratio is
  * taken per block and its median (min–max) reported, so that a burst of load from elsewhere skews one block rather
- * than the whole figure. Prints p50/p90 per path over all calls too. Runs on the host of this process (Pi 0.73.1 on
- * Node 20, 0.87.1 or 1.5.2 with PI_TEST_HOST on Node 22).
+ * than the whole figure. Runs on the host of this process (Pi 0.73.1 on Node 20, 0.87.1 or 1.5.2 with PI_TEST_HOST on
+ * Node 22).
  *
  *   node node_modules/jiti/lib/jiti-cli.mjs bench/call-overhead.ts [--quick]
  */
@@ -34,7 +39,7 @@ import { fixed, median, percentile, reportGoal, runs, spread, table } from "./me
 const MAX_RATIO = 1.1;
 const BLOCKS = runs(12, 2);
 const CALLS_PER_BLOCK = 200;
-/** Per block, on its fresh processes; the first block's is longer, for the JIT to settle on every path. */
+/** Calls per path, per block on its fresh processes; the first block's is longer, for the JIT to settle on every path. */
 const WARM_UP_CALLS = runs(100, 50);
 const FIRST_WARM_UP_CALLS = runs(500, 100);
 const SERVER = "everything";
@@ -45,8 +50,18 @@ const CORPUS_SERVER = { command: process.execPath, args: [CORPUS_SERVER_SCRIPT, 
 const V2_SERVER = { command: process.execPath, args: [join(REPO_ROOT, "test/fixtures/servers/v2-server.mjs")] };
 const V2_ARGS = { text: "hello from the bench" };
 
-type Path = "sdk" | "sdkOurTransport" | "manager" | "pi" | "sdk2026" | "manager2026";
-const PATHS: Path[] = ["sdk", "sdkOurTransport", "manager", "pi", "sdk2026", "manager2026"];
+type Path = "sdk" | "sdkOwnSession" | "sdkOurTransport" | "manager" | "pi" | "sdk2026" | "manager2026";
+/** The comparisons: each path against the bare client on the same server, alternating call by call. */
+const COMPARISONS = [
+  { path: "sdkOwnSession", base: "sdk", label: "2025 era: bare SDK v2 client, the server in a session of its own (setsid)" },
+  { path: "sdkOurTransport", base: "sdk", label: "2025 era: bare SDK v2 client over our stdio transport" },
+  { path: "manager", base: "sdk", label: "2025 era: McpServerManager.callTool" },
+  { path: "pi", base: "sdk", label: "2025 era: Pi's tool → executeMcpTool" },
+  { path: "manager2026", base: "sdk2026", label: "2026-07-28 (v2-server.mjs echo): McpServerManager.callTool" },
+] as const satisfies readonly { path: Path; base: Path; label: string }[];
+type Comparison = (typeof COMPARISONS)[number];
+/** Per comparison, per block: the path's call times and the baseline's, ms. */
+type Times = Map<Comparison, { path: number[][]; base: number[][] }>;
 
 interface OpenPaths {
   calls: Record<Path, () => Promise<void>>;
@@ -57,20 +72,27 @@ const host = currentHost();
 const agent = await prepareCorpusAgent(firstCorpusServers(1));
 const managerDir = mkdtempSync(join(tmpdir(), "bench-call-overhead-"));
 try {
-  const times = Object.fromEntries(PATHS.map((path) => [path, [] as number[][]])) as Record<Path, number[][]>;
+  const times: Times = new Map(COMPARISONS.map((comparison) => [comparison, { path: [], base: [] }]));
   for (let block = 0; block < BLOCKS; block++) {
     const open = await openPaths();
     try {
-      const round = async (shift: number, record?: (path: Path, ms: number) => void) => {
-        for (const path of [...PATHS.slice(shift), ...PATHS.slice(0, shift)]) {
-          const start = performance.now();
-          await open.calls[path]();
-          record?.(path, performance.now() - start);
+      const warmUp = block === 0 ? FIRST_WARM_UP_CALLS : WARM_UP_CALLS;
+      // The comparisons' order rotates too.
+      const shift = block % COMPARISONS.length;
+      for (const comparison of [...COMPARISONS.slice(shift), ...COMPARISONS.slice(0, shift)]) {
+        const pair = [open.calls[comparison.path], open.calls[comparison.base]];
+        for (let i = 0; i < warmUp; i++) for (const call of pair) await call();
+        const measured = { path: [] as number[], base: [] as number[] };
+        for (let i = 0; i < CALLS_PER_BLOCK; i++) {
+          for (const side of i % 2 === 0 ? (["path", "base"] as const) : (["base", "path"] as const)) {
+            const start = performance.now();
+            await open.calls[comparison[side]]();
+            measured[side].push(performance.now() - start);
+          }
         }
-      };
-      for (let i = 0; i < (block === 0 ? FIRST_WARM_UP_CALLS : WARM_UP_CALLS); i++) await round(i % PATHS.length);
-      for (const path of PATHS) times[path].push([]);
-      for (let i = 0; i < CALLS_PER_BLOCK; i++) await round(i % PATHS.length, (path, ms) => times[path][block].push(ms));
+        times.get(comparison)!.path.push(measured.path);
+        times.get(comparison)!.base.push(measured.base);
+      }
     } finally {
       await open.close();
     }
@@ -87,9 +109,10 @@ async function openPaths(): Promise<OpenPaths> {
   const manager = new McpServerManager({ agentDir: managerDir });
   const client = new Client({ name: "bench", version: "0" });
   const clientOurTransport = new Client({ name: "bench", version: "0" });
+  const clientOwnSession = new Client({ name: "bench", version: "0" });
   const client2026 = new Client({ name: "bench", version: "0" }, { versionNegotiation: { mode: "auto" } });
   const close = async () => {
-    await Promise.all([client.close(), clientOurTransport.close(), client2026.close(), manager.closeAll()]);
+    await Promise.all([client.close(), clientOurTransport.close(), clientOwnSession.close(), client2026.close(), manager.closeAll()]);
     await pi.dispose();
   };
   try {
@@ -100,18 +123,21 @@ async function openPaths(): Promise<OpenPaths> {
     await client.connect(new StdioClientTransport({ ...CORPUS_SERVER, stderr: "ignore" }));
     const ourTransport = { ...CORPUS_SERVER, env: process.env as Record<string, string>, maxBufferSize: 2 ** 24 };
     await clientOurTransport.connect(new GroupedStdioTransport(ourTransport));
+    const ownSession = { command: "setsid", args: [CORPUS_SERVER.command, ...CORPUS_SERVER.args] };
+    await clientOwnSession.connect(new StdioClientTransport({ ...ownSession, stderr: "ignore" }));
     await client2026.connect(new StdioClientTransport({ ...V2_SERVER, stderr: "ignore" }));
     if (client2026.getProtocolEra() !== "modern") throw new Error("the v2 server was not spoken to in the 2026 era");
     await manager.connect({ name: SERVER, ...CORPUS_SERVER, source: { kind: "user", path: "bench" } });
     const v2 = await manager.connect({ name: "v2", ...V2_SERVER, source: { kind: "user", path: "bench" } });
     if (v2.protocol.era !== "modern") throw new Error("the manager did not speak the 2026 era to the v2 server");
     // The bare clients list first too: their callTool reads the listed tool (output schema), as the manager's does.
-    await Promise.all([client.listTools(), clientOurTransport.listTools(), client2026.listTools()]);
+    await Promise.all([client.listTools(), clientOurTransport.listTools(), clientOwnSession.listTools(), client2026.listTools()]);
     const checked = (result: { isError?: unknown }) => {
       if (result.isError) throw new Error(`unexpected error result: ${JSON.stringify(result)}`);
     };
     const calls: Record<Path, () => Promise<void>> = {
       sdk: async () => checked(await client.callTool({ name: TOOL, arguments: ARGS })),
+      sdkOwnSession: async () => checked(await clientOwnSession.callTool({ name: TOOL, arguments: ARGS })),
       sdkOurTransport: async () => checked(await clientOurTransport.callTool({ name: TOOL, arguments: ARGS })),
       manager: async () => checked(await manager.callTool(SERVER, TOOL, ARGS)),
       pi: async () => {
@@ -129,53 +155,49 @@ async function openPaths(): Promise<OpenPaths> {
   }
 }
 
-function report(times: Record<Path, number[][]>): void {
-  const blockRatios = (path: Path, base: Path, p: number) =>
-    times[path].map((values, block) => percentile(values, p) / percentile(times[base][block], p));
-  const addedUs = (path: Path, base: Path) =>
-    median(times[path].map((values, block) => (percentile(values, 0.5) - percentile(times[base][block], 0.5)) * 1000));
-  const row = (label: string, path: Path, base?: Path) => {
-    const all = times[path].flat();
-    return [
-      label,
-      fixed(percentile(all, 0.5), 3),
-      fixed(percentile(all, 0.9), 3),
-      base ? spread(blockRatios(path, base, 0.5), 2) : "1.00",
-      base ? spread(blockRatios(path, base, 0.9), 2) : "1.00",
-    ];
-  };
+function report(times: Times): void {
+  const of = (comparison: Comparison) => times.get(comparison)!;
+  const blockRatios = (comparison: Comparison, p: number) =>
+    of(comparison).path.map((values, block) => percentile(values, p) / percentile(of(comparison).base[block], p));
+  const addedUs = (comparison: Comparison) =>
+    median(of(comparison).path.map((values, block) => (percentile(values, 0.5) - percentile(of(comparison).base[block], 0.5)) * 1000));
+  const p = (values: number[][], q: number) => fixed(percentile(values.flat(), q), 3);
   console.log(
-    `${BLOCKS} blocks, each on fresh server processes and a fresh Pi session, of ${CALLS_PER_BLOCK} rounds of calls (every ` +
-      `path once a round, the order rotating) after a warm-up (${FIRST_WARM_UP_CALLS} rounds in the first block, ` +
-      `${WARM_UP_CALLS} in the others), Pi ${host.version}. Ratios to the bare client on the same server: per block, ` +
-      "median (min–max).\n",
+    `${BLOCKS} blocks, each on fresh server processes and a fresh Pi session; in each, every comparison alternates its ` +
+      `two paths call by call, ${CALLS_PER_BLOCK} calls each, after a warm-up (${FIRST_WARM_UP_CALLS} calls each in the ` +
+      `first block, ${WARM_UP_CALLS} in the others), Pi ${host.version}. Baseline: the bare SDK v2 client.callTool on the ` +
+      "same server (the corpus's everything/echo, 2025 era, unless named). Ratios per block, median (min–max).\n",
   );
   console.log(
     table(
-      ["path", "p50 ms", "p90 ms", "p50 ratio", "p90 ratio"],
-      [
-        row(`2025 era (${SERVER}/${TOOL}): bare SDK v2 client.callTool (baseline)`, "sdk"),
-        row("2025 era: bare SDK v2 client over our stdio transport", "sdkOurTransport", "sdk"),
-        row("2025 era: McpServerManager.callTool", "manager", "sdk"),
-        row("2025 era: Pi's tool → executeMcpTool", "pi", "sdk"),
-        row("2026-07-28 (v2-server.mjs echo): bare SDK v2 client.callTool (baseline)", "sdk2026"),
-        row("2026-07-28: McpServerManager.callTool", "manager2026", "sdk2026"),
-      ],
+      ["path", "p50 ms", "p90 ms", "bare p50 ms", "bare p90 ms", "p50 ratio", "p90 ratio", "added (p50)"],
+      COMPARISONS.map((comparison) => [
+        comparison.label,
+        p(of(comparison).path, 0.5),
+        p(of(comparison).path, 0.9),
+        p(of(comparison).base, 0.5),
+        p(of(comparison).base, 0.9),
+        spread(blockRatios(comparison, 0.5), 2),
+        spread(blockRatios(comparison, 0.9), 2),
+        signedUs(addedUs(comparison)),
+      ]),
     ),
   );
   console.log();
-  const ratio50 = median(blockRatios("manager", "sdk", 0.5));
-  const ratio = (path: Path, base: Path, p: number) => fixed(median(blockRatios(path, base, p)), 2);
+  const [ownSession, ourTransport, manager, pi, manager2026] = COMPARISONS;
+  const ratio50 = median(blockRatios(manager, 0.5));
+  const ratio = (comparison: Comparison, q: number) => fixed(median(blockRatios(comparison, q)), 2);
   reportGoal({
     goal: `Pi ${host.version}: call latency, McpServerManager.callTool ÷ bare SDK v2 client (p50)`,
     target: `≤ ${fixed(MAX_RATIO, 2)}`,
     measured:
-      `${spread(blockRatios("manager", "sdk", 0.5), 2)} (p90: ${ratio("manager", "sdk", 0.9)}; Pi's tool: ${ratio("pi", "sdk", 0.5)}; ` +
-      `2026 server: ${ratio("manager2026", "sdk2026", 0.5)})`,
+      `${spread(blockRatios(manager, 0.5), 2)} (p90: ${ratio(manager, 0.9)}; Pi's tool: ${ratio(pi, 0.5)}; ` +
+      `2026 server: ${ratio(manager2026, 0.5)})`,
     met: ratio50 <= MAX_RATIO,
     margin:
-      `per call (p50), the manager ${signedUs(addedUs("manager", "sdk"))} (the bare client over our stdio transport ` +
-      `${signedUs(addedUs("sdkOurTransport", "sdk"))}), Pi's tool ${signedUs(addedUs("pi", "sdk"))}` +
+      `per call (p50), the manager ${signedUs(addedUs(manager))} (the bare client over our stdio transport ` +
+      `${signedUs(addedUs(ourTransport))}, with its server in a session of its own ${signedUs(addedUs(ownSession))}), ` +
+      `Pi's tool ${signedUs(addedUs(pi))}` +
       `${ratio50 <= MAX_RATIO ? "" : `; ${pointsOver(ratio50)} over`}`,
   });
 }
