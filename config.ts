@@ -346,3 +346,8 @@ function resolveServers(layers: readonly ConfigLayer[], problems: ConfigProblem[
   }
   return servers;
 }
+
+/** Two loads of the config that came out the same (a session can then keep what was built from the first). */
+export function sameConfig(a: LoadedConfig, b: LoadedConfig): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

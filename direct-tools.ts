@@ -67,6 +67,15 @@ export function wantsDirectTools(server: ServerDefinition, rules: DirectToolRule
   return Array.isArray(configured) ? configured.length > 0 : configured;
 }
 
+/**
+ * After a startup learned the tools of servers no cache knew: those with direct tools have them from the user's next
+ * message (the current prompt was already sent without them), which the user is told.
+ */
+export function directToolsLearnedNotice(learned: readonly ServerDefinition[], rules: DirectToolRules): string | undefined {
+  const direct = learned.filter((server) => wantsDirectTools(server, rules)).map((server) => server.name);
+  return direct.length > 0 ? `MCP: direct tools of ${direct.join(", ")} are available from your next message.` : undefined;
+}
+
 export function selectDirectTools(tools: Iterable<ToolMetadata>, rules: DirectToolRules): ToolMetadata[] {
   return [...tools].filter((tool) => isDirectTool(tool, rules));
 }

@@ -2,7 +2,8 @@
  * What the running Pi can do, found out by looking (feature detection), never from its version number where the
  * feature itself can be seen: tools activated during a run (Pi 0.80.3, its CHANGELOG, issue #6162, was the first to
  * offer them from the run's next turn; older hosts only from the user's next prompt), a trust model for projects
- * (host/project-trust.ts), its own MCP support and servers other extensions register (Pi 1.x).
+ * (host/project-trust.ts), its own MCP support and servers other extensions register (Pi 1.x), and how it completes
+ * with a model (host/model-completion.ts).
  */
 import type { ExtensionServer } from "./config.ts";
 
@@ -55,6 +56,7 @@ export function hostRefreshesToolsEachTurn(version: string): boolean {
 }
 
 export { callToolResultSchema } from "./host/call-result-schema.ts";
+export { type CompletionOptions, completeWithModel } from "./host/model-completion.ts";
 export { hostProjectTrust, ProjectTrust, TRUST_FLAG, type TrustQuestion, type TrustVerdict } from "./host/project-trust.ts";
 
 /** Servers other extensions registered with `pi.registerMcpServer()` (Pi 1.x); none on a host without that API. */

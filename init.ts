@@ -20,7 +20,8 @@ import * as piHost from "@mariozechner/pi-coding-agent";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
-import { wantsDirectTools } from "./direct-tools.ts";
+import { directToolsLearnedNotice } from "./direct-tools.ts";
+import { sameConfig } from "./config.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
 import { ignored, openDebugLog } from "./util/debug-log.ts";
@@ -37,11 +38,12 @@ import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./calls/stats.ts";
 import type { McpExtensionState } from "./state.ts";
 import { SCRIPT_TOOL_NAME, scriptSettings, scriptToolDefinition } from "./script-tool.ts";
-import { executeMcpTool } from "./tool-executor.ts";
+import { executeMcpTool, piSampling, samplingSettings } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
 import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
-import { buildToolView, directRules, type ToolView, updateServerInventory } from "./tool-view.ts";
+import { sessionSkills } from "./skills/session.ts";
+import { buildToolView, directRules, knownServer, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
@@ -253,12 +255,11 @@ export class McpAdapter {
     const manager = new McpServerManager({
       agentDir: this.agentDir,
       onMetadataChanged: applyLive,
-      // Forms only where someone can fill them: servers must not ask a client that cannot. A page to open is
-      // offered everywhere: without a UI it is declined and the model told the URL the user must open.
       elicitation: ctx.hasUI ? piElicitation(liveContext) : undefined,
       urlElicitation: piUrlElicitation(liveContext, unansweredPages),
+      sampling: samplingSettings(config.settings).enabled ? piSampling(liveContext, () => state) : undefined,
       roots: [cwd],
-      priorProtocol: (def) => state?.inventories.get(def.name)?.protocol,
+      known: (def) => knownServer(state?.inventories.get(def.name)),
       onSignInNeeded: whileLive(reportSignInNeeded),
     });
     const lifecycle = new McpLifecycleManager(manager, {
@@ -297,6 +298,7 @@ export class McpAdapter {
         return this.reloadConfig(state!);
       },
       unansweredPages,
+      skills: sessionSkills(this.agentDir, { manager, lifecycle }, () => state, ui.notify),
       shutDown: false,
     };
     return state;
@@ -417,7 +419,6 @@ export class McpAdapter {
 
   /** Background work of session_start: startup connections, and learning the tools of servers not in the cache. */
   private async runStartup(state: McpExtensionState): Promise<void> {
-    const rules = directRules(state.config);
     // A inventory without prompts came from an older cache file: listed once more to learn them (and templates, instructions).
     const uncached = [...state.servers.values()].filter(
       (server) => server.enabled !== false && connectsOnFirstUse(server) && state.inventories.get(server.name)?.prompts === undefined,
@@ -427,13 +428,9 @@ export class McpAdapter {
     if (state.shutDown) return;
     state.semantic?.start(state.tools.byName.values());
     updateStatus(state); // bootstrapped lazy servers were ended again
-    const directLearned = toolsUnknown.filter((server) => wantsDirectTools(server, rules) && state.inventories.has(server.name));
-    if (directLearned.length > 0) {
-      state.ui.notify(
-        `MCP: direct tools of ${directLearned.map((server) => server.name).join(", ")} are available from your next message.`,
-        "info",
-      );
-    }
+    const learned = toolsUnknown.filter((server) => state.inventories.has(server.name));
+    const notice = directToolsLearnedNotice(learned, directRules(state.config));
+    if (notice) state.ui.notify(notice, "info");
   }
 
   private async stopState(): Promise<void> {
@@ -444,8 +441,4 @@ export class McpAdapter {
     await state.lifecycle.stop();
     await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_FLUSH_MS), state.stats?.close(SHUTDOWN_FLUSH_MS), state.semantic?.stop()]);
   }
-}
-
-function sameConfig(a: LoadedConfig, b: LoadedConfig): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }

@@ -83,6 +83,12 @@ export class McpLifecycleManager {
   private readonly idleClosed = new Set<string>();
   /** `lazy-keep-alive` servers connected for use: kept up like `keep-alive` from then on. */
   private readonly inUse = new Set<string>();
+  /**
+   * Started only to be listed (tools/shared-listing.ts), with its request count once that connect ended: a caller
+   * asking for one, or a request made on it since (a call that found it connected, so asked for no connect), makes
+   * it a server in use.
+   */
+  private readonly listingOnly = new Map<string, number | "connecting">();
   /** Connections already reported through onReconnect (one connect may be awaited by several callers). */
   private readonly announced = new WeakSet<ServerConnection>();
   private healthTimer: ReturnType<typeof setInterval> | undefined;
@@ -106,7 +112,27 @@ export class McpLifecycleManager {
    * the connect itself goes on (another call may wait for it, and the next call finds the server started), its
    * outcome is recorded as usual, and the server is not put in backoff for the abort.
    */
-  async ensureConnected(name: string, signal?: AbortSignal): Promise<ServerConnection> {
+  ensureConnected(name: string, signal?: AbortSignal): Promise<ServerConnection> {
+    // Someone wants it: a listing that started it must leave it running (what the call does there would be lost).
+    this.listingOnly.delete(name);
+    return this.connected(name, signal);
+  }
+
+  /** For a listing: the connection, the listing's own (ended by closeAfterListing) unless a caller started it. */
+  async connectForListing(name: string): Promise<ServerConnection> {
+    const { status } = this.manager.getState(name);
+    if (status !== "connected" && status !== "connecting") this.listingOnly.set(name, "connecting");
+    try {
+      const connection = await this.connected(name);
+      if (this.listingOnly.has(name)) this.listingOnly.set(name, this.manager.requestsMade(name));
+      return connection;
+    } catch (error) {
+      this.listingOnly.delete(name);
+      throw error;
+    }
+  }
+
+  private async connected(name: string, signal?: AbortSignal): Promise<ServerConnection> {
     const def = this.requireServer(name);
     const live = this.manager.getConnection(name);
     if (live) return live;
@@ -164,9 +190,13 @@ export class McpLifecycleManager {
   }
 
   /**
-   * Ends a server that was started only to learn its tools: a `lazy-keep-alive` one is then not in use (not revived).
+   * Ends a server that was started only to learn its tools (a `lazy-keep-alive` one is then not in use: not revived),
+   * unless a caller asked for it meanwhile: then it is a server in use, ended by its idle timeout.
    */
   async closeAfterListing(name: string): Promise<void> {
+    const requestsAtConnect = this.listingOnly.get(name);
+    this.listingOnly.delete(name);
+    if (requestsAtConnect !== this.manager.requestsMade(name)) return;
     this.inUse.delete(name);
     await this.manager.close(name);
   }
@@ -185,9 +215,10 @@ export class McpLifecycleManager {
     return Math.max(0, minutes) * 60_000;
   }
 
-  /** How long until a failed server may be tried again (0 = now). */
+  /** How long until a failed server may be tried again (0 = now; infinite for one no attempt can help, see `Failure`). */
   backoffRemainingMs(name: string): number {
     const failure = this.failures.get(name);
+    if (failure?.hopelessFor && failure.hopelessFor === this.servers.get(name)) return Number.POSITIVE_INFINITY;
     return failure ? Math.max(0, failure.at + FAILURE_BACKOFF_MS - Date.now()) : 0;
   }
 
@@ -252,7 +283,6 @@ export class McpLifecycleManager {
     // needs-auth does not heal by itself: only a config change (or an explicit call) is worth another attempt.
     const { status } = this.manager.getState(name);
     if (status === "connecting" || status === "needs-auth" || this.backoffRemainingMs(name) > 0) return;
-    if (this.failures.get(name)?.hopelessFor === def) return;
     const revivals = this.revivals.get(name) ?? { count: 0, lastAt: 0 };
     if (Date.now() < revivals.lastAt + revivalDelayMs(revivals.count)) return;
     this.revivals.set(name, { count: revivals.count + 1, lastAt: Date.now() });

@@ -15,17 +15,24 @@
  * the next write; within a good file, a malformed entry is dropped and the others kept. Only the hash of a
  * server's config is stored, never the config (it may hold secrets).
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { rm, rmdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { type CachedServerEntry, computeServerHash, parseEntry } from "./tools/cache-entry.ts";
 import { writeFileAtomic } from "./util/atomic-file.ts";
 import { updateFileLocked } from "./util/file-lock.ts";
-import { toProviderSafeSchema } from "./tools/json-schema.ts";
-import type { ProtocolVerdict } from "./connection/session.ts";
-import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ServerEntry } from "./types.ts";
+import type { ServerDefinition } from "./types.ts";
 import { errorCode, errorMessage, isJsonObject } from "./util/guards.ts";
-import { compareStrings, truncate } from "./util/text.ts";
+import { compareStrings } from "./util/text.ts";
+
+export {
+  type CachedServerEntry,
+  computeServerHash,
+  createCacheEntry,
+  MAX_INSTRUCTIONS_CHARS,
+  type ServerExtras,
+} from "./tools/cache-entry.ts";
 
 /**
  * 2: tool schemas are stored provider-safe (tools/json-schema.ts), so a start has nothing to convert.
@@ -35,8 +42,6 @@ import { compareStrings, truncate } from "./util/text.ts";
  */
 export const CACHE_VERSION = 3;
 const READABLE_VERSIONS: ReadonlySet<unknown> = new Set([2, CACHE_VERSION]);
-/** A server's `instructions` are kept (and shown to the model) up to this length. */
-export const MAX_INSTRUCTIONS_CHARS = 1_000;
 export const CACHE_FILE_NAME = "mcp-cache.json";
 export const CACHE_JOURNAL_DIR_NAME = "mcp-cache-journal";
 export const CACHE_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -44,28 +49,6 @@ export const CACHE_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 const JOURNAL_KEEP_MS = 60_000;
 /** In the journal directory, touched when the cache's lock was taken over from a stalled (or dead) holder. */
 const TAKEOVER_MARK = "taken-over";
-
-export interface CachedServerEntry {
-  configHash: string;
-  tools: McpTool[];
-  resources: McpResource[];
-  resourceTemplates?: McpResourceTemplate[];
-  /** Unset in an entry of a version-2 file: the server's prompts are not known yet. */
-  prompts?: McpPrompt[];
-  /** The server's `instructions`, cut to `MAX_INSTRUCTIONS_CHARS`. */
-  instructions?: string;
-  /** The protocol it spoke at that connection: the next connect starts from it (connection/era.ts). */
-  protocol?: ProtocolVerdict;
-  cachedAt: number;
-}
-
-/** What a listing learned of a server besides its tools and resources. */
-export interface ServerExtras {
-  resourceTemplates: readonly McpResourceTemplate[];
-  prompts: readonly McpPrompt[];
-  instructions: string | undefined;
-  protocol?: ProtocolVerdict;
-}
 
 export interface MetadataCacheSnapshot {
   path: string;
@@ -82,77 +65,8 @@ export interface WriteOptions {
   lockTimeoutMs?: number;
 }
 
-/** The fields that decide what a server offers; behaviour-only fields (lifecycle, timeouts...) are left out. */
-const IDENTITY_FIELDS = [
-  "command",
-  "args",
-  "env",
-  "cwd",
-  "url",
-  "headers",
-  "transport",
-  "auth",
-  "bearerToken",
-  "bearerTokenEnv",
-  "exposeResources",
-  "excludeTools",
-] as const satisfies readonly (keyof ServerEntry)[];
-
-export function computeServerHash(def: ServerEntry): string {
-  const identity: Record<string, unknown> = {};
-  for (const field of IDENTITY_FIELDS) {
-    if (def[field] !== undefined) identity[field] = def[field];
-  }
-  return createHash("sha256").update(stableStringify(identity)).digest("hex");
-}
-
-/** JSON with object keys sorted at every level, so equal configs hash equally whatever their key order. */
-function stableStringify(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
-  if (typeof value === "object" && value !== null) {
-    const entries = Object.entries(value)
-      .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => compareStrings(a, b));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableStringify(item)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
-
 export function getCachePath(agentDir: string): string {
   return join(agentDir, CACHE_FILE_NAME);
-}
-
-/**
- * A fresh entry for a server just listed: only what the adapter uses of each tool and resource, schemas made
- * provider-safe once here rather than at every start.
- */
-export function createCacheEntry(
-  def: ServerEntry,
-  tools: readonly McpTool[],
-  resources: readonly McpResource[],
-  now = Date.now(),
-  extras: ServerExtras = { resourceTemplates: [], prompts: [], instructions: undefined },
-): CachedServerEntry {
-  const safeTools = tools.map((tool) => ({ ...pickTool(tool), inputSchema: toProviderSafeSchema(tool.inputSchema) }));
-  const entry: CachedServerEntry = {
-    configHash: computeServerHash(def),
-    tools: safeTools,
-    resources: resources.map(pickResource),
-    resourceTemplates: extras.resourceTemplates.map(pickTemplate),
-    prompts: extras.prompts.map(pickPrompt),
-    cachedAt: now,
-  };
-  const instructions = boundedInstructions(extras.instructions);
-  if (instructions) entry.instructions = instructions;
-  if (extras.protocol) entry.protocol = extras.protocol;
-  return entry;
-}
-
-/** Trimmed, and cut at `MAX_INSTRUCTIONS_CHARS` (a server may send pages of them). */
-function boundedInstructions(text: string | undefined): string | undefined {
-  const trimmed = text?.trim();
-  if (!trimmed) return undefined;
-  return truncate(trimmed, MAX_INSTRUCTIONS_CHARS);
 }
 
 /** Sync because the extension factory reads it at module scope. Never throws. */
@@ -333,10 +247,7 @@ function readServersForMerge(current: string | undefined, path: string): Readonl
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Validation: everything read from the file is untrusted
-// ---------------------------------------------------------------------------------------------
-
+/** The file's servers; everything read from it is untrusted (tools/cache-entry.ts checks each entry). */
 function parseCacheFile(text: string, path: string): { servers: Map<string, CachedServerEntry>; problems: string[] } {
   const servers = new Map<string, CachedServerEntry>();
   let data: unknown;
@@ -359,85 +270,4 @@ function parseCacheFile(text: string, path: string): { servers: Map<string, Cach
     else problems.push(`${path}: malformed entry for server ${JSON.stringify(name)}; ignored`);
   }
   return { servers, problems };
-}
-
-function parseEntry(raw: unknown): CachedServerEntry | undefined {
-  if (!isJsonObject(raw) || typeof raw.configHash !== "string" || !Number.isFinite(raw.cachedAt)) return undefined;
-  if (!Array.isArray(raw.tools) || !raw.tools.every((tool) => isJsonObject(tool) && typeof tool.name === "string")) return undefined;
-  const resources = raw.resources ?? [];
-  if (!Array.isArray(resources) || !resources.every(isValidResource)) return undefined;
-  const templates = raw.resourceTemplates ?? [];
-  if (!Array.isArray(templates) || !templates.every(isValidTemplate)) return undefined;
-  if (raw.prompts !== undefined && !(Array.isArray(raw.prompts) && raw.prompts.every(isValidPrompt))) return undefined;
-  if (raw.instructions !== undefined && typeof raw.instructions !== "string") return undefined;
-  if (raw.protocol !== undefined && !isProtocolVerdict(raw.protocol)) return undefined;
-  const entry: CachedServerEntry = {
-    configHash: raw.configHash,
-    tools: raw.tools.map(pickTool),
-    resources: resources.map(pickResource),
-    cachedAt: raw.cachedAt as number,
-  };
-  if (raw.resourceTemplates !== undefined) entry.resourceTemplates = templates.map(pickTemplate);
-  if (raw.prompts !== undefined) entry.prompts = raw.prompts.map(pickPrompt);
-  const instructions = boundedInstructions(raw.instructions as string | undefined);
-  if (instructions) entry.instructions = instructions;
-  if (raw.protocol !== undefined) entry.protocol = raw.protocol as ProtocolVerdict;
-  return entry;
-}
-
-/** A verdict as connection/era.ts keeps it; a modern one with its `server/discover` answer (the SDK checks the rest). */
-function isProtocolVerdict(value: unknown): boolean {
-  if (!isJsonObject(value) || typeof value.version !== "string" || !Number.isFinite(value.checkedAt)) return false;
-  if (value.era === "legacy") return true;
-  return value.era === "modern" && isJsonObject(value.discover) && Array.isArray(value.discover.supportedVersions);
-}
-
-function isValidTemplate(value: unknown): value is McpResourceTemplate {
-  return isJsonObject(value) && typeof value.uriTemplate === "string" && typeof value.name === "string";
-}
-
-function isValidPrompt(value: unknown): value is McpPrompt {
-  if (!isJsonObject(value) || typeof value.name !== "string") return false;
-  const args = value.arguments ?? [];
-  return Array.isArray(args) && args.every((arg) => isJsonObject(arg) && typeof arg.name === "string");
-}
-
-function pickTemplate(template: McpResourceTemplate): McpResourceTemplate {
-  const picked: McpResourceTemplate = { uriTemplate: template.uriTemplate, name: template.name };
-  if (typeof template.description === "string") picked.description = template.description;
-  if (typeof template.mimeType === "string") picked.mimeType = template.mimeType;
-  return picked;
-}
-
-function pickPrompt(prompt: McpPrompt): McpPrompt {
-  const picked: McpPrompt = { name: prompt.name };
-  if (typeof prompt.title === "string") picked.title = prompt.title;
-  if (typeof prompt.description === "string") picked.description = prompt.description;
-  picked.arguments = (prompt.arguments ?? []).map((arg) => {
-    const kept: McpPromptArgument = { name: arg.name };
-    if (typeof arg.description === "string") kept.description = arg.description;
-    if (arg.required === true) kept.required = true;
-    return kept;
-  });
-  return picked;
-}
-
-function isValidResource(value: unknown): value is McpResource {
-  return isJsonObject(value) && typeof value.uri === "string" && typeof value.name === "string";
-}
-
-function pickTool(tool: McpTool): McpTool {
-  const picked: McpTool = { name: tool.name };
-  if (typeof tool.title === "string") picked.title = tool.title;
-  if (typeof tool.description === "string") picked.description = tool.description;
-  if (tool.inputSchema !== undefined) picked.inputSchema = tool.inputSchema;
-  if (isJsonObject(tool.outputSchema)) picked.outputSchema = tool.outputSchema;
-  return picked;
-}
-
-function pickResource(resource: McpResource): McpResource {
-  const picked: McpResource = { uri: resource.uri, name: resource.name };
-  if (typeof resource.description === "string") picked.description = resource.description;
-  if (typeof resource.mimeType === "string") picked.mimeType = resource.mimeType;
-  return picked;
 }

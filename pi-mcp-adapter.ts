@@ -10,6 +10,7 @@ import { registerCommands } from "./commands.ts";
 import { claimSession, secondCopyWarning } from "./host/extension-copies.ts";
 import { hostHasOwnMcp, TRUST_FLAG } from "./host.ts";
 import { McpAdapter } from "./init.ts";
+import { registerSkillEvents } from "./skills/pi-events.ts";
 import { CONFIG_FLAG } from "./config/session-config.ts";
 import { createUi } from "./ui.ts";
 import { flagFromArgv } from "./util/argv.ts";
@@ -49,6 +50,7 @@ export default function piMcpAdapter(pi: ExtensionAPI): void {
   });
   pi.on("session_tree", (_event, ctx) => adapter.onTreeNavigated(ctx));
   pi.on("tool_call", (event) => adapter.beforeToolCall(event.toolName, event.input));
+  registerSkillEvents(pi, () => adapter.current()?.skills);
   pi.on("agent_start", () => adapter.onAgentStart());
   pi.on("turn_end", () => adapter.onTurnEnd());
   // Handling this event is what tells Pi 1.x that this extension connects the servers other extensions register.

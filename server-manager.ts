@@ -9,13 +9,12 @@
  * and with lazy servers nothing connects at startup. The session it opens is used through `McpSession`
  * (connection/session.ts), so neither half imports the other.
  */
-import type { CallToolResult, GetPromptResult, Progress, ReadResourceResult, RequestOptions } from "@modelcontextprotocol/client";
+import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import { withOwnSignal } from "./util/abort.ts";
 import { forEachAtMost } from "./util/async-work.ts";
 import {
   type ElicitationHandler,
   NeedsAuthError,
-  type ProtocolVerdict,
   type SamplingHandler,
   type SessionSettings,
   type UrlElicitationHandler,
@@ -25,10 +24,11 @@ import { loadConnectionCode } from "./connection/sdk-loader.ts";
 import { debugLog, ignored } from "./util/debug-log.ts";
 import { errorMessage, toError } from "./util/guards.ts";
 import type { LiveConnection, ServerConnection } from "./connection/live-connection.ts";
-import { establish } from "./connection/establish.ts";
+import { establish, type KnownServer } from "./connection/establish.ts";
+import { type CallOptions, DEFAULT_REQUEST_TIMEOUT_MS, requestOptions } from "./connection/request-options.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
-import type { ServerDefinition, TransportKind } from "./types.ts";
+import type { ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
 import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-errors.ts";
 
 export { ConnectCancelledError, ShuttingDownError };
@@ -36,11 +36,10 @@ export { ConnectCancelledError, ShuttingDownError };
 /** Whether a server can be signed in to, for the commands that offer it. */
 export { canSignIn } from "./connection/auth-checks.ts";
 export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
+export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
+export type { ProtocolVerdict } from "./connection/session.ts";
 
-/** Long tool runs are normal (builds, searches); progress notifications restart the clock. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
-/** A call whose progress never stops still ends: progress restarts the request timeout, never this one. */
-export const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 60 * 60_000;
+export { type CallOptions, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./connection/request-options.ts";
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
 
 export type ServerStatus = "idle" | "connecting" | "connected" | "closed" | "failed" | "needs-auth";
@@ -77,8 +76,8 @@ export interface McpServerManagerOptions {
   urlElicitation?: UrlElicitationHandler;
   /** Without it, servers are told the client cannot sample (ask the user's model for a completion). */
   sampling?: SamplingHandler;
-  /** What a server spoke at its last connect (the metadata cache keeps it): its connect skips the protocol probe. */
-  priorProtocol?: (def: ServerDefinition) => ProtocolVerdict | undefined;
+  /** What the server's last connection taught (the metadata cache keeps it): the protocol probe and valid lists are skipped. */
+  known?: (def: ServerDefinition) => KnownServer | undefined;
   /**
    * The directories servers may work in, answered to `roots/list` (Pi's working directory). Fixed for the manager's
    * life: a Pi session never changes its directory, and a new session gets a new manager (its servers restart).
@@ -86,21 +85,6 @@ export interface McpServerManagerOptions {
   roots?: readonly string[];
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
   onSignInNeeded?: SignInNeededListener;
-}
-
-export interface CallOptions {
-  /** Aborting sends `notifications/cancelled` to the server. */
-  signal?: AbortSignal;
-  /**
-   * Connects the server again when it is not connected as the request goes out: the caller connected it, but it was
-   * closed since (an idle close, the end of a listing). Tried once; without it, such a request fails.
-   */
-  connect?: () => Promise<unknown>;
-  onProgress?: (progress: Progress) => void;
-  /** Per request, restarted by progress; default: the manager's `requestTimeoutMs`. */
-  timeoutMs?: number;
-  /** The request's whole time, progress or not; default `DEFAULT_MAX_TOTAL_TIMEOUT_MS`. */
-  maxTotalTimeoutMs?: number;
 }
 
 interface PendingConnect {
@@ -120,6 +104,8 @@ interface ServerRecord {
   pending?: PendingConnect;
   closing?: Promise<void>;
   inFlight: number;
+  /** Requests made on it so far: a listing tells by it whether a call used the server it started (lifecycle.ts). */
+  requests: number;
   lastUsedAt: number;
 }
 
@@ -129,14 +115,14 @@ export class McpServerManager {
   private readonly onMetadataChanged?: (name: string) => void;
   private readonly requestTimeoutMs: number;
   private readonly signIns: SignIns;
-  private readonly priorProtocol?: (def: ServerDefinition) => ProtocolVerdict | undefined;
+  private readonly known?: (def: ServerDefinition) => KnownServer | undefined;
   /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
     const { agentDir, elicitation, urlElicitation, sampling, roots = [] } = options;
     this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, sampling, roots: () => roots };
-    this.priorProtocol = options.priorProtocol;
+    this.known = options.known;
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.signIns = new SignIns(options.agentDir, options.onSignInNeeded);
@@ -251,14 +237,14 @@ export class McpServerManager {
     options: Pick<CallOptions, "signal" | "connect"> = {},
   ): Promise<GetPromptResult> {
     return this.track(name, options, (connection, signal) =>
-      connection.session.getPrompt(promptName, args, this.requestOptions({}, signal)),
+      connection.session.getPrompt(promptName, args, requestOptions(this.requestTimeoutMs, {}, signal)),
     );
   }
 
   callTool(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     return this.track(name, options, (connection, signal) => {
       const listed = connection.tools.find((tool) => tool.name === toolName);
-      return connection.session.callTool(toolName, args, this.requestOptions(options, signal), listed);
+      return connection.session.callTool(toolName, args, requestOptions(this.requestTimeoutMs, options, signal), listed);
     });
   }
 
@@ -267,7 +253,26 @@ export class McpServerManager {
     uri: string,
     options: Pick<CallOptions, "signal" | "timeoutMs" | "maxTotalTimeoutMs" | "connect"> = {},
   ): Promise<ReadResourceResult> {
-    return this.track(name, options, (connection, signal) => connection.session.readResource(uri, this.requestOptions(options, signal)));
+    return this.track(name, options, (connection, signal) =>
+      connection.session.readResource(uri, requestOptions(this.requestTimeoutMs, options, signal)),
+    );
+  }
+
+  /** One file of a skill the server publishes, verified against its entry (connection/skills.ts). */
+  readSkillFile(
+    name: string,
+    entry: SkillEntry,
+    fileUri: string,
+    options: Pick<CallOptions, "signal" | "connect"> = {},
+  ): Promise<SkillRead> {
+    return this.track(name, options, (connection, signal) =>
+      connection.session.readSkillFile(entry, fileUri, requestOptions(this.requestTimeoutMs, {}, signal)),
+    );
+  }
+
+  /** How many requests were made on the server (ever, across its connections). */
+  requestsMade(name: string): number {
+    return this.records.get(name)?.requests ?? 0;
   }
 
   /** Connected, nothing in flight, and unused for `timeoutMs`. */
@@ -311,6 +316,7 @@ export class McpServerManager {
         needsSignIn: false,
         stderr: new OutputTail(),
         inFlight: 0,
+        requests: 0,
         lastUsedAt: 0,
       };
       this.records.set(name, record);
@@ -362,7 +368,7 @@ export class McpServerManager {
     record.transport = stdio ? "stdio" : undefined;
     if (stdio) record.stderr = new OutputTail();
     const oauth = this.signIns.forConnect(def.name);
-    return establish(def, { settings: this.sessionSettings, stderr: record.stderr, oauth, cancelled, prior: this.priorProtocol?.(def) });
+    return establish(def, { settings: this.sessionSettings, stderr: record.stderr, oauth, cancelled, known: this.known?.(def) });
   }
 
   /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */
@@ -416,6 +422,7 @@ export class McpServerManager {
     if (!connection) throw new Error(`MCP server "${name}" is not connected`);
     const { signal } = options;
     record.inFlight++;
+    record.requests++;
     record.lastUsedAt = Date.now();
     try {
       return await (signal ? withOwnSignal(signal, (own) => request(connection, own)) : request(connection, undefined));
@@ -427,17 +434,4 @@ export class McpServerManager {
       record.lastUsedAt = Date.now();
     }
   }
-
-  private requestOptions(options: CallOptions, signal: AbortSignal | undefined): RequestOptions {
-    return {
-      signal,
-      timeout: options.timeoutMs ?? this.requestTimeoutMs,
-      resetTimeoutOnProgress: true,
-      maxTotalTimeout: options.maxTotalTimeoutMs ?? DEFAULT_MAX_TOTAL_TIMEOUT_MS,
-      // Always ask for progress: it is what keeps a long call from timing out.
-      onprogress: options.onProgress ?? ignoreProgress,
-    };
-  }
 }
-
-function ignoreProgress(): void {}

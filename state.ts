@@ -11,6 +11,7 @@ import type { MetadataCacheWriter } from "./tools/cache-writer.ts";
 import type { ToolSearchIndex } from "./search/tool-index.ts";
 import type { SemanticRanker } from "./search/semantic.ts";
 import type { McpServerManager } from "./server-manager.ts";
+import type { SkillSession } from "./skills/session.ts";
 import type { CallStats } from "./calls/stats.ts";
 import type { ToolView } from "./tool-view.ts";
 import type { McpUi } from "./ui.ts";
@@ -45,6 +46,8 @@ export interface McpExtensionState extends ToolView {
   readonly registerTools: (names: readonly string[]) => void;
   /** After a config file was changed from inside Pi: the session follows the new config (no /reload). */
   readonly reloadConfig: () => Promise<ConfigChange>;
+  /** The servers' skills offered to Pi (skills/session.ts). */
+  readonly skills: SkillSession;
   /** Pages servers asked the user to open when nobody could be asked (print mode): told to the model with the result. */
   readonly unansweredPages: UnansweredPages;
   shutDown: boolean;

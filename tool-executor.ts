@@ -31,6 +31,7 @@ import type { McpServerManager } from "./server-manager.ts";
 import type { CallStats } from "./calls/stats.ts";
 export type { CallStats, ToolCallStats } from "./calls/stats.ts";
 export { requestLimitLine } from "./calls/limits.ts";
+export { piSampling, samplingSettings } from "./calls/sampling.ts";
 import type { ToolView } from "./tool-view.ts";
 import { getServerPrefix, PREFIX_SEPARATOR } from "./tool-names.ts";
 import { TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";

@@ -15,9 +15,20 @@ import {
 } from "./tools/resource-tools.ts";
 import { isToolFilteredOut, type ToolFilter } from "./tools/filters.ts";
 import { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, ToolMetadata, ToolPrefixMode } from "./types.ts";
+import type {
+  McpPrompt,
+  McpResource,
+  McpResourceTemplate,
+  McpTool,
+  ServerDefinition,
+  SkillEntry,
+  ToolMetadata,
+  ToolPrefixMode,
+} from "./types.ts";
 import { allocateToolNames, formatToolName, shortHash, type ToolNameConflict, type ToolNameRequest, toolKey } from "./tool-names.ts";
 import { errorMessage, isJsonObject } from "./util/guards.ts";
+
+const SKILL_URI_SCHEME = "skill://";
 
 /** Name patterns, for the other areas that match tools by them (approvals). */
 export { matchesAnyPattern, patternNames } from "./tools/filters.ts";
@@ -33,6 +44,8 @@ export interface ServerInventory {
   /** Unset when not known yet (a server last listed by an adapter that did not read prompts). */
   prompts?: readonly McpPrompt[];
   instructions?: string;
+  /** Its Agent Skills, as last listed. */
+  skills?: readonly SkillEntry[];
   /** The schemas went through `toProviderSafeSchema` already (cache entries do): not converted again. */
   schemasProviderSafe?: boolean;
 }
@@ -149,6 +162,7 @@ function collectCandidates(inventory: ServerInventory, skipped: SkippedTool[]): 
       skipped.push({ serverName, name: "?", reason: "resource without a uri or name" });
       continue;
     }
+    if (isSkillFile(resource.uri)) continue;
     // A resource may want the name of a real tool or of another resource: its URI tells them apart.
     let requestName = resourceToolName(resource);
     if (taken.has(requestName)) requestName = `${requestName}_${shortHash(resource.uri)}`;
@@ -160,10 +174,19 @@ function collectCandidates(inventory: ServerInventory, skipped: SkippedTool[]): 
     candidates.push(resourceCandidate(inventory.definition, resource, requestName));
   }
   for (const template of inventory.resourceTemplates ?? []) {
+    if (isSkillFile(template.uriTemplate)) continue;
     const candidate = templateCandidate(inventory.definition, template, taken, skipped);
     if (candidate) candidates.push(candidate);
   }
   return candidates;
+}
+
+/**
+ * A skill's file (`skill://…`, the MCP Skills extension) is no tool: it reaches the model as a skill (skills/), only
+ * once verified against the server's listing. The SDK's servers also list the template `skill://{+path}`.
+ */
+function isSkillFile(uri: unknown): boolean {
+  return typeof uri === "string" && uri.startsWith(SKILL_URI_SCHEME);
 }
 
 /** A template's tool is named like a resource's (`get_<name>`); one that cannot be read is skipped with why. */

@@ -7,6 +7,8 @@ import { DIRECT_TOOLS_ENV, type DirectToolRules, parseDirectToolsEnv, selectDire
 import { type CachedServerEntry, getValidEntry, type MetadataCacheSnapshot } from "./metadata-cache.ts";
 import { withDirectInstructions } from "./search/server-instructions.ts";
 import { buildToolMetadata, type ServerInventory, type ToolMetadataIndex } from "./tool-metadata.ts";
+import type { KnownServer } from "./connection/establish.ts";
+import type { FreshLists, ListsFreshUntil } from "./connection/live-connection.ts";
 import type { ProtocolVerdict } from "./connection/session.ts";
 import type { LoadedConfig, ServerDefinition } from "./types.ts";
 
@@ -16,6 +18,8 @@ export interface ServerInventoryEntry extends ServerInventory {
   listedAt: number;
   /** The protocol the server spoke when it was listed: its next connect starts from it. */
   protocol?: ProtocolVerdict;
+  /** Until when each of its lists is valid, as the server said. */
+  freshUntil?: ListsFreshUntil;
 }
 
 /** The tools known from the configuration and the servers' metadata (cached or live): what gets registered. */
@@ -59,6 +63,22 @@ export function updateServerInventory(
   if (previous && sameLists(previous, entry)) return false;
   Object.assign(view, toolsOf(view.inventories, view.config));
   return true;
+}
+
+/**
+ * What a server's inventory says of it for its next connect: the protocol it spoke, and the lists it said are still
+ * valid (2026-07-28 `ttlMs`), which the connect takes as they are instead of asking again.
+ */
+export function knownServer(inventory: ServerInventoryEntry | undefined, now = Date.now()): KnownServer {
+  const until = inventory?.freshUntil ?? {};
+  const fresh: FreshLists = {};
+  if (!inventory) return { fresh };
+  const valid = (time: number | undefined): time is number => time !== undefined && time > now;
+  if (valid(until.tools)) fresh.tools = { items: [...inventory.tools], freshUntil: until.tools };
+  if (valid(until.resources))
+    fresh.resources = { items: [...inventory.resources], templates: [...(inventory.resourceTemplates ?? [])], freshUntil: until.resources };
+  if (valid(until.prompts) && inventory.prompts) fresh.prompts = { items: [...inventory.prompts], freshUntil: until.prompts };
+  return { protocol: inventory.protocol, fresh };
 }
 
 /** What a server says of itself to scripts (a codemode namespace): its configured `description`, its instructions. */
@@ -107,7 +127,7 @@ function inventoryEntry(
   entry: CachedServerEntry,
   origin: ServerInventoryEntry["origin"],
 ): ServerInventoryEntry {
-  const { tools, resources, resourceTemplates, prompts, instructions, protocol } = entry;
+  const { tools, resources, resourceTemplates, prompts, instructions, protocol, freshUntil, skills } = entry;
   return {
     definition,
     tools,
@@ -116,6 +136,8 @@ function inventoryEntry(
     prompts,
     instructions,
     protocol,
+    freshUntil,
+    skills,
     schemasProviderSafe: true,
     origin,
     listedAt: entry.cachedAt,

@@ -1,6 +1,7 @@
 /**
  * Shared types of the adapter (the rules that name MCP tools for Pi are in tool-names.ts).
  */
+import type { RequestOptions } from "@modelcontextprotocol/client";
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
@@ -109,6 +110,12 @@ export interface ServerEntry {
   includeTools?: string[];
   /** Names or globs of tools hidden. */
   excludeTools?: string[];
+  /** `false`: the server's skills (MCP Skills extension) are not offered to Pi. */
+  skills?: boolean;
+  /** Only these skills (names or globs); `excludeSkills` is applied after it. */
+  includeSkills?: string[];
+  /** Names or globs of skills not offered. */
+  excludeSkills?: string[];
   /** Overrides `settings.approveTools` for this server. */
   approveTools?: ApprovalRule;
   /** Overrides `settings.toolPrefix` for this server. */
@@ -154,6 +161,17 @@ export interface ScriptSettings {
   memoryMb?: number;
 }
 
+/**
+ * `settings.sampling`: may servers ask for a completion from the user's current model (connection/sampling.ts)?
+ * On unless set to `false`; every request is still approved by the user first.
+ */
+export interface SamplingSettings {
+  /** `settings.sampling: false` is `{ "enabled": false }`: servers are told the client cannot sample. */
+  enabled?: boolean;
+  /** The most tokens one completion may produce, whatever a server asks for; default 4096. */
+  maxTokens?: number;
+}
+
 export interface McpSettings {
   toolPrefix?: ToolPrefixMode;
   /** Minutes; default 10; 0 disables idle shutdown. */
@@ -170,6 +188,7 @@ export interface McpSettings {
   captureStats?: boolean | CaptureStatsSettings;
   search?: SearchSettings;
   script?: boolean | ScriptSettings;
+  sampling?: boolean | SamplingSettings;
   /** Use every project's MCP config without asking (read from the user's files only: a project cannot trust itself). */
   trustProjectServers?: boolean;
 }
@@ -265,6 +284,63 @@ export interface McpPrompt {
   title?: string;
   description?: string;
   arguments?: McpPromptArgument[];
+}
+
+// Skills (MCP Skills extension, SEP-2640): what the skills code (skills/) needs of a connected server that publishes
+// Agent Skills, its `skills/list` entries and each skill file read and verified against its entry. The connection
+// code implements `SkillSource` (connection/skills.ts, over the SDK's `SkillsClient`), the skills code uses it, and
+// the metadata cache keeps the entries.
+
+/** One file of a skill as its entry lists it: what a read of it must match. */
+export interface SkillFileEntry {
+  uri: string;
+  /** `sha256:` and 64 lowercase hex digits, over the file's exact bytes. */
+  digest: string;
+  size: number;
+}
+
+/** The skill's `SKILL.md` frontmatter, as JSON, exactly as the server listed it. */
+export interface SkillFrontmatter {
+  name: string;
+  description: string;
+  [field: string]: unknown;
+}
+
+/** A `skills/list` entry, as the cache keeps it (a read is verified against it, so nothing of it is dropped). */
+export interface SkillEntry {
+  /** The URI of the skill's `SKILL.md`. */
+  uri: string;
+  frontmatter: SkillFrontmatter;
+  /** Every file of the skill, `SKILL.md` included; `"dynamic"`: the server did not list them (nothing to verify). */
+  resources: readonly SkillFileEntry[] | "dynamic";
+}
+
+/** Of a listed (or cached) skill, what a read is verified against and nothing else (`_meta` and other fields go). */
+export function keptSkillEntry(skill: SkillEntry): SkillEntry {
+  return { uri: skill.uri, frontmatter: skill.frontmatter, resources: skill.resources };
+}
+
+/** A server's skills: the valid entries, and why the others were refused (one line each). */
+export interface SkillListing {
+  skills: SkillEntry[];
+  problems: string[];
+}
+
+/** Why a file was not handed over: the SDK's verification reasons. */
+export type SkillReadFailure = "unlisted" | "size" | "digest" | "frontmatter";
+
+/** A file read from the server: its verified bytes, or the check it failed (the bytes are never given). */
+export type SkillRead = { ok: true; bytes: Uint8Array } | { ok: false; reason: SkillReadFailure; message: string };
+
+/**
+ * One connected server's skills. `list` is empty for a server without the extension. `read` fails (throws) only when
+ * the request does (a lost connection, an error answer); a file that arrives but does not match its entry is a
+ * `SkillRead` with `ok: false`.
+ */
+export interface SkillSource {
+  list(options?: RequestOptions): Promise<SkillListing>;
+  /** `fileUri`: one of `entry.resources`' URIs (its `SKILL.md` is `entry.uri`). */
+  read(entry: SkillEntry, fileUri: string, options?: RequestOptions): Promise<SkillRead>;
 }
 
 /** A tool as the model sees it: its Pi name, and the way back to the server. */

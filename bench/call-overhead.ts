@@ -18,7 +18,7 @@
  * (and a fresh Pi session) after a warm-up of its own: on a loaded machine how the scheduler treats one process
  * sways its latency for as long as it lives, so a run on one set of processes measures that set's luck. The ratio is
  * taken per block and its median (min–max) reported, so that a burst of load from elsewhere skews one block rather
- * than the whole figure. Runs on the host of this process (Pi 0.73.1 on Node 20, 0.87.1 or 1.5.2 with PI_TEST_HOST on
+ * than the whole figure. Runs on the host of this process (Pi 0.73.1 on Node 20, 0.87.1 or 1.x with PI_TEST_HOST on
  * Node 22).
  *
  *   node node_modules/jiti/lib/jiti-cli.mjs bench/call-overhead.ts [--quick]

@@ -3,7 +3,7 @@
  * aliases, Pi's own modules already loaded), each reading in a fresh process, the modules alternating, after one
  * unmeasured warm-up of each (jiti's transpile cache). A traced import of each lists what it pulls in of the packages
  * only a connection needs (the MCP SDK with zod, the npx resolver's npm-package-arg). Runs on the host of this
- * process (Pi 0.73.1 on Node 20, 0.87.1 or 1.5.2 with PI_TEST_HOST on Node 22).
+ * process (Pi 0.73.1 on Node 20, 0.87.1 or 1.x with PI_TEST_HOST on Node 22).
  *
  *   node node_modules/jiti/lib/jiti-cli.mjs bench/module-load.ts [--quick] [--root=<checkout>] [module.ts ...]
  *

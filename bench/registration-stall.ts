@@ -5,7 +5,7 @@
  * of up to n tools; nothing else runs meanwhile (no keystroke, no model stream). Measured as the longest gap
  * between ticks of a 5 ms timer, from the session's start until every tool is known; a run with no tools to
  * register gives the baseline of the same run. Runs on the host of this process (Pi 0.73.1 on Node 20, 0.87.1 or
- * 1.5.2 with PI_TEST_HOST on Node 22).
+ * 1.x with PI_TEST_HOST on Node 22).
  *
  *   node node_modules/jiti/lib/jiti-cli.mjs bench/registration-stall.ts [--quick]
  */

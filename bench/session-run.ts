@@ -148,7 +148,7 @@ async function timeSdkCall(call: CorpusToolCall): Promise<number> {
   return elapsed;
 }
 
-/** The hosts to measure: `--hosts=0.73.1,0.87.1,1.5.2` or `BENCH_HOSTS`, default all. */
+/** The hosts to measure: `--hosts=0.73.1,0.87.1,1.6.0` or `BENCH_HOSTS`, default all. */
 export function benchHosts(): PiHost[] {
   const flag = process.argv.find((arg) => arg.startsWith("--hosts="))?.slice("--hosts=".length);
   const names = (flag ?? process.env.BENCH_HOSTS ?? Object.keys(HOSTS).join(",")).split(",").map((name) => name.trim());
@@ -158,7 +158,7 @@ export function benchHosts(): PiHost[] {
   });
 }
 
-/** Runs one measured start in a fresh process on `host` (its Node binary; 0.87.1 and 1.5.2 need Node 22). */
+/** Runs one measured start in a fresh process on `host` (its Node binary; 0.87.1 and 1.x need Node 22). */
 export async function spawnSessionRun(host: PiHost, options: SessionRunOptions): Promise<SessionRunResult> {
   const args = ["--expose-gc", JITI_CLI, fileURLToPath(import.meta.url), JSON.stringify(options)];
   const { stdout, stderr } = await execFileAsync(host.nodeBinary, args, {

@@ -12,7 +12,7 @@
  * Before and after the move to the SDK v2 in the same run: the adapter of the last commit on SDK v1
  * (bench/before-move.ts) runs as a third variant, alternating with the other two, the same cache and the same call.
  *
- *   node node_modules/jiti/lib/jiti-cli.mjs bench/startup.ts [--quick] [--hosts=0.73.1,0.87.1,1.5.2]
+ *   node node_modules/jiti/lib/jiti-cli.mjs bench/startup.ts [--quick] [--hosts=0.73.1,0.87.1,1.6.0]
  */
 import { BEFORE_MOVE_LABEL, checkoutBeforeMove } from "./before-move.ts";
 import { corpusServers } from "./corpus.ts";

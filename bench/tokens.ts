@@ -5,7 +5,7 @@
  * servers cached (no server started), and with every tool direct (`MCP_DIRECT_TOOLS=*`), which is what the model
  * would see without ToolSearch. Each figure is exact for its run (no repetition needed). Per Pi host.
  *
- *   node node_modules/jiti/lib/jiti-cli.mjs bench/tokens.ts [--hosts=0.73.1,0.87.1,1.5.2]
+ *   node node_modules/jiti/lib/jiti-cli.mjs bench/tokens.ts [--hosts=0.73.1,0.87.1,1.6.0]
  */
 import { corpusServers, firstCorpusServers } from "./corpus.ts";
 import { fixed, reportGoal, table } from "./measure.ts";

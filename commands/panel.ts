@@ -58,6 +58,8 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
       panel.addChild(new Text(theme.fg("dim", "↑↓ select · enter actions · esc close")));
       panel.addChild(border());
       return {
+        // Passed through untouched: Pi 1.6's Container returns the same cached array while nothing changed, so
+        // lines edited in place would corrupt later frames (copy first if this ever needs to add to them).
         render: (width: number) => panel.render(width),
         invalidate: () => panel.invalidate(),
         handleInput: (data: string) => {

@@ -8,7 +8,7 @@ import type { McpLifecycleManager } from "../lifecycle.ts";
 import { addServerHint } from "./manage.ts";
 import { describeNpxResolution } from "../npx-resolver.ts";
 import type { SemanticRanker } from "../tool-search.ts";
-import { canSignIn, type McpServerManager, NeedsAuthError, type ServerState } from "../server-manager.ts";
+import { canSignIn, type McpServerManager, NeedsAuthError, type ServerConnection, type ServerState } from "../server-manager.ts";
 import type { McpExtensionState } from "../state.ts";
 import { type CallStats, requestLimitLine, type ToolCallStats } from "../tool-executor.ts";
 import { configuredExposure } from "../tool-metadata.ts";
@@ -20,6 +20,7 @@ import { formatSecondsLeft } from "../util/format-time.ts";
 /** What `/mcp status` (and the panel's server lines) read of the session (its state has it all). */
 export interface StatusContext extends Pick<ToolView, "config" | "servers" | "inventories" | "tools" | "directToolNames"> {
   readonly manager: Pick<McpServerManager, "getState" | "getConnection" | "isSignedIn">;
+  readonly skills?: Pick<NonNullable<McpExtensionState["skills"]>, "statusLines" | "summary">;
   readonly lifecycle: Pick<McpLifecycleManager, "backoffRemainingMs">;
   readonly stats: Pick<CallStats, "sessionStats"> | undefined;
   readonly semantic: Pick<SemanticRanker, "statusLine"> | undefined;
@@ -71,20 +72,21 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   if (server.enabled === false)
     return [`- ${server.name}: ${disabledState(server)} · ${server.disabledIn ? `defined in ${describeSource(server.source)}` : source}`];
   const live = state.manager.getState(server.name);
+  const connection = state.manager.getConnection(server.name);
   const facts = [
     describeStatus(live.status),
     signInFact(state, server, live),
     server.lifecycle ?? "lazy",
     live.transport,
+    protocolFact(state, server.name, connection),
     toolsFact(state, server.name, live),
     live.pid ? `pid ${live.pid}` : undefined,
   ].filter(Boolean);
-  const connection = state.manager.getConnection(server.name);
   const npx = connection?.npx ? [`    ${describeNpxResolution(connection.npx)}`] : [];
   const limit = requestLimitLine(server, state.config.settings);
   const exposure = exposureLine(state, server);
   const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, ...npx, `    ${source}`];
-  for (const line of [exposure, limit]) if (line) lines.push(`    ${line}`);
+  for (const line of [exposure, limit, ...(state.skills?.statusLines(server.name) ?? [])]) if (line) lines.push(`    ${line}`);
   // Its config problems (fields not supported, values replaced by a default): it loaded, but not quite as written.
   for (const problem of state.config.problems) if (problem.server === server.name) lines.push(`    ${problem.level}: ${problem.message}`);
   // What its tools/list or resources/list answer had that could not be used (dropped entries, endless pages).
@@ -93,6 +95,13 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   if (calls) lines.push(`    ${calls}`);
   lines.push(...lastErrorLines(state, server.name).map((line) => `    ${line}`));
   return lines;
+}
+
+/** The MCP revision the server speaks (connected), or spoke at its last connection. */
+function protocolFact(state: StatusContext, name: string, connection: ServerConnection | undefined): string | undefined {
+  const protocol = connection?.protocol ?? state.inventories.get(name)?.protocol;
+  if (!protocol?.version) return undefined;
+  return connection ? `MCP ${protocol.version}` : `MCP ${protocol.version} last time`;
 }
 
 /** For a server whose config sets `exposure` / `toolExposure` (Pi 1.x's fields): what they made of its known tools. */
@@ -112,10 +121,13 @@ export function lastErrorLines(state: StatusContext, name: string): string[] {
   const retryIn = state.lifecycle.backoffRemainingMs(name);
   const [first, ...rest] = live.lastError.split("\n");
   // The rest is what a stdio server wrote to stderr before it failed: the startup notice that showed it scrolls away.
-  return [
-    `last error: ${first}${retryIn > 0 ? ` (next attempt in ${formatSecondsLeft(retryIn)})` : ""}`,
-    ...rest.map((line) => `  ${line}`),
-  ];
+  const when =
+    retryIn === Number.POSITIVE_INFINITY
+      ? " (not tried again until its config changes; /mcp reconnect tries now)"
+      : retryIn > 0
+        ? ` (next attempt in ${formatSecondsLeft(retryIn)})`
+        : "";
+  return [`last error: ${first}${when}`, ...rest.map((line) => `  ${line}`)];
 }
 
 /** "disabled", or where an override disabled it: the file to edit to turn it back on is that one, not the definition's. */
@@ -123,10 +135,16 @@ export function disabledState(server: ServerDefinition): string {
   return server.disabledIn ? `disabled in ${describeSource(server.disabledIn)}` : "disabled";
 }
 
-/** The panel's line for an enabled server: state, sign-in, tools. */
+/** The panel's line for an enabled server: state, sign-in, tools, skills. */
 export function panelSummary(state: StatusContext, server: ServerDefinition): string {
   const live = state.manager.getState(server.name);
-  return [describeStatus(live.status), signInFact(state, server, live), toolsFact(state, server.name, live)].filter(Boolean).join(" · ");
+  const facts = [
+    describeStatus(live.status),
+    signInFact(state, server, live),
+    toolsFact(state, server.name, live),
+    state.skills?.summary(server.name),
+  ];
+  return facts.filter(Boolean).join(" · ");
 }
 
 /** What Pi has of the server's tools (resource tools included, as in the footer); when not connected, how old. */

@@ -82,6 +82,11 @@ export function number(minimum: number, inclusive: boolean): Check<number> {
       : { ok: false, expected: `must be a number ${bound} (got ${describeValue(value)})` };
 }
 
+export const positiveWholeNumber: Check<number> = (value) =>
+  typeof value === "number" && Number.isInteger(value) && value > 0
+    ? { ok: true, value }
+    : { ok: false, expected: `must be a whole number > 0 (got ${describeValue(value)})` };
+
 export const booleanOrStringList: Check<boolean | string[]> = (value) =>
   typeof value === "boolean" ? { ok: true, value } : withExpectation(stringList(value), "must be true, false or an array of strings");
 
@@ -114,12 +119,10 @@ export const outputGuard: Check<OutputGuard> = (value) => {
   if (!isJsonObject(value)) return { ok: false, expected };
   const limits: { maxBytes?: number; maxLines?: number } = {};
   for (const key of OUTPUT_GUARD_LIMITS) {
-    const limit = value[key];
-    if (limit === undefined) continue;
-    if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) {
-      return { ok: false, at: `.${key}`, expected: `must be a whole number > 0 (got ${describeValue(limit)})` };
-    }
-    limits[key] = limit;
+    if (value[key] === undefined) continue;
+    const limit = positiveWholeNumber(value[key]);
+    if (!limit.ok) return { ...limit, at: `.${key}` };
+    limits[key] = limit.value;
   }
   return { ok: true, value: limits };
 };

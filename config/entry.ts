@@ -94,6 +94,9 @@ const BEHAVIOUR_CHECKS = {
   directTools: directToolsField,
   includeTools: stringList,
   excludeTools: stringList,
+  skills: boolean,
+  includeSkills: stringList,
+  excludeSkills: stringList,
   approveTools: approvalRule,
   toolPrefix: toolPrefixMode,
   debug: boolean,
@@ -120,6 +123,8 @@ const BEHAVIOUR_FALLBACKS: Readonly<Record<string, Fallback>> = {
   timeout: { means: "requestTimeoutMs or the default applies" },
   description: { means: "ignored" },
   approveTools: { means: "every tool of this server asks before it runs", value: true },
+  // A server's skills are text the model follows: a value that may have meant "no" keeps them out.
+  skills: { means: "its skills are not offered", value: false },
 };
 
 const CONNECTION_CHECKS = {

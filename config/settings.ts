@@ -13,6 +13,7 @@ import {
   nonEmptyString,
   number,
   outputGuard,
+  positiveWholeNumber,
   timeLimit,
   toolPrefixMode,
 } from "./checks.ts";
@@ -20,7 +21,7 @@ import { configProblem } from "./problems.ts";
 import { describeValue, isJsonObject } from "../util/guards.ts";
 import type { InterpolationContext } from "./interpolation.ts";
 import { expandHome } from "../util/paths.ts";
-import type { CaptureStatsSettings, ConfigProblem, EmbeddingsSettings, McpSettings, ScriptSettings, SearchSettings } from "../types.ts";
+import type { CaptureStatsSettings, ConfigProblem, EmbeddingsSettings, McpSettings, SearchSettings } from "../types.ts";
 
 const SETTINGS_CHECKS = {
   toolPrefix: toolPrefixMode,
@@ -55,9 +56,9 @@ export function parseSettings(raw: unknown, file: string, context: Interpolation
       if (captureStats !== undefined) settings.captureStats = captureStats;
       continue;
     }
-    if (key === "script") {
-      const script = parseScriptSettings(value, file, problems);
-      if (script !== undefined) settings.script = script;
+    if (Object.hasOwn(SWITCH_CHECKS, key)) {
+      const parsed = parseSwitchSettings(key, SWITCH_CHECKS[key]!, value, file, problems);
+      if (parsed !== undefined) settings[key] = parsed;
       continue;
     }
     if (key === "search") {
@@ -160,27 +161,34 @@ function parseSearchSettings(value: unknown, file: string, problems: ConfigProbl
   return search;
 }
 
-const SCRIPT_CHECKS: Readonly<Record<string, Check<unknown>>> = {
-  enabled: boolean,
-  timeoutMs: number(0, false),
-  memoryMb: number(1, true),
+/** Settings that are `true`, `false` or an object of fields: `script`, `sampling`. */
+const SWITCH_CHECKS: Readonly<Record<string, Readonly<Record<string, Check<unknown>>>>> = {
+  script: { enabled: boolean, timeoutMs: number(0, false), memoryMb: number(1, true) },
+  sampling: { enabled: boolean, maxTokens: positiveWholeNumber },
 };
 
-/** `true`, `false` or `{ enabled, timeoutMs, memoryMb }`; a bad field is left out (its default applies). */
-function parseScriptSettings(value: unknown, file: string, problems: ConfigProblem[]): boolean | ScriptSettings | undefined {
+/** `true`, `false` or `{ enabled, … }`; a bad field is left out (its default applies). */
+function parseSwitchSettings(
+  key: string,
+  checks: Readonly<Record<string, Check<unknown>>>,
+  value: unknown,
+  file: string,
+  problems: ConfigProblem[],
+): boolean | Record<string, unknown> | undefined {
   if (typeof value === "boolean") return value;
   if (!isJsonObject(value)) {
-    const expected = `must be true, false or { "enabled", "timeoutMs", "memoryMb" } (got ${describeValue(value)})`;
-    problems.push(configProblem("warning", { file, field: "settings.script" }, `${expected}; ${SETTING_LEFT_OUT.means}`));
+    const fields = Object.keys(checks).map((name) => `"${name}"`);
+    const expected = `must be true, false or { ${fields.join(", ")} } (got ${describeValue(value)})`;
+    problems.push(configProblem("warning", { file, field: `settings.${key}` }, `${expected}; ${SETTING_LEFT_OUT.means}`));
     return undefined;
   }
-  const script: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    const field = `settings.script.${key}`;
-    const checked = Object.hasOwn(SCRIPT_CHECKS, key) ? SCRIPT_CHECKS[key]!(item) : undefined;
+  const parsed: Record<string, unknown> = {};
+  for (const [name, item] of Object.entries(value)) {
+    const field = `settings.${key}.${name}`;
+    const checked = Object.hasOwn(checks, name) ? checks[name]!(item) : undefined;
     if (!checked) problems.push(configProblem("warning", { file, field }, "unknown field, ignored"));
     else if (!checked.ok) problems.push(configProblem("warning", { file, field }, `${checked.expected}; ${SETTING_LEFT_OUT.means}`));
-    else script[key] = checked.value;
+    else parsed[name] = checked.value;
   }
-  return script as ScriptSettings;
+  return parsed;
 }

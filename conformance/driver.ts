@@ -7,26 +7,25 @@
  * 0 only if every step worked.
  *
  * When the server wants a sign-in, the driver does what a user does with `/mcp-auth`: the manager's sign-in, with
- * conformance/headless-browser.mjs as the browser (it follows the authorization server's redirect to the adapter's
- * own loopback callback), then the same steps again; at most MAX_SIGN_INS times (auth/scope-retry-limit checks the
+ * conformance/headless-browser.mjs's `follow` as the browser (it follows the authorization server's redirect to the
+ * adapter's own loopback callback), then the same steps again; at most MAX_SIGN_INS times (auth/scope-retry-limit checks the
  * bound). The scenario's MCP_CONFORMANCE_CONTEXT becomes the server's `oauth` config, as a user would write it.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openInBrowser } from "../util/browser.ts";
 import { NeedsAuthError } from "../connection/session.ts";
 import { acceptElicitationDefaults } from "../test/helpers/elicitation.ts";
 import { errorMessage } from "../util/guards.ts";
 import { McpServerManager } from "../server-manager.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
+import { follow } from "./headless-browser.mjs";
 import { type ScenarioContext, scenarioPlan } from "./scenarios.ts";
 
 /** The client ID metadata document URL the auth/basic-cimd scenario expects a client to publish. */
 const CIMD_URL = "https://conformance-test.local/client-metadata.json";
 const MAX_SIGN_INS = 3;
 const SIGN_IN_TIMEOUT_MS = 20_000;
-const BROWSER = `${process.execPath} ${join(import.meta.dirname, "headless-browser.mjs")}`;
 
 async function main(): Promise<void> {
   const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
@@ -46,7 +45,7 @@ async function main(): Promise<void> {
     await withSignIns(manager, server, async () => {
       const connection = await manager.connect(server);
       console.log(`connected over ${connection.transport}; tools: ${connection.tools.map((tool) => tool.name).join(", ") || "(none)"}`);
-      await plan({ manager, serverName: server.name, connection, context });
+      await plan({ manager, agentDir, serverName: server.name, connection, context });
     });
   } finally {
     await manager.closeAll();
@@ -62,7 +61,9 @@ async function withSignIns(manager: McpServerManager, server: ServerDefinition, 
     } catch (error) {
       if (!(error instanceof NeedsAuthError) || signIns === MAX_SIGN_INS) throw error;
       console.log(`sign-in ${signIns + 1}: ${error.message}`);
-      await manager.signIn(server, { openAuthorizationUrl: (url) => void openInBrowser(url, { BROWSER }), timeoutMs: SIGN_IN_TIMEOUT_MS });
+      // As a browser: the sign-in does not wait for it (a page that fails to load leaves the sign-in to time out).
+      const openAuthorizationUrl = (url: string) => void follow(url).catch((failed: unknown) => console.error(errorMessage(failed)));
+      await manager.signIn(server, { openAuthorizationUrl, timeoutMs: SIGN_IN_TIMEOUT_MS });
     }
   }
 }

@@ -6,6 +6,10 @@
  */
 import type { ServerConnection } from "../connection/live-connection.ts";
 import type { McpServerManager } from "../server-manager.ts";
+import { join } from "node:path";
+import { MANIFEST } from "../skills/files.ts";
+import { skillFiles } from "../skills/offer.ts";
+import { SkillSession } from "../skills/session.ts";
 import { formatParameters, toProviderSafeSchema } from "../tools/json-schema.ts";
 import { errorMessage } from "../util/guards.ts";
 
@@ -21,6 +25,8 @@ export interface ScenarioContext {
 
 export interface ScenarioClient {
   manager: McpServerManager;
+  /** The driver's agent dir (a fresh one per scenario). */
+  agentDir: string;
   serverName: string;
   connection: ServerConnection;
   context: ScenarioContext;
@@ -110,17 +116,38 @@ const prepareSchemas: ScenarioPlan = async ({ connection }) => {
 };
 
 /**
- * SKILLS (SEP-2640, issue 29): the place for the adapter's skills support. Each `sep-2640-client-*` server declares
- * the skills extension and lists one skill, `skill://pdf-processing/SKILL.md`, with one more file,
- * `references/FORMS.md`. `no-prefetch`: discover the skills as the adapter does at startup and read no file (the
- * suite fails a read of either file; a client that never calls `skills/list` proves nothing). `verify-*`: load the
- * skill as the model would (read SKILL.md through the adapter's verified read) and, only if that succeeded, read
- * references/FORMS.md; the server's SKILL.md fails its digest, size or frontmatter check, so the adapter must refuse
- * it and never read FORMS.md (an error exit is allowed; never reading SKILL.md proves nothing).
+ * SKILLS (SEP-2640). Each `sep-2640-client-*` server declares the skills extension and lists one skill,
+ * `skill://pdf-processing/SKILL.md`, with one more file, `references/FORMS.md`. The adapter's own skills session does
+ * what it does in Pi: `no-prefetch` discovers the skills (as at Pi's startup, from the listing the connect made) and
+ * reads no file; `verify` then reads each file as the model's `read` of it would, SKILL.md first. The server's
+ * SKILL.md fails its digest, size or frontmatter check: the session refuses the skill, so FORMS.md is never asked for
+ * (the plan fails, which the scenario allows).
  */
 function useSkills(mode: "no-prefetch" | "verify"): ScenarioPlan {
-  return async () => {
-    throw new Error(`skills (SEP-2640, ${mode}) are not supported by the adapter yet (issue 29)`);
+  return async ({ manager, serverName, connection, agentDir }) => {
+    const server = { name: serverName, source: { kind: "user" as const, path: "conformance/driver.ts" } };
+    const skills = new SkillSession({
+      agentDir,
+      servers: {
+        connect: async () => {},
+        entries: () => manager.getConnection(serverName)?.skills,
+        read: (name, entry, uri, signal) => manager.readSkillFile(name, entry, uri, { signal }),
+      },
+      listings: () => [{ server, entries: connection.skills }],
+      notify: (message) => console.log(message),
+    });
+    const folders = await skills.discover();
+    console.log(`skills offered: ${folders.length}`);
+    if (mode === "no-prefetch") return;
+    for (const [folder, entry] of folders.map((folder, index) => [folder, connection.skills[index]!] as const)) {
+      const files = skillFiles(entry);
+      if (typeof files === "string") throw new Error(files);
+      for (const path of [MANIFEST, ...[...files.keys()].filter((file) => file !== MANIFEST)]) {
+        const outcome = await skills.beforeToolCall("read", { path: join(folder, path) }, folder);
+        if (!outcome.ok) throw new Error(outcome.reason);
+        console.log(`${path}: verified`);
+      }
+    }
   };
 }
 

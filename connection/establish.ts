@@ -3,13 +3,14 @@
  * the server's protocol era, its tools, resources and prompts listed, all within the startup deadline. A failure is
  * described for the user (connection/connect-failure.ts) and leaves no process behind.
  *
- * The era a server spoke last time (kept with its metadata) saves the probe. A verdict that no longer holds (the
- * server moved to another protocol) fails the connect: it is made once more without one.
+ * What is known of the server from its last connection (kept with its metadata) saves requests: the era it spoke
+ * saves the probe, and the lists it said are still valid (2026 `ttlMs`) are not asked for again. A verdict that no
+ * longer holds (the server moved to another protocol) fails the connect: it is made once more knowing nothing.
  */
 import { abortable, abortAfter } from "../util/abort.ts";
 import { formatSeconds } from "../util/format-time.ts";
 import { errorMessage } from "../util/guards.ts";
-import { DEFAULT_STARTUP_TIMEOUT_MS, LiveConnection } from "./live-connection.ts";
+import { DEFAULT_STARTUP_TIMEOUT_MS, type FreshLists, LiveConnection } from "./live-connection.ts";
 import { type ConnectionCode, loadConnectionCode } from "./sdk-loader.ts";
 import {
   IncompatibleServerError,
@@ -22,6 +23,14 @@ import {
 import type { OutputTail } from "./stderr-tail.ts";
 import type { ServerDefinition } from "../types.ts";
 
+/** What an earlier connection taught of a server. */
+export interface KnownServer {
+  /** The protocol it spoke. */
+  protocol?: ProtocolVerdict;
+  /** Its lists that are still valid. */
+  fresh?: FreshLists;
+}
+
 export interface EstablishOptions {
   settings: SessionSettings;
   /** The server's stderr tail (a stdio server's output, shown when it fails). */
@@ -29,8 +38,7 @@ export interface EstablishOptions {
   oauth: OpenOptions["oauth"];
   /** A close or shutdown: what was started is ended. */
   cancelled: AbortSignal;
-  /** What the server spoke at its last connect, if known. */
-  prior?: ProtocolVerdict;
+  known?: KnownServer;
 }
 
 /** Spawn or reach the server, open the session, and read its lists, all within its startup timeout. */
@@ -38,8 +46,8 @@ export async function establish(def: ServerDefinition, options: EstablishOptions
   try {
     return await attempt(def, options);
   } catch (error) {
-    if (!options.prior || !mayBeStaleVerdict(error, options.cancelled)) throw error;
-    return attempt(def, { ...options, prior: undefined });
+    if (!options.known?.protocol || !mayBeStaleVerdict(error, options.cancelled)) throw error;
+    return attempt(def, { ...options, known: undefined });
   }
 }
 
@@ -61,8 +69,9 @@ async function attempt(def: ServerDefinition, options: EstablishOptions): Promis
   let session: McpSession | undefined;
   try {
     mcp = await abortable(loadConnectionCode(), signal);
-    session = await mcp.openSession(def, { ...options.settings, stderr, oauth: options.oauth, signal, timeoutMs, prior: options.prior });
-    const connection = await LiveConnection.read(def, session, { signal, timeout: timeoutMs });
+    const prior = options.known?.protocol;
+    session = await mcp.openSession(def, { ...options.settings, stderr, oauth: options.oauth, signal, timeoutMs, prior });
+    const connection = await LiveConnection.read(def, session, { signal, timeout: timeoutMs }, options.known?.fresh);
     cancelled.throwIfAborted();
     return connection;
   } catch (error) {

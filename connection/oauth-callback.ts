@@ -1,7 +1,7 @@
 /**
  * Where the browser comes back to after a sign-in (RFC 8252 §7.3, loopback redirect): an HTTP server on 127.0.0.1
  * that waits for `?code=…&state=…` (or `?error=…`), answers the browser with a short page and hands the code to
- * the sign-in. It listens only while one sign-in waits. A callback with another `state` is not ours (a stale tab, or
+ * the sign-in, with the `iss` the authorization server added (RFC 9207: the SDK checks it before the code is used). It listens only while one sign-in waits. A callback with another `state` is not ours (a stale tab, or
  * a page trying its luck) and is turned away without ending the wait. When the browser runs on another machine, the
  * user can paste the address it ended up on instead (`deliver`).
  */
@@ -15,15 +15,20 @@ import { oneLine } from "../util/text.ts";
 export const CALLBACK_PATH = "/callback";
 const MAX_ERROR_TEXT = 300;
 
-type Outcome = { code: string } | { error: string };
+/**
+ * The callback's answer: an authorization code, or the authorization server's error as the user would read it; with
+ * the `iss` that says which authorization server sent it, as sent (absent stays absent). Neither is to be trusted
+ * before that `iss` is checked (RFC 9207: a mix-up attack sends the browser back from another server).
+ */
+export type AuthorizationResponse = ({ code: string } | { error: string }) & { iss?: string };
 
 export class CallbackListener {
   readonly redirectUrl: string;
   /** The `state` the authorization request must carry back. */
   readonly state = randomBytes(16).toString("base64url");
   private readonly server: Server;
-  private settle!: (outcome: Outcome) => void;
-  private readonly outcome = new Promise<Outcome>((resolve) => {
+  private settle!: (outcome: AuthorizationResponse) => void;
+  private readonly outcome = new Promise<AuthorizationResponse>((resolve) => {
     this.settle = resolve;
   });
   private settled = false;
@@ -59,11 +64,9 @@ export class CallbackListener {
     return (this.server.address() as AddressInfo).port;
   }
 
-  /** The authorization code; rejects when the authorization server reports an error, or when `signal` aborts. */
-  async code(signal: AbortSignal): Promise<string> {
-    const outcome = await abortable(this.outcome, signal);
-    if ("error" in outcome) throw new Error(outcome.error);
-    return outcome.code;
+  /** The authorization response, once the browser came back; rejects when `signal` aborts. */
+  response(signal: AbortSignal): Promise<AuthorizationResponse> {
+    return abortable(this.outcome, signal);
   }
 
   /** A callback address the user pasted: what to tell them. */
@@ -93,17 +96,20 @@ export class CallbackListener {
     if (this.settled) return { status: 200, text: "This sign-in has already been handled. You can close this tab." };
     const error = params.get("error");
     const code = params.get("code");
+    // Checked by the sign-in, against the authorization server's metadata (connection/oauth-provider.ts).
+    const iss = params.get("iss");
+    const from = iss === null ? {} : { iss };
     if (error !== null) {
       const description = params.get("error_description");
-      this.finish({ error: authorizationServerAnswer(clip(error), description ? clip(description) : undefined) });
+      this.finish({ error: authorizationServerAnswer(clip(error), description ? clip(description) : undefined), ...from });
       return { status: 200, text: "Sign-in failed: the authorization server did not grant access. You can close this tab." };
     }
     if (!code) return { status: 400, text: "This address carries no authorization code." };
-    this.finish({ code });
+    this.finish({ code, ...from });
     return { status: 200, text: "Signed in. You can close this tab and go back to Pi." };
   }
 
-  private finish(outcome: Outcome): void {
+  private finish(outcome: AuthorizationResponse): void {
     this.settled = true;
     this.settle(outcome);
   }

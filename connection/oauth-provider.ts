@@ -8,17 +8,21 @@
  * - on a connection (`authProviderFor`): tokens are sent, and refreshed when the server answers 401. A sign-in never
  *   starts there (no browser may pop up in the middle of a tool call, and nobody may be there): where one is needed
  *   the request fails with a NeedsAuthError telling the user to run /mcp-auth. No client is registered there either.
- * - in a sign-in (`signIn`, what /mcp-auth runs): a fresh authorization with the scope the server last asked for,
- *   redirected to our callback, then the code exchanged for tokens.
+ *   The transport's own step-up (403 insufficient_scope) ends there too: every authorization request is a sign-in the
+ *   user started, so the user (or a caller's own limit) bounds them, once.
+ * - in a sign-in (`signIn`, what /mcp-auth runs): a fresh authorization with the scope the server last asked for
+ *   (and, on a step-up, the scopes granted so far), redirected to our callback, then the code exchanged for tokens
+ *   once the callback's `iss` shows it came from the authorization server the browser was sent to (RFC 9207).
  *
  * Loaded with the SDK half of the connection code (connection/sdk-session.ts), never with the extension.
  */
 import {
   auth,
   ClientCredentialsProvider,
+  computeScopeUnion,
   createFetchWithInit,
-  extractWWWAuthenticateParams,
-  type FetchLike,
+  IssuerMismatchError,
+  type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
   type OAuthClientProvider,
@@ -27,22 +31,23 @@ import {
   type OAuthServerInfo,
   type OAuthTokens,
   PrivateKeyJwtProvider,
+  type StoredOAuthClientInformation,
+  validateAuthorizationResponseIssuer,
 } from "@modelcontextprotocol/client";
 import { abortable } from "../util/abort.ts";
 import type { AuthChallenge, ServerAuthState } from "./session.ts";
 import { authorizationServerAnswer, canSignIn, signInNeeded } from "./auth-checks.ts";
 import { parseServerUrl } from "./server-target.ts";
-import { CALLBACK_PATH, CallbackListener } from "./oauth-callback.ts";
+import { type AuthorizationResponse, CALLBACK_PATH, CallbackListener } from "./oauth-callback.ts";
 import { discoverAuthorizationServer } from "./oauth-discovery.ts";
 import { clientSecret, withCommandValues } from "./command-values.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
-import { isJsonObject } from "../util/guards.ts";
+import { safeUrl } from "../util/http-text.ts";
 
 const CLIENT_NAME = "Pi (pi-mcp-adapter)";
 /** Outside a sign-in the SDK still reads a redirect address; no authorization URL built with it is ever opened. */
 const NO_CALLBACK = `http://127.0.0.1${CALLBACK_PATH}`;
-const OFFLINE_ACCESS = "offline_access";
 
 export interface SignInOptions {
   store: OAuthStore;
@@ -97,11 +102,23 @@ function clientCredentialsProvider(oauth: OAuthSettings): OAuthClientProvider {
   return new ClientCredentialsProvider({ ...common, clientSecret: oauth.clientSecret! });
 }
 
-/** An OAuth error response from the SDK says little in its message (only the optional description): its code says more. */
+/**
+ * An OAuth error response from the SDK says little in its message (only the optional description): its code says
+ * more. A failed issuer check is said without the issuer received: it may be an attacker's text (RFC 9207 mix-up).
+ */
 export function describeOAuthError(error: unknown): string | undefined {
+  if (error instanceof IssuerMismatchError) return issuerMismatch(error);
   if (!(error instanceof OAuthError)) return undefined;
   // Without a description the SDK's message is the code itself.
   return authorizationServerAnswer(error.code, error.message && error.message !== error.code ? error.message : undefined);
+}
+
+function issuerMismatch(error: IssuerMismatchError): string {
+  if (error.kind === "authorization_response") {
+    return "the answer the browser came back with does not show it is from the authorization server this sign-in went to (RFC 9207 issuer check), so it was not used";
+  }
+  const where = error.expected ? ` ${safeUrl(error.expected)}` : "";
+  return `the metadata of the authorization server${where} names another issuer (RFC 8414), so it was not used`;
 }
 
 /** The authorization code flow for one server: opens the browser side, waits for the callback, stores the tokens. */
@@ -110,7 +127,9 @@ export async function signIn(def: ServerDefinition, options: SignInOptions): Pro
     await authorizationCodeFlow(def, options);
   } catch (error) {
     const described = describeOAuthError(error);
-    throw described ? new Error(described, { cause: error }) : error;
+    if (!described) throw error;
+    // The SDK's own message of an issuer mismatch quotes the issuer received: it must go nowhere, not even as a cause.
+    throw new Error(described, error instanceof IssuerMismatchError ? undefined : { cause: error });
   }
 }
 
@@ -125,7 +144,7 @@ async function authorizationCodeFlow(def: ServerDefinition, options: SignInOptio
     options.onListening?.(listener);
     const resourceMetadataUrl = authState.challenge?.resourceMetadataUrl ? new URL(authState.challenge.resourceMetadataUrl) : undefined;
     const discovery = await abortable(discoverAuthorizationServer(def, serverUrl, { resourceMetadataUrl, fetchFn }), signal);
-    const scope = requestedScope(def, authState.challenge, discovery);
+    const scope = requestedScope(def, authState.challenge, (await store.read(def.url!))?.tokens?.scope);
     const provider = new StoredOAuthProvider(def, store, authState, signal, {
       redirectUrl: listener.redirectUrl,
       state: listener.state,
@@ -138,11 +157,28 @@ async function authorizationCodeFlow(def: ServerDefinition, options: SignInOptio
     });
     // Without tokens to refresh, this ends by sending the browser to the authorization URL (`open`).
     await abortable(auth(provider, { serverUrl, scope, resourceMetadataUrl, fetchFn }), signal);
-    const authorizationCode = await listener.code(signal);
-    await abortable(auth(provider, { serverUrl, scope, resourceMetadataUrl, authorizationCode, fetchFn }), signal);
+    const answer = await listener.response(signal);
+    if ("error" in answer) throw refusal(answer, discovery);
+    // The SDK checks `iss` (RFC 9207) before the code is sent anywhere.
+    const { code: authorizationCode, iss } = answer;
+    await abortable(auth(provider, { serverUrl, scope, resourceMetadataUrl, authorizationCode, iss, fetchFn }), signal);
   } finally {
     await listener.close();
   }
+}
+
+/**
+ * The authorization server's refusal, once its `iss` shows it is this sign-in's: an error page from another server
+ * (a mix-up) is not repeated to the user, as the SDK does not repeat a code's (it throws IssuerMismatchError).
+ */
+function refusal(answer: AuthorizationResponse & { error: string }, discovery: OAuthServerInfo): Error {
+  const metadata = discovery.authorizationServerMetadata;
+  validateAuthorizationResponseIssuer({
+    iss: answer.iss,
+    expectedIssuer: metadata?.issuer,
+    issParameterSupported: metadata?.authorization_response_iss_parameter_supported === true,
+  });
+  return new Error(answer.error);
 }
 
 /**
@@ -165,17 +201,15 @@ function registeredPort(client: OAuthClientInformationMixed | undefined): number
 }
 
 /**
- * The scope to ask for (SEP-835): what the server's challenge names, else the configured `scope`, else all the scopes
- * its resource metadata lists; plus `offline_access` where the authorization server offers it (SEP-2207: some only
- * issue a refresh token for it, and without one every expiry means a new sign-in). Nothing asked for stays nothing.
+ * The scope to ask for (SEP-835): what the server's challenge names, else the configured `scope`; with neither, the
+ * SDK asks for every scope the resource metadata lists (else for none). A step-up (403 insufficient_scope) asks for the
+ * scopes granted so far as well (SEP-2350): servers often name only the missing one, and a token with that one alone
+ * would lose what the old one could do. `offline_access` is the SDK's to add where the authorization server offers
+ * it (SEP-2207: some issue a refresh token only for it), as our registration asks for refresh tokens.
  */
-function requestedScope(def: ServerDefinition, challenge: AuthChallenge | undefined, discovery: OAuthServerInfo): string | undefined {
-  const scope = challenge?.scope ?? def.oauth?.scope ?? discovery.resourceMetadata?.scopes_supported?.join(" ");
-  const words = scope?.split(/\s+/).filter(Boolean) ?? [];
-  if (words.length === 0) return undefined;
-  if (discovery.authorizationServerMetadata?.scopes_supported?.includes(OFFLINE_ACCESS) && !words.includes(OFFLINE_ACCESS))
-    words.push(OFFLINE_ACCESS);
-  return words.join(" ");
+function requestedScope(def: ServerDefinition, challenge: AuthChallenge | undefined, granted: string | undefined): string | undefined {
+  const scope = challenge?.scope ?? def.oauth?.scope;
+  return challenge?.insufficientScope ? computeScopeUnion(granted, scope) : scope;
 }
 
 class StoredOAuthProvider implements OAuthClientProvider {
@@ -193,6 +227,8 @@ class StoredOAuthProvider implements OAuthClientProvider {
   private handedOut?: OAuthTokens;
   /** Some were, on this connection: a sign-in needed now is a new one. */
   private hadTokens = false;
+  /** The scope this sign-in's authorization request asked for, as the SDK settled it. */
+  private askedScope?: string;
 
   constructor(def: ServerDefinition, store: OAuthStore, authState: ServerAuthState, signal: AbortSignal, signIn?: SignInInteraction) {
     this.def = def;
@@ -227,17 +263,21 @@ class StoredOAuthProvider implements OAuthClientProvider {
     return this.signIn?.state ?? "";
   }
 
-  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
-    const configured = await this.configuredClient();
+  async clientInformation(context?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
+    const configured = await this.configuredClient(context?.issuer);
     if (configured) return configured;
     const client = (await this.store.read(this.url))?.client;
     if (this.signIn) return client && registeredFor(client, this.signIn.redirectUrl) ? client : undefined;
     // Registering belongs to a sign-in; without a client there are no tokens to use or refresh either.
     if (!client) throw signInNeeded(this.def.name, "needs a sign-in (OAuth)");
+    // Registered with another authorization server than the one the server names now (SEP-2352): the SDK would
+    // register here, outside a sign-in, for nothing (a sign-in registers with its own callback address).
+    if (client.issuer && context && !sameIssuer(client.issuer, context.issuer))
+      throw signInNeeded(this.def.name, "needs a new sign-in (it moved to another authorization server)");
     return client;
   }
 
-  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+  async saveClientInformation(client: StoredOAuthClientInformation): Promise<void> {
     // A configured client stays in the config: its secret is not copied anywhere.
     if (this.def.oauth?.clientId) return;
     await this.store.update(this.url, (record) => ({ ...record, client }));
@@ -255,7 +295,12 @@ class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    await this.store.update(this.url, (record) => ({ ...record, tokens, codeVerifier: undefined }));
+    // The scope granted, for a later step-up to keep: an answer that names none granted what was asked for (RFC 6749
+    // §5.1), a refresh what the tokens it replaces had (§6).
+    await this.store.update(this.url, (record) => {
+      const scope = tokens.scope ?? (this.signIn ? this.askedScope : record.tokens?.scope);
+      return { ...record, tokens: scope === undefined ? tokens : { ...tokens, scope }, codeVerifier: undefined };
+    });
     this.authState.challenge = undefined;
   }
 
@@ -273,7 +318,10 @@ class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
-    if (this.signIn) return this.signIn.open(authorizationUrl.href);
+    if (this.signIn) {
+      this.askedScope = authorizationUrl.searchParams.get("scope") ?? undefined;
+      return this.signIn.open(authorizationUrl.href);
+    }
     const { challenge } = this.authState;
     if (challenge?.insufficientScope) {
       throw signInNeeded(this.def.name, `needs a new sign-in that grants more (scope "${challenge.scope ?? "unspecified"}")`);
@@ -305,12 +353,35 @@ class StoredOAuthProvider implements OAuthClientProvider {
     return discoverAuthorizationServer(this.def, parseServerUrl(this.def), {});
   }
 
-  /** The configured client; its secret only where a token request may follow (a sign-in, a refresh). */
-  private async configuredClient(): Promise<OAuthClientInformationMixed | undefined> {
+  /**
+   * The configured client, stamped with the authorization server it belongs to (SEP-2352); its secret only where a
+   * token request may follow (a sign-in, a refresh).
+   */
+  private async configuredClient(issuer: string | undefined): Promise<StoredOAuthClientInformation | undefined> {
     const clientId = this.def.oauth?.clientId;
     if (!clientId) return undefined;
+    const bound = issuer && (await this.bindConfiguredClient(clientId, issuer));
     const secret = (await this.mayRequestTokens()) ? await this.clientSecret() : undefined;
-    return { client_id: clientId, ...(secret ? { client_secret: secret } : {}) };
+    return { client_id: clientId, ...(secret ? { client_secret: secret } : {}), ...(bound ? { issuer: bound } : {}) };
+  }
+
+  /**
+   * The authorization server the configured client was first used with (trusted then, as the user configured it for
+   * this server, and kept until a sign-out). A server that names another one later does not get its secret: the SDK
+   * would drop the client and register a new one, which is not what a configured client is for.
+   */
+  private async bindConfiguredClient(clientId: string, issuer: string): Promise<string> {
+    const bound = await this.store.exclusive(this.url, async (record, save) => {
+      const stamp = record?.configuredClient?.client_id === clientId ? record.configuredClient.issuer : undefined;
+      if (stamp === undefined) await save({ ...record, configuredClient: { client_id: clientId, issuer } });
+      return stamp ?? issuer;
+    });
+    if (sameIssuer(bound, issuer)) return bound;
+    throw new Error(
+      `MCP server "${this.def.name}" now names the authorization server ${safeUrl(issuer)}, and its "oauth.clientId" belongs to ` +
+        `${safeUrl(bound)}: its secret is not sent to another one. If the server moved, check "oauth" in its config and sign ` +
+        `out and in again (/mcp-auth ${this.def.name} --logout).`,
+    );
   }
 
   /** Outside a sign-in, only a refresh token leads to the token endpoint (else the SDK asks for a sign-in). */
@@ -330,79 +401,13 @@ class StoredOAuthProvider implements OAuthClientProvider {
   }
 }
 
+/** RFC 8414 issuers, the one narrow tolerance the SDK also allows: a trailing `/`. */
+function sameIssuer(a: string, b: string): boolean {
+  return a.replace(/\/$/, "") === b.replace(/\/$/, "");
+}
+
 /** A registration names its redirect addresses; one made for another callback port cannot be used with this one. */
 function registeredFor(client: OAuthClientInformationMixed, redirectUrl: string): boolean {
   const registered = "redirect_uris" in client ? client.redirect_uris : undefined;
   return !registered || registered.includes(redirectUrl);
-}
-
-/**
- * For a server's transports (whose fetch the SDK also uses for token requests): a refresh is done once across the Pi
- * processes sharing the agent dir. Refresh tokens are single-use at many authorization servers (they rotate): two
- * processes refreshing with the same one would leave one of them signed out. A refresh runs under the lock of the
- * server's stored record; when the record already holds other tokens than the ones the server refused here (another
- * process refreshed meanwhile), those are the answer and nothing is sent; a refresh that is sent has its answer stored
- * before the lock goes, so the next process finds it.
- */
-export function refreshingOnce(store: OAuthStore, url: string, fetchFn: FetchLike): FetchLike {
-  let refused: string | undefined;
-  return async (input, init) => {
-    const refreshToken = refreshTokenSent(init);
-    if (refreshToken === undefined) {
-      const response = await fetchFn(input, init);
-      if (response.status === 401) refused = bearerSent(init) ?? refused;
-      return response;
-    }
-    return store.exclusive(url, async (record, save) => {
-      const stored = record?.tokens;
-      const refreshedElsewhere =
-        stored && (stored.refresh_token !== refreshToken || (refused !== undefined && stored.access_token !== refused));
-      if (refreshedElsewhere) return tokenAnswer(stored);
-      const response = await fetchFn(input, init);
-      const tokens: unknown = response.ok
-        ? await response
-            .clone()
-            .json()
-            .catch(() => undefined)
-        : undefined;
-      if (record && isJsonObject(tokens) && typeof tokens.access_token === "string") {
-        // As the SDK will store them (the refresh token kept when none is sent back, the issuer the old ones had).
-        await save({ ...record, tokens: { ...stored, refresh_token: refreshToken, ...tokens } as OAuthTokens });
-      }
-      return response;
-    });
-  };
-}
-
-function refreshTokenSent(init: RequestInit | undefined): string | undefined {
-  const body = init?.body;
-  if (!(body instanceof URLSearchParams) || body.get("grant_type") !== "refresh_token") return undefined;
-  return body.get("refresh_token") ?? undefined;
-}
-
-function bearerSent(init: RequestInit | undefined): string | undefined {
-  const authorization = new Headers(init?.headers).get("authorization");
-  return authorization?.match(/^Bearer (.+)$/i)?.[1];
-}
-
-/** The token endpoint's answer, given from the store: the SDK reads it as it would the server's. */
-function tokenAnswer(tokens: OAuthTokens): Response {
-  const { issuer: _issuer, ...answer } = tokens as OAuthTokens & { issuer?: string };
-  return new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": "application/json" } });
-}
-
-/** For a server's transports: remembers its last `WWW-Authenticate` challenge (the scope a sign-in must ask for). */
-export function recordingChallenges(serverUrl: URL, authState: ServerAuthState): FetchLike {
-  const endpoint = `${serverUrl.origin}${serverUrl.pathname}`;
-  return async (input, init) => {
-    const response = await fetch(input, init);
-    if (response.status !== 401 && response.status !== 403) return response;
-    const url = new URL(input);
-    if (`${url.origin}${url.pathname}` !== endpoint) return response;
-    const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(response);
-    const insufficientScope = error === "insufficient_scope";
-    if (response.status === 401 || insufficientScope)
-      authState.challenge = { scope, resourceMetadataUrl: resourceMetadataUrl?.href, insufficientScope };
-    return response;
-  };
 }

@@ -7,14 +7,14 @@
  * URL changed must not send another server's tokens. The file name is a hash of the URL, so no config text becomes a
  * path. Each write replaces one whole file (util/atomic-file.ts), read again and changed under the file's
  * cross-process lock (util/file-lock.ts): Pi processes sharing the agent dir lose neither a registration nor tokens
- * another one stored meanwhile, and a refresh is done under that lock too (connection/oauth-provider.ts). Everything
+ * another one stored meanwhile, and a refresh is done under that lock too (connection/oauth-fetch.ts). Everything
  * read back is checked; a file that is not what we wrote is ignored (and replaced by the next sign-in).
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
+import type { StoredOAuthClientInformation, StoredOAuthTokens } from "@modelcontextprotocol/client";
 import { KeyedQueue } from "../util/async-work.ts";
 import { writeFileAtomic } from "../util/atomic-file.ts";
 import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "../util/file-lock.ts";
@@ -23,10 +23,17 @@ import { isJsonObject } from "../util/guards.ts";
 export const OAUTH_DIR_NAME = "mcp-oauth";
 const FORMAT_VERSION = 1;
 
+/**
+ * Tokens and client information are kept whole, with the `issuer` the SDK stamps on them (SEP-2352): it reads back
+ * as absent what another authorization server issued, so a server that moved to another one gets a new registration
+ * and a new sign-in, and no credential of the old one is sent to the new one.
+ */
 export interface OAuthRecord {
-  tokens?: OAuthTokens;
-  /** As the authorization server registered it (dynamic registration or a CIMD URL), with the `issuer` it is bound to. */
-  client?: OAuthClientInformationMixed;
+  tokens?: StoredOAuthTokens;
+  /** As the authorization server registered it (dynamic registration or a CIMD URL). */
+  client?: StoredOAuthClientInformation;
+  /** A client given in the config: its id and the authorization server it was first used with (its secret stays there). */
+  configuredClient?: { client_id: string; issuer: string };
   /** The PKCE verifier of the sign-in under way. */
   codeVerifier?: string;
 }
@@ -124,19 +131,28 @@ export function storeKey(url: string): string {
 }
 
 function isEmpty(record: OAuthRecord): boolean {
-  return !record.tokens && !record.client && !record.codeVerifier;
+  return !record.tokens && !record.client && !record.configuredClient && !record.codeVerifier;
 }
 
 function parseRecord(text: string, key: string): OAuthRecord | undefined {
   const data: unknown = JSON.parse(text);
   if (!isJsonObject(data) || data.version !== FORMAT_VERSION || data.url !== key) return undefined;
   const record: OAuthRecord = {};
-  if (isTokens(data.tokens)) record.tokens = data.tokens;
-  if (isJsonObject(data.client) && typeof data.client.client_id === "string") record.client = data.client as OAuthClientInformationMixed;
+  if (isTokens(data.tokens) && hasIssuerStamp(data.tokens)) record.tokens = data.tokens;
+  if (isJsonObject(data.client) && typeof data.client.client_id === "string" && hasIssuerStamp(data.client))
+    record.client = data.client as StoredOAuthClientInformation;
+  const configured = data.configuredClient;
+  if (isJsonObject(configured) && typeof configured.client_id === "string" && typeof configured.issuer === "string")
+    record.configuredClient = { client_id: configured.client_id, issuer: configured.issuer };
   if (typeof data.codeVerifier === "string") record.codeVerifier = data.codeVerifier;
   return record;
 }
 
-function isTokens(value: unknown): value is OAuthTokens {
+function isTokens(value: unknown): value is StoredOAuthTokens {
   return isJsonObject(value) && typeof value.access_token === "string" && typeof value.token_type === "string";
+}
+
+/** No stamp (stored before the SDK stamped), or a string one: anything else would bind to no authorization server. */
+function hasIssuerStamp(value: Record<string, unknown>): boolean {
+  return value.issuer === undefined || typeof value.issuer === "string";
 }

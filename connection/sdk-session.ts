@@ -32,7 +32,8 @@ import { type McpSession, NeedsAuthError, type OpenOptions, type ProtocolVerdict
 import { mergeEnv, parseServerUrl, transportFamily } from "./server-target.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
 import { errorMessage } from "../util/guards.ts";
-import { authProviderFor, recordingChallenges, refreshingOnce } from "./oauth-provider.ts";
+import { authProviderFor } from "./oauth-provider.ts";
+import { recordingChallenges, refreshingOnce } from "./oauth-fetch.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
 import { withCommandValues } from "./command-values.ts";
@@ -41,8 +42,20 @@ import { newClient } from "./mcp-client.ts";
 import { ChangeStream } from "./change-stream.ts";
 import { fetchFailed, isUnauthorized } from "./connect-failure.ts";
 import { invalidHeaderDeclaration } from "./tool-headers.ts";
+import { skillSource } from "./skills.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, ServerDefinition, TransportKind } from "../types.ts";
+import type {
+  McpPrompt,
+  McpResource,
+  McpResourceTemplate,
+  McpTool,
+  ServerDefinition,
+  SkillEntry,
+  SkillListing,
+  SkillRead,
+  SkillSource,
+  TransportKind,
+} from "../types.ts";
 import { ignored } from "../util/debug-log.ts";
 
 export { signIn } from "./oauth-provider.ts";
@@ -79,6 +92,7 @@ class SdkSession implements McpSession {
   private readonly endClient: () => Promise<void>;
   private events?: SessionEvents;
   private changes?: ChangeStream;
+  private skills?: SkillSource;
 
   constructor(serverName: string, parts: SessionParts) {
     this.serverName = serverName;
@@ -124,7 +138,7 @@ class SdkSession implements McpSession {
    */
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions, tool?: McpTool): Promise<CallToolResult> {
     const toolDefinition = tool && ({ name: tool.name, inputSchema: tool.inputSchema ?? { type: "object" } } as Tool);
-    return this.settle(this.client.callTool({ name, arguments: args }, { ...options, toolDefinition }) as Promise<CallToolResult>);
+    return this.settle(this.client.callTool({ name, arguments: args }, { ...options, toolDefinition }));
   }
 
   readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult> {
@@ -156,6 +170,19 @@ class SdkSession implements McpSession {
   async listPrompts(options: RequestOptions): Promise<Listing<McpPrompt>> {
     if (!this.client.getServerCapabilities()?.prompts) return { items: [], problems: [] };
     return this.settle(listPrompts(this.client, options));
+  }
+
+  listSkills(options: RequestOptions): Promise<SkillListing> {
+    return this.settle(this.skillSource().list(options));
+  }
+
+  readSkillFile(entry: SkillEntry, fileUri: string, options: RequestOptions): Promise<SkillRead> {
+    return this.settle(this.skillSource().read(entry, fileUri, options));
+  }
+
+  private skillSource(): SkillSource {
+    this.skills ??= skillSource(this.client);
+    return this.skills;
   }
 
   /**

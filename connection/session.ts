@@ -22,7 +22,7 @@ import type { NpxResolution } from "../npx-resolver.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./stderr-tail.ts";
 import type { Listing } from "./listing.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, TransportKind } from "../types.ts";
+import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, SkillEntry, SkillListing, SkillRead, TransportKind } from "../types.ts";
 
 /**
  * Answers a server's form elicitation (`elicitation/create`): asks the user, or decides without one. An `accept`
@@ -125,6 +125,10 @@ export interface McpSession {
   listResourceTemplates(options: RequestOptions): Promise<Listing<McpResourceTemplate>>;
   /** Empty for a server without the prompts capability. */
   listPrompts(options: RequestOptions): Promise<Listing<McpPrompt>>;
+  /** Its Agent Skills (MCP Skills extension); empty for a server without the extension (it is not asked). */
+  listSkills(options: RequestOptions): Promise<SkillListing>;
+  /** One file of a skill, verified against `entry`: a file that does not match is `{ ok: false }`, never bytes. */
+  readSkillFile(entry: SkillEntry, fileUri: string, options: RequestOptions): Promise<SkillRead>;
 }
 
 /**

@@ -3,7 +3,7 @@
  * (server-everything, server-memory). A scripted model finds tools with ToolSearch and calls them, the way a real
  * model would follow the adapter's answers; the demo prints what the model is shown and what happens.
  *
- * Host: Pi 0.73.1 by default; `PI_TEST_HOST=0.87.1` or `=1.5.2` (with Node ≥ 22) shows a newer host.
+ * Host: Pi 0.73.1 by default; `PI_TEST_HOST=0.87.1` or `=1.6.0` (with Node ≥ 22) shows a newer host.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";

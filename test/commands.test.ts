@@ -5,14 +5,17 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { type StatusContext, statusReport, updateStatus } from "../commands/status-report.ts";
+import { panelSummary, type StatusContext, statusReport, updateStatus } from "../commands/status-report.ts";
 import { McpLifecycleManager } from "../lifecycle.ts";
 import { createCacheEntry } from "../metadata-cache.ts";
 import { McpServerManager } from "../server-manager.ts";
 import { CallStats } from "../calls/stats.ts";
 import { buildToolView, type ServerInventoryEntry } from "../tool-view.ts";
-import type { ConfigProblem, LoadedConfig, ServerDefinition } from "../types.ts";
+import type { ProtocolVerdict } from "../connection/session.ts";
+import { SkillSession } from "../skills/session.ts";
+import type { ConfigProblem, LoadedConfig, ServerDefinition, SkillEntry } from "../types.ts";
 import { fixtureDef, killLeftovers, serverDef, STDIO_FIXTURE, tempDir } from "./server-manager-helpers.ts";
+import { FixtureSkillServers } from "./helpers/skills-fixture.ts";
 
 const HOUR_MS = 60 * 60_000;
 
@@ -37,14 +40,22 @@ function inventory(
   tools: string[],
   origin: ServerInventoryEntry["origin"],
   listedAt: number,
+  protocol?: ProtocolVerdict,
 ): ServerInventoryEntry {
   const entry = createCacheEntry(
     definition,
     tools.map((name) => ({ name, description: `${name} it`, inputSchema: { type: "object" } })),
     [],
   );
-  return { definition, ...entry, origin, listedAt };
+  return { definition, ...entry, origin, listedAt, protocol };
 }
+
+const MODERN: ProtocolVerdict = {
+  era: "modern",
+  version: "2026-07-28",
+  discover: { supportedVersions: ["2026-07-28"] } as any,
+  checkedAt: 0,
+};
 
 function context(config: LoadedConfig, inventories: ServerInventoryEntry[], stats?: CallStats): StatusContext {
   lifecycle.registerServers(config.servers);
@@ -83,7 +94,7 @@ describe("/mcp status", () => {
     stats.record("up", "echo", 30, false);
     const state = context(
       config,
-      [inventory(up, ["echo", "wait"], "live", Date.now()), inventory(remote, ["fetch"], "cache", Date.now() - 2 * HOUR_MS)],
+      [inventory(up, ["echo", "wait"], "live", Date.now()), inventory(remote, ["fetch"], "cache", Date.now() - 2 * HOUR_MS, MODERN)],
       stats,
     );
     const connection = await lifecycle.ensureConnected("up");
@@ -98,7 +109,7 @@ describe("/mcp status", () => {
     expect(report).toBe(
       [
         "MCP servers: 3 enabled, 2 disabled, 1 skipped",
-        "✓ up: connected · eager · stdio · 2 tools · pid <pid>",
+        "✓ up: connected · eager · stdio · MCP 2025-11-25 · 2 tools · pid <pid>",
         `    ${command}`,
         "    source: /u/mcp.json (user)",
         '    warning: field "autoApprove" is not supported',
@@ -117,7 +128,8 @@ describe("/mcp status", () => {
         "- off: disabled · source: test (user)",
         // Disabled by an override: the file to edit is that one, not the definition's.
         "- muted: disabled in /p/.mcp.json (project-shared) · defined in test (user)",
-        "○ remote: not started · lazy · 1 tool (from the cache, listed 2 h ago)",
+        // What it spoke at its last connection, from the cache.
+        "○ remote: not started · lazy · MCP 2026-07-28 last time · 1 tool (from the cache, listed 2 h ago)",
         "    url: https://example.com/mcp · token from $REMOTE_TOKEN",
         "    source: test (user)",
         "✗ skipped: skipped",
@@ -143,6 +155,43 @@ describe("/mcp status", () => {
         "  /u/mcp.json: not valid JSON",
       ].join("\n"),
     );
+  });
+});
+
+describe("/mcp status and the panel: skills", () => {
+  it("list each server's offered skills and why others are not; a server with skills: false says they are off", async () => {
+    const docs = serverDef("docs", { command: "docs", excludeSkills: ["old-*"] });
+    const quiet = serverDef("quiet", { command: "quiet", skills: false });
+    const config: LoadedConfig = { servers: [docs, quiet], settings: {}, problems: [], userFile: "/u/mcp.json" };
+    const skill = (name: string): SkillEntry => ({
+      uri: `skill://${name}/SKILL.md`,
+      frontmatter: { name, description: `The ${name} skill.` },
+      resources: [{ uri: `skill://${name}/SKILL.md`, digest: `sha256:${"0".repeat(64)}`, size: 1 }],
+    });
+    const entries = new Map([
+      ["docs", [skill("pdf-tools"), skill("old-notes"), skill("release-notes")]],
+      ["quiet", [skill("secret")]],
+    ]);
+    const servers = new FixtureSkillServers([], {});
+    const skills = new SkillSession({
+      agentDir: dir.path,
+      servers,
+      listings: () => config.servers.map((server) => ({ server, entries: entries.get(server.name) ?? [] })),
+      notify: () => {},
+    });
+    await skills.discover();
+    const state = { ...context(config, []), skills };
+    expect(
+      statusReport(state)
+        .split("\n")
+        .filter((line) => line.includes("skill")),
+    ).toEqual([
+      "    skills: pdf-tools, release-notes",
+      "    skill old-notes not offered: left out by includeSkills / excludeSkills",
+      "    skills: off (skills: false), 1 listed",
+    ]);
+    expect(panelSummary(state, docs)).toBe("not started · tools not known yet · 2 skills");
+    expect(panelSummary(state, quiet)).toBe("not started · tools not known yet");
   });
 });
 

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../config.ts";
+import { samplingSettings } from "../calls/sampling.ts";
 import { createConfigSandbox, serversByName, sourcesByName, type ConfigSandbox } from "./config-sandbox.ts";
 
 let sandbox: ConfigSandbox;
@@ -535,11 +536,55 @@ describe("loadConfig: bad input", () => {
     ]);
   });
 
+  it("settings.sampling: true, false or { enabled, maxTokens }; maxTokens a whole number > 0; on by default, 4096 tokens", () => {
+    writeUser({ settings: { sampling: { maxTokens: 1.5, enabled: true, model: "x" } } });
+    const config = sandbox.load();
+    expect(config.settings).toEqual({ sampling: { enabled: true } });
+    expect(messages(config)).toEqual([
+      `${userFile()}: "settings.sampling.maxTokens": must be a whole number > 0 (got the number 1.5); ignored (the default applies)`,
+      `${userFile()}: "settings.sampling.model": unknown field, ignored`,
+    ]);
+    expect(samplingSettings(config.settings)).toEqual({ enabled: true, maxTokens: 4096 });
+    writeUser({ settings: { sampling: "off" } });
+    expect(messages(sandbox.load())).toEqual([
+      `${userFile()}: "settings.sampling": must be true, false or { "enabled", "maxTokens" } (got a string); ignored (the default applies)`,
+    ]);
+    expect(samplingSettings({})).toEqual({ enabled: true, maxTokens: 4096 });
+    expect(samplingSettings({ sampling: false }).enabled).toBe(false);
+    expect(samplingSettings({ sampling: { enabled: false } }).enabled).toBe(false);
+    expect(samplingSettings({ sampling: { maxTokens: 50 } })).toEqual({ enabled: true, maxTokens: 50 });
+  });
+
   it("never throws, whatever the files hold", () => {
     for (const content of ["null", "42", '"text"', "{", "[]", '{"mcpServers": null}', '{"mcpServers": {"a": null}}', '{"settings": []}']) {
       writeUser(content);
       expect(() => sandbox.load()).not.toThrow();
       expect(sandbox.load().problems.length).toBeGreaterThan(0);
     }
+  });
+});
+
+describe("loadConfig: skills fields", () => {
+  it("reads skills, includeSkills and excludeSkills; a project file may turn a server's skills off alone", () => {
+    writeUser({
+      mcpServers: { docs: { command: "docs", includeSkills: ["pdf-*"], excludeSkills: ["pdf-old"] }, notes: { command: "notes" } },
+    });
+    writeProject({ mcpServers: { notes: { skills: false } } });
+    const config = sandbox.load({ projectTrusted: true });
+    expect(config.problems).toEqual([]);
+    expect(serversByName(config)).toEqual({
+      notes: { enabled: true, command: "notes", skills: false },
+      docs: { enabled: true, command: "docs", includeSkills: ["pdf-*"], excludeSkills: ["pdf-old"] },
+    });
+  });
+
+  it("a skills value that is not a boolean keeps the skills out, with a warning; a list that is not strings skips the server", () => {
+    writeUser({ mcpServers: { docs: { command: "docs", skills: "no" }, bad: { command: "x", excludeSkills: "pdf-*" } } });
+    const config = sandbox.load();
+    expect(serversByName(config)).toEqual({ docs: { enabled: true, command: "docs", skills: false } });
+    expect(messages(config)).toEqual([
+      `${userFile()}: server "docs": "skills": must be true or false (got a string); its skills are not offered`,
+      `${userFile()}: server "bad": "excludeSkills": must be an array of strings (got a string)`,
+    ]);
   });
 });

@@ -53,9 +53,13 @@ describe("MCP conformance suite (client scenarios)", () => {
       ["http-custom-headers", "2026-07-28"],
       ["auth/scope-step-up", "2026-07-28"],
       ["auth/iss-wrong-issuer", "2026-07-28"],
+      ["auth/authorization-server-migration", "2026-07-28"],
+      ["auth/offline-access-scope", "2026-07-28"],
     ]) {
       expect(output).toMatch(new RegExp(`^${scenario} +${version} +required .* pass$`, "m"));
     }
+    expect(output).toMatch(/^2025-11-25: required 18 of 18 pass;/m);
+    expect(output).toMatch(/^2026-07-28: required 32 of 32 pass;/m);
     // Not required, but run and reported.
     expect(output).toMatch(/^json-schema-2020-12-preservation +2026-07-28 +not scored: added-after-release .* pass$/m);
     expect(output).toMatch(/^auth\/dpop +2026-07-28 +not scored: extension .* expected failure: /m);

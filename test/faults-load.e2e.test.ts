@@ -4,7 +4,7 @@
  * for them is measured by bench/registration-stall.ts). (Many processes writing the cache at once:
  * metadata-cache-concurrency.test.ts.)
  */
-import { writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { currentHost } from "./helpers/hosts.ts";
@@ -50,37 +50,42 @@ describe(`load on Pi ${host.version}`, () => {
     const pids = startedPids(log);
     expect(pids).toHaveLength(2);
     expect(isRunning(pids[1]!)).toBe(true);
-    expect((await pi.command("/mcp status")).text).toMatch(new RegExp(`✓ busy: connected · lazy · stdio · 6 tools · pid ${pids[1]}`));
+    expect((await pi.command("/mcp status")).text).toMatch(new RegExp(`✓ busy: connected · lazy · stdio · MCP 2025-11-25 · 6 tools · pid ${pids[1]}`));
     // All calls of a run share Pi's abort signal: listeners left on it would make Node warn of a leak on stderr.
     await new Promise((resolve) => setImmediate(resolve));
     expect(warnings).toEqual([]);
   });
 
   test("/reload twice while the servers are still connecting: the newest config wins, no process is left behind, nothing is registered twice", async () => {
-    // Each start takes 1.5 s before it answers: every reload lands while the previous session is connecting.
-    const slow = (name: string) => faulty({ FAULT_LOG: `${name}.log`, FAULT_START_DELAY_MS: "1500" }, { lifecycle: "eager", cwd: "." });
+    // Every server answers nothing while the file `held` exists, and each reload waits until the session's servers
+    // have started: every reload lands while the previous session is connecting, however slow the machine.
+    const slow = (name: string) => faulty({ FAULT_LOG: `${name}.log`, FAULT_WAIT_WHILE_EXISTS: "held" }, { lifecycle: "eager", cwd: "." });
     const dirs = await harness.dirs({ alpha: slow("alpha"), beta: slow("beta") });
+    const held = join(dirs.cwd, "held");
+    await writeFile(held, "");
+    const started = (name: string) => startedPids(join(dirs.cwd, `${name}.log`));
+    const starts = (...names: string[]) => names.map((name) => started(name).length);
     const pi = await harness.session(dirs, [search("echo"), "found"]);
+    await expect.poll(() => starts("alpha", "beta"), { timeout: 30_000 }).toEqual([1, 1]);
     await pi.reload();
+    await expect.poll(() => starts("alpha", "beta"), { timeout: 30_000 }).toEqual([2, 2]);
     await writeFile(join(dirs.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { beta: slow("beta"), gamma: slow("gamma") } }));
     await pi.reload();
+    await expect.poll(() => starts("beta", "gamma"), { timeout: 30_000 }).toEqual([3, 1]);
+    await rm(held); // the last session's servers answer
     await pi.prompt("find echo"); // waits for the last session's startup connections
 
-    // A session replaced before its connects reached the spawn starts no process: alpha and beta ran once or twice
-    // before the last session, beta and gamma once in it.
-    const started = (name: string) => startedPids(join(dirs.cwd, `${name}.log`));
-    expect(started("alpha").length).toBeGreaterThanOrEqual(1);
-    expect(started("beta").length).toBeGreaterThanOrEqual(2);
-    expect(started("gamma")).toHaveLength(1);
+    // alpha and beta started once in each of the two replaced sessions, beta and gamma once in the last.
+    expect(starts("alpha", "beta", "gamma")).toEqual([2, 3, 1]);
     const alive = (await descendantProcesses(FAULTY_SERVER)).map((info) => info.pid).sort();
     expect(alive).toEqual([started("beta").at(-1)!, started("gamma")[0]!].sort());
     for (const pid of [...started("alpha"), ...started("beta").slice(0, -1)]) expect(isRunning(pid)).toBe(false);
 
     const status = (await pi.command("/mcp status")).text;
     expect(status).toMatch(
-      new RegExp(`^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · 6 tools · pid ${started("beta").at(-1)}\\n`),
+      new RegExp(`^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · MCP 2025-11-25 · 6 tools · pid ${started("beta").at(-1)}\\n`),
     );
-    expect(status).toMatch(new RegExp(`✓ gamma: connected · eager · stdio · 6 tools · pid ${started("gamma")[0]}\\n`));
+    expect(status).toMatch(new RegExp(`✓ gamma: connected · eager · stdio · MCP 2025-11-25 · 6 tools · pid ${started("gamma")[0]}\\n`));
     const names = pi.session.getAllTools().map((tool) => tool.name);
     expect(names.filter((name, index) => names.indexOf(name) !== index)).toEqual([]);
     expect(names.filter((name) => name === "ToolSearch")).toHaveLength(1);
@@ -91,11 +96,15 @@ describe(`load on Pi ${host.version}`, () => {
   });
 
   test("2,000 tools listed for the first time cost Pi a few registry rebuilds, not one per tool; each can still be found, loaded and called", async () => {
-    // Answers after 1 s: the count of rebuilds starts before the tools arrive.
-    const dirs = await harness.dirs({ big: faulty({ FAULT_EXTRA_TOOLS: "2000", FAULT_START_DELAY_MS: "1000" }, { lifecycle: "eager" }) });
+    // The server answers nothing while the file `held` exists: the count of rebuilds starts before the tools arrive.
+    const dirs = await harness.dirs({
+      big: faulty({ FAULT_EXTRA_TOOLS: "2000", FAULT_WAIT_WHILE_EXISTS: "held" }, { lifecycle: "eager", cwd: "." }),
+    });
+    await writeFile(join(dirs.cwd, "held"), "");
     const pi = await harness.session(dirs, [search("select:big__tool_1999"), callLoaded("big__tool_1999", { value: "x" }), "done"]);
     const rebuilds = countRegistryRebuilds(pi);
-    await waitForStatus(pi, /✓ big: connected · eager · stdio · 2006 tools/, 60_000);
+    await rm(join(dirs.cwd, "held"));
+    await waitForStatus(pi, /✓ big: connected · eager · stdio · MCP 2025-11-25 · 2006 tools/, 60_000);
     // Before: one rebuild per tool (2,006).
     expect(rebuilds()).toBeLessThan(10);
     await pi.prompt("call the last tool");
@@ -107,7 +116,7 @@ describe(`load on Pi ${host.version}`, () => {
     const pi = await harness.session(dirs);
     const status = await waitForStatus(pi, /✓ files: connected/);
     expect(status).toMatch(
-      /✓ files: connected · eager · stdio · 206 tools[\s\S]*\n {4}100 of 300 resources left out: at most 200 per server become tools$/,
+      /✓ files: connected · eager · stdio · MCP 2025-11-25 · 206 tools[\s\S]*\n {4}100 of 300 resources left out: at most 200 per server become tools$/,
     );
   });
 });

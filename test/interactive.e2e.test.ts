@@ -62,7 +62,7 @@ test(`interactive mode on Pi ${host.version}: a typed prompt finds and calls a t
   await expect.poll(screen, { timeout: 30_000 }).toContain("Echoed.");
 
   keys("/mcp status", "Enter");
-  await expect.poll(screen, { timeout: 30_000 }).toMatch(/✓ everything: connected · lazy · stdio · \d+ tools · pid \d+/);
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/✓ everything: connected · lazy · stdio · MCP 2025-11-25 · \d+ tools · pid \d+/);
 
   keys("/quit", "Enter");
   await expect.poll(() => processesWithMarker(dirs.agentDir), { timeout: 30_000 }).toEqual([]); // Pi and its servers

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { join } from "node:path";
 import { ConnectBackoffError, FAILURE_BACKOFF_MS, McpLifecycleManager } from "../lifecycle.ts";
-import { NeedsAuthError } from "../connection/session.ts";
+import { IncompatibleServerError, NeedsAuthError } from "../connection/session.ts";
+import { FAULTY_SERVER } from "./helpers/fault-setup.ts";
 import { McpServerManager } from "../server-manager.ts";
 import type { ServerDefinition } from "../types.ts";
 import { failure, fixtureDef, isRunning, killLeftovers, pidsOf, serverDef, tempDir, waitFor } from "./server-manager-helpers.ts";
@@ -126,6 +127,23 @@ describe("failure backoff", () => {
     await expect(lifecycle.ensureConnected("bad")).rejects.toThrow(ConnectBackoffError);
     expect(pidsOf(log("bad"), "start")).toHaveLength(4);
     expect(events).toEqual(["failed bad", "failed bad"]);
+  });
+
+  it("a server with no protocol version in common is not tried again while its config stays (its own error, no backoff note)", async () => {
+    const alien = (versions: string) =>
+      serverDef("alien", { command: process.execPath, args: [FAULTY_SERVER], env: { FAULT_LOG: log("alien"), FAULT_VERSIONS: versions } });
+    const def = alien("2030-01-01");
+    lifecycle.registerServers([def]);
+    const first = await failure(lifecycle.ensureConnected("alien"));
+    expect(first).toBeInstanceOf(IncompatibleServerError);
+    fakeClock();
+    advanceClock(10 * FAILURE_BACKOFF_MS);
+    expect(await failure(lifecycle.ensureConnected("alien"))).toBe(first);
+    expect(lifecycle.backoffRemainingMs("alien")).toBe(Number.POSITIVE_INFINITY);
+    expect(pidsOf(log("alien"), "start")).toHaveLength(1);
+    // The config changed (the user pointed it at a server that speaks ours): tried at once.
+    lifecycle.registerServers([alien("2025-11-25")]);
+    await expect(lifecycle.ensureConnected("alien")).resolves.toBeDefined();
   });
 
   it("reconnect() clears the backoff", async () => {
@@ -265,7 +283,7 @@ describe("revival", () => {
     expect(manager.getConnection("resident")).toBeDefined();
     expect(pidsOf(log("resident"), "start")).toHaveLength(3);
 
-    await lifecycle.ensureConnected("listed");
+    await lifecycle.connectForListing("listed");
     await lifecycle.closeAfterListing("listed");
     await lifecycle.runHealthCheck();
     await lifecycle.reviveDropped();

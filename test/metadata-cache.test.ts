@@ -125,6 +125,27 @@ describe("writeServerEntries and loadMetadataCache", () => {
     expect(odd).toEqual({ name: "odd", inputSchema: { type: "object", properties: {} } });
   });
 
+  it("round-trips the protocol the server spoke and until when its lists are valid; drops an entry whose are malformed", async () => {
+    const modern = {
+      era: "modern" as const,
+      version: "2026-07-28",
+      discover: { supportedVersions: ["2026-07-28"], capabilities: {} } as any,
+      checkedAt: 5,
+    };
+    const extras = { resourceTemplates: [], prompts: [], instructions: undefined, protocol: modern, freshUntil: { tools: 61_000 } };
+    await writeServerEntries(agentDir, { fresh: createCacheEntry(server("fresh"), [], [], 1000, extras) });
+    expect(loadMetadataCache(agentDir).servers.get("fresh")).toMatchObject({ protocol: modern, freshUntil: { tools: 61_000 } });
+
+    const path = getCachePath(agentDir);
+    const file = JSON.parse(readFileSync(path, "utf8"));
+    file.servers.oldEra = { ...file.servers.fresh, protocol: { era: "modern", version: "2026-07-28", checkedAt: 5 } };
+    file.servers.odd = { ...file.servers.fresh, freshUntil: { tools: "soon" } };
+    writeFileSync(path, JSON.stringify(file));
+    const snapshot = loadMetadataCache(agentDir);
+    expect([...snapshot.servers.keys()]).toEqual(["fresh"]);
+    expect(snapshot.problems).toHaveLength(2);
+  });
+
   it("round-trips resource templates, prompts and instructions (cut to 1,000 characters)", async () => {
     const def = server("fx");
     const extras = {

@@ -35,13 +35,14 @@ describe("OAuthStore", () => {
   });
   afterEach(() => dir.remove());
 
-  it("keeps one private file per URL, with changes made one after the other", async () => {
+  it("keeps one private file per URL, with changes made one after the other, and the issuer stamps (SEP-2352)", async () => {
+    const issuer = "https://as.example.com";
     await Promise.all([
-      store.update(url, (record) => ({ ...record, tokens })),
+      store.update(url, (record) => ({ ...record, tokens: { ...tokens, issuer } })),
       store.update(url, (record) => ({ ...record, codeVerifier: "v" })),
-      store.update("HTTPS://MCP.example.com:443/mcp#x", (record) => ({ ...record, client: { client_id: "c" } })),
+      store.update("HTTPS://MCP.example.com:443/mcp#x", (record) => ({ ...record, client: { client_id: "c", issuer } })),
     ]);
-    expect(await store.read(url)).toEqual({ tokens, codeVerifier: "v", client: { client_id: "c" } });
+    expect(await store.read(url)).toEqual({ tokens: { ...tokens, issuer }, codeVerifier: "v", client: { client_id: "c", issuer } });
     expect(store.hasTokens(url)).toBe(true);
     expect(store.hasTokens("https://mcp.example.com/other")).toBe(false);
     const oauthDir = join(dir.path, OAUTH_DIR_NAME);
@@ -67,6 +68,15 @@ describe("OAuthStore", () => {
     expect(await store.read(url)).toBeUndefined();
     write({ version: 1, url, tokens: { access_token: 1 }, client: { name: "no id" }, codeVerifier: 5 });
     expect(await store.read(url)).toEqual({});
+    // An issuer stamp that is not a string binds to nothing; a configured client's binding names both.
+    write({
+      version: 1,
+      url,
+      tokens: { ...tokens, issuer: 5 },
+      client: { client_id: "c", issuer: {} },
+      configuredClient: { client_id: "c" },
+    });
+    expect(await store.read(url)).toEqual({});
     expect(store.hasTokens(url)).toBe(false);
   });
 
@@ -91,7 +101,7 @@ describe("CallbackListener", () => {
 
   it("listens on 127.0.0.1 only, and hands over the code of the callback carrying its state", async () => {
     expect(listener.redirectUrl).toBe(`http://127.0.0.1:${listener.port}/callback`);
-    const code = listener.code(new AbortController().signal);
+    const response = listener.response(new AbortController().signal);
     expect(await visit({ code: "c1", state: "forged" })).toMatchObject({ status: 400 });
     expect(await visit({ code: "c1", state: listener.state }, "/elsewhere")).toMatchObject({ status: 404 });
     expect(await visit({ state: listener.state })).toMatchObject({
@@ -100,24 +110,37 @@ describe("CallbackListener", () => {
     });
     const done = await visit({ code: "c1", state: listener.state });
     expect(done).toMatchObject({ status: 200, text: expect.stringContaining("Signed in.") });
-    expect(await code).toBe("c1");
+    // No `iss` sent, none handed over (RFC 9207: an absent one is not an empty one).
+    expect(await response).toEqual({ code: "c1" });
     expect(await visit({ code: "c2", state: listener.state })).toMatchObject({ text: expect.stringContaining("already been handled") });
   });
 
-  it("rejects with the authorization server's error, escaped on the page and cut short in the message", async () => {
-    const failed = expect(listener.code(new AbortController().signal)).rejects.toThrow(
-      /^the authorization server answered "access_denied": <script>x+…$/,
-    );
-    const page = await visit({ error: "access_denied", error_description: `<script>${"x".repeat(400)}`, state: listener.state });
+  it("hands over the issuer the callback names, exactly as sent, for the sign-in to check", async () => {
+    const response = listener.response(new AbortController().signal);
+    await visit({ code: "c1", state: listener.state, iss: "https://as.example.com/" });
+    expect(await response).toEqual({ code: "c1", iss: "https://as.example.com/" });
+  });
+
+  it("hands over the authorization server's error, escaped on the page and cut short in the message, with its issuer", async () => {
+    const response = listener.response(new AbortController().signal);
+    const page = await visit({
+      error: "access_denied",
+      error_description: `<script>${"x".repeat(400)}`,
+      iss: "https://as.example.com",
+      state: listener.state,
+    });
     expect(page.text).not.toContain("<script>");
-    await failed;
+    expect(await response).toEqual({
+      error: expect.stringMatching(/^the authorization server answered "access_denied": <script>x+…$/),
+      iss: "https://as.example.com",
+    });
   });
 
   it("stops waiting when told to, and says so when its port is taken", async () => {
     const cancel = new AbortController();
-    const code = listener.code(cancel.signal);
+    const response = listener.response(cancel.signal);
     cancel.abort(new Error("cancelled"));
-    await expect(code).rejects.toThrow("cancelled");
+    await expect(response).rejects.toThrow("cancelled");
     await expect(CallbackListener.start(listener.port)).rejects.toThrow(`port ${listener.port} on 127.0.0.1 is in use`);
   });
 });

@@ -6,7 +6,7 @@
  * callback, and client credentials.
  */
 import { generateKeyPairSync } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openInBrowser } from "../util/browser.ts";
@@ -14,7 +14,7 @@ import { NeedsAuthError } from "../connection/session.ts";
 import { OAUTH_DIR_NAME } from "../connection/oauth-store.ts";
 import { McpServerManager } from "../server-manager.ts";
 import type { ServerDefinition } from "../types.ts";
-import { HEADLESS_BROWSER, type OAuthFixture, startOAuthFixture } from "./helpers/oauth-fixture.ts";
+import { HEADLESS_BROWSER, type OAuthFixture, REGISTERED_CLIENT, startOAuthFixture } from "./helpers/oauth-fixture.ts";
 import { serverDef, tempDir } from "./server-manager-helpers.ts";
 
 let fixture: OAuthFixture;
@@ -100,6 +100,8 @@ describe("OAuth with the server manager", () => {
     const register = events.find((event) => event.event === "register")!;
     expect(register.grant_types).toEqual(["authorization_code", "refresh_token"]);
     expect(register.redirect_uris).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/callback$/)]);
+    // A loopback redirect: a native application (SEP-837, RFC 8252).
+    expect(register.application_type).toBe("native");
     // "read" from the server's challenge, offline_access because the authorization server offers it.
     expect(events.find((event) => event.event === "authorize")).toEqual({
       event: "authorize",
@@ -163,9 +165,35 @@ describe("OAuth with the server manager", () => {
     expect((await eventsSince(before)).map((event) => event.event)).not.toContain("token");
 
     await manager.signIn(notes(), headless);
-    expect((await fixture.events()).filter((event) => event.event === "authorize").at(-1)?.scope).toBe("read write offline_access");
+    // The scopes granted so far, and the one missing (SEP-2350).
+    expect((await fixture.events()).filter((event) => event.event === "authorize").at(-1)?.scope).toBe("read offline_access write");
     await manager.connect(notes());
     expect((await manager.callTool("notes", "write_note", { note: "x" })).content).toEqual([{ type: "text", text: "noted: x" }]);
+  });
+
+  it("a server that moved to another authorization server needs a new sign-in, which registers there (SEP-2352)", async () => {
+    await signedIn();
+    const [file] = storedFiles();
+    const stored = JSON.parse(readFileSync(file!, "utf8"));
+    expect(stored.client.issuer).toBe(fixture.url(""));
+    expect(stored.tokens.issuer).toBe(fixture.url(""));
+    // As if they came from the authorization server the server named before, which this one does not know.
+    await fixture.revokeTokens();
+    const old = "https://old-as.example.com";
+    writeFileSync(
+      file!,
+      JSON.stringify({ ...stored, client: { ...stored.client, issuer: old }, tokens: { ...stored.tokens, issuer: old } }),
+    );
+    const before = (await fixture.events()).length;
+    const error = await failure(manager.connect(notes()));
+    expect(error.message).toBe(
+      'MCP server "notes" needs a new sign-in (it moved to another authorization server): the user has to run /mcp-auth notes (the assistant cannot do it).',
+    );
+    // Neither its old tokens nor a registration made outside the sign-in.
+    expect((await eventsSince(before)).map((event) => [event.event, event.token])).toEqual([["mcp", "unknown"]]);
+    await manager.signIn(notes(), headless);
+    expect((await eventsSince(before)).map((event) => event.event)).toEqual(["mcp", "register", "authorize", "token"]);
+    expect((await manager.connect(notes())).tools.map((tool) => tool.name)).toEqual(["echo", "write_note"]);
   });
 
   it("revoked tokens (the refresh fails too) need a new sign-in", async () => {
@@ -299,5 +327,93 @@ describe("OAuth: a user who says no", () => {
       'The sign-in to MCP server "denied" failed: the authorization server answered "access_denied": The user said no.',
     );
     expect(storedFiles().map((file) => JSON.parse(readFileSync(file, "utf8")).tokens)).toEqual([undefined]);
+  });
+});
+
+describe("OAuth: a server that names only the scope it misses", () => {
+  let narrow: OAuthFixture;
+  beforeAll(async () => {
+    // Its token answers name no scope either: the one asked for is the one granted (RFC 6749 §5.1).
+    narrow = await startOAuthFixture({ FIXTURE_STEP_UP_NEW_ONLY: "1", FIXTURE_TOKEN_SCOPE: "0" });
+  });
+  afterAll(() => narrow.stop());
+
+  it("the step-up sign-in asks for the scopes granted before as well, so the tools that worked keep working", async () => {
+    const def = serverDef("narrow", { url: narrow.mcpUrl });
+    await signedIn(def);
+    await manager.connect(def);
+    const error = await failure(manager.callTool("narrow", "write_note", { note: "x" }));
+    expect(error.message).toContain('needs a new sign-in that grants more (scope "write")');
+    await manager.signIn(def, headless);
+    const asked = (await narrow.events()).filter((event) => event.event === "authorize").map((event) => event.scope);
+    expect(asked).toEqual(["read offline_access", "read offline_access write"]);
+    await manager.connect(def);
+    expect((await manager.callTool("narrow", "write_note", { note: "x" })).content).toEqual([{ type: "text", text: "noted: x" }]);
+    expect((await manager.callTool("narrow", "echo", { text: "still" })).content).toEqual([{ type: "text", text: "still" }]);
+  });
+});
+
+describe("OAuth: an answer that does not say it is from the authorization server signed in at (RFC 9207)", () => {
+  const MIX_UP = "https://evil.example.com";
+  const fixtures: OAuthFixture[] = [];
+  afterAll(() => Promise.all(fixtures.map((started) => started.stop())));
+  const start = async (env: Record<string, string>) => {
+    const started = await startOAuthFixture({ FIXTURE_ISS: MIX_UP, ...env });
+    fixtures.push(started);
+    return started;
+  };
+  const NOT_USED =
+    'The sign-in to MCP server "mixup" failed: the answer the browser came back with does not show it is from the authorization ' +
+    "server this sign-in went to (RFC 9207 issuer check), so it was not used";
+
+  it("its code is never redeemed, and the issuer it names is not repeated", async () => {
+    const mixUp = await start({});
+    const error = await failure(manager.signIn(serverDef("mixup", { url: mixUp.mcpUrl }), headless));
+    expect(error.message).toBe(NOT_USED);
+    expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toContain("evil");
+    expect((await mixUp.events()).map((event) => event.event)).toEqual(["register", "authorize"]);
+  });
+
+  it("its error is not shown: the text is not the authorization server's", async () => {
+    const mixUp = await start({ FIXTURE_DENY: "1" });
+    const error = await failure(manager.signIn(serverDef("mixup", { url: mixUp.mcpUrl }), headless));
+    expect(error.message).toBe(NOT_USED);
+  });
+});
+
+describe("OAuth: a client given in the config belongs to the authorization server it was first used with (SEP-2352)", () => {
+  let registered: OAuthFixture;
+  beforeAll(async () => {
+    registered = await startOAuthFixture(REGISTERED_CLIENT);
+  });
+  afterAll(() => registered.stop());
+
+  it("its secret goes to no other one: a server that names another gets an error saying so, until a sign-out", async () => {
+    const def = serverDef("pre", { url: registered.mcpUrl, oauth: { clientId: "registered", clientSecret: "s3cret" } });
+    await signedIn(def);
+    const [file] = storedFiles();
+    const stored = JSON.parse(readFileSync(file!, "utf8"));
+    const issuer = registered.url("");
+    expect(stored.configuredClient).toEqual({ client_id: "registered", issuer });
+    expect(stored.tokens.issuer).toBe(issuer);
+    expect(readFileSync(file!, "utf8")).not.toContain("s3cret");
+
+    // As if it had been used with another authorization server first: this one is not that.
+    writeFileSync(
+      file!,
+      JSON.stringify({ ...stored, tokens: undefined, configuredClient: { client_id: "registered", issuer: "https://old-as.example.com" } }),
+    );
+    const before = (await registered.events()).length;
+    const error = await failure(manager.signIn(def, headless));
+    expect(error.message).toBe(
+      `The sign-in to MCP server "pre" failed: MCP server "pre" now names the authorization server ${issuer}/, and its "oauth.clientId" ` +
+        `belongs to https://old-as.example.com/: its secret is not sent to another one. If the server moved, check "oauth" in its ` +
+        `config and sign out and in again (/mcp-auth pre --logout).`,
+    );
+    expect((await registered.events()).slice(before)).toEqual([]);
+
+    await manager.signOut(def);
+    await manager.signIn(def, headless);
+    expect(JSON.parse(readFileSync(storedFiles()[0]!, "utf8")).configuredClient).toEqual({ client_id: "registered", issuer });
   });
 });

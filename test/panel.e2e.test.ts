@@ -12,6 +12,7 @@ import { afterEach, expect, test } from "vitest";
 import { currentHost } from "./helpers/hosts.ts";
 import { itemsServer, warmCache } from "./helpers/items-fixture.ts";
 import { type McpDirs, mcpDirs } from "./helpers/mcp-setup.ts";
+import { SLOW_START_STATUS } from "./fixtures/extensions/slow-session-start.ts";
 import { type PiTui, startPiTui } from "./helpers/pi-tui.ts";
 import { processesWithMarker } from "./helpers/processes.ts";
 
@@ -21,6 +22,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+const SLOW_START = "test/fixtures/extensions/slow-session-start.ts";
 let tui: PiTui;
 const screen = () => tui.screen();
 const keys = (...names: string[]) => tui.keys(...names);
@@ -31,10 +33,10 @@ async function save(title: string): Promise<void> {
 }
 
 /** The real `pi` TUI with the adapter, a model that is never asked, and the cwd and agent dir of `dirs`; ready for keys. */
-async function startTui(dirs: McpDirs): Promise<void> {
+async function startTui(dirs: McpDirs, extensions: string[] = []): Promise<void> {
   const steps = join(dirs.agentDir, "steps.json");
   await writeFile(steps, "[]");
-  tui = await startPiTui({ ...dirs, extensions: ["test/helpers/faux-json-script.ts"], env: { PI_FAUX_STEPS: steps } });
+  tui = await startPiTui({ ...dirs, extensions: ["test/helpers/faux-json-script.ts", ...extensions], env: { PI_FAUX_STEPS: steps } });
   cleanups.push(() => tui.close());
   await tui.ready();
 }
@@ -139,7 +141,10 @@ test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on
 test(`the /mcp panel on Pi ${host.version} with no server says how to add one, and Enter closes it`, async () => {
   const dirs = await mcpDirs({ mcpServers: {} });
   cleanups.push(dirs.cleanup);
-  await startTui(dirs);
+  // The adapter draws nothing at session_start without a server: ready() must still wait until every extension's
+  // session_start has run (the one typed into before that was lost), a slow one loaded after the adapter included.
+  await startTui(dirs, [SLOW_START]);
+  expect(screen()).toContain(SLOW_START_STATUS);
 
   await tui.command("mcp");
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (0)");

@@ -12,8 +12,9 @@ import { IncompatibleServerError, McpServerManager } from "../server-manager.ts"
 import type { ServerDefinition } from "../types.ts";
 import { FAULTY_SERVER } from "./helpers/fault-setup.ts";
 import { readEvents } from "./helpers/fixture-log.ts";
+import { type FixtureProcess, startFixtureProcess } from "./helpers/fixture-process.ts";
 import { REPO_ROOT } from "./helpers/hosts.ts";
-import { everythingStdioDef, failure, killLeftovers, serverDef, tempDir } from "./server-manager-helpers.ts";
+import { everythingStdioDef, failure, killLeftovers, serverDef, tempDir, waitFor } from "./server-manager-helpers.ts";
 
 const V2_SERVER = join(REPO_ROOT, "test/fixtures/servers/v2-server.mjs");
 
@@ -35,7 +36,7 @@ afterEach(async () => {
 });
 
 function newManager(): McpServerManager {
-  manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false, priorProtocol: (def) => verdicts.get(def.name) });
+  manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false, known: (def) => ({ protocol: verdicts.get(def.name) }) });
   return manager;
 }
 
@@ -128,5 +129,80 @@ describe("the verdict kept for the next connect", () => {
     const connection = await manager!.connect({ ...everything("moved") });
     expect(connection.protocol.era).toBe("legacy");
     expect(connection.tools.map((tool) => tool.name)).toContain("get-sum");
+  });
+});
+
+describe("lists a 2026 server said are still valid", () => {
+  it("are noted with their time, and a connect while they are valid asks for none of them", async () => {
+    const first = await newManager().connect(v2("ttl"));
+    const { tools, resources, prompts } = first.freshUntil;
+    for (const until of [tools, resources, prompts]) expect(until).toBeGreaterThan(Date.now() + 50_000);
+    await manager!.close("ttl");
+    const before = methodsReceived("ttl").length;
+    const fresh = {
+      tools: { items: first.tools, freshUntil: tools! },
+      resources: { items: first.resources, templates: first.resourceTemplates, freshUntil: resources! },
+      prompts: { items: first.prompts, freshUntil: prompts! },
+    };
+    const known = { protocol: first.protocol, fresh };
+    manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false, known: () => known });
+    const second = await manager.connect(v2("ttl"));
+    expect(methodsReceived("ttl").slice(before)).toEqual([]);
+    expect(second.tools.map((tool) => tool.name)).toEqual(first.tools.map((tool) => tool.name));
+    expect((await manager.callTool("ttl", "echo", { text: "no listing needed" })).content).toEqual([
+      { type: "text", text: "no listing needed" },
+    ]);
+  });
+
+  it("a 2025 server gives none: its lists are asked for at every connect", async () => {
+    const connection = await newManager().connect(everything("old-style"));
+    expect(connection.freshUntil).toEqual({});
+  });
+});
+
+describe("a 2026 server's list changes", () => {
+  it("come on the subscriptions/listen stream the adapter opens, and its tools are read again", async () => {
+    const changed: string[] = [];
+    manager = new McpServerManager({ agentDir: dir.path, resolveNpx: false, onMetadataChanged: (name) => changed.push(name) });
+    await manager.connect(v2("changing"));
+    await waitFor(() => methodsReceived("changing").includes("subscriptions/listen"));
+    await manager.callTool("changing", "add_tool", { name: "late" });
+    await waitFor(() => changed.includes("changing"));
+    expect(manager.getConnection("changing")!.tools.map((tool) => tool.name)).toContain("late");
+    expect((await manager.callTool("changing", "late", {})).content).toEqual([{ type: "text", text: "I am late" }]);
+  });
+});
+
+describe("a 2026 server over Streamable HTTP", () => {
+  let http: FixtureProcess | undefined;
+  afterEach(async () => {
+    await http?.stop();
+    http = undefined;
+  });
+
+  async function v2Http(name: string, env: Record<string, string> = {}): Promise<ServerDefinition> {
+    http = await startFixtureProcess(V2_SERVER, "v2 HTTP server", { V2_TRANSPORT: "http", V2_LOG: logFile(name), ...env });
+    return serverDef(name, { url: `${http.base}/mcp` });
+  }
+
+  it("gets the headers a tool declares for its arguments, and the standard ones", async () => {
+    await newManager().connect(await v2Http("headers", { V2_LEGACY: "reject" }));
+    const result = await manager!.callTool("headers", "header_echo", { region: "eu-west" });
+    const headers = JSON.parse((result.content[0] as { text: string }).text) as Record<string, string>;
+    expect(headers).toMatchObject({
+      "mcp-method": "tools/call",
+      "mcp-name": "header_echo",
+      "mcp-param-region": "eu-west",
+      "mcp-protocol-version": "2026-07-28",
+    });
+  });
+
+  it("a tool whose header declarations break the rules is not offered, and the listing says why", async () => {
+    const connection = await newManager().connect(await v2Http("strict", { V2_INVALID_HEADER: "1" }));
+    expect(connection.tools.map((tool) => tool.name)).not.toContain("bad_header");
+    expect(connection.tools.map((tool) => tool.name)).toContain("header_echo");
+    expect(connection.problems).toEqual([
+      expect.stringMatching(/^tool "bad_header" left out: its input schema declares HTTP headers wrongly \(/),
+    ]);
   });
 });

@@ -32,6 +32,8 @@ const LISTING_RUNS = Number(process.env.SHUTDOWN_LISTING_RUNS ?? 2);
 const LOADED_TIMEOUT_MS = 180_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A shell command that returns once a server in the cwd has logged the start of its helper, or after a minute. */
+const WAIT_FOR_A_HELPER = "timeout 60 sh -c 'until grep -qs grandchild events.log; do sleep 0.05; done'";
 
 /** `count` stdio fixture servers, each with `marker` on its command line and in its environment (for its helpers). */
 function fixtureServers(count: number, marker: string, extra: Record<string, unknown> = {}, env: Record<string, string> = {}) {
@@ -90,14 +92,18 @@ describe(`shutdown on Pi ${host.version}, CPU busy`, () => {
       const marker = `mcp-shutdown-${randomUUID()}`;
       // Each ignores SIGTERM and keeps a helper that does too: closing it for the reconnect takes 2.5 s, and the session
       // ends meanwhile.
-      const dirs = await harness.dirs(fixtureServers(3, marker, { lifecycle: "eager" }, SLOW_STOP));
+      const dirs = await harness.dirs(
+        fixtureServers(3, marker, { lifecycle: "eager", cwd: "." }, { ...SLOW_STOP, FIXTURE_LOG: "events.log" }),
+      );
       harness.onCleanup(() => killMarked(marker));
       const pi = await harness.session(dirs);
       await waitForStatus(pi, /s1: connected[\s\S]*s2: connected[\s\S]*s3: connected/);
       const first = (await processesWithMarker(marker)).map((info) => info.pid);
       expect(first).toHaveLength(6); // three servers, three helpers
       const reconnecting = pi.command("/mcp reconnect");
-      await sleep(500);
+      // The session ends once the reconnect is stopping them (they had their SIGTERM; SIGKILL is still to come).
+      const sigterms = () => readEvents(join(dirs.cwd, "events.log")).filter((event) => event.event === "sigterm").length;
+      await expect.poll(sigterms, { timeout: 60_000 }).toBeGreaterThan(0);
       if (end === "quit") await pi.dispose();
       else await pi.reload();
       await reconnecting.catch(() => {});
@@ -117,7 +123,8 @@ describe(`shutdown on Pi ${host.version}, CPU busy`, () => {
     harness.onCleanup(() => killMarked(marker));
     const result = await runPrint({
       extensions: [ENTRY],
-      script: [{ toolCalls: [{ name: "bash", arguments: { command: "sleep 2" } }] }, "done"],
+      // The model's turn lasts until a server has started its helper (a bound of a minute).
+      script: [{ toolCalls: [{ name: "bash", arguments: { command: WAIT_FOR_A_HELPER } }] }, "done"],
       prompts: ["hi"],
       agentDir: dirs.agentDir,
       cwd: dirs.cwd,

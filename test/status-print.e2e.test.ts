@@ -47,7 +47,7 @@ describe(`/mcp in print mode on Pi ${host.version}`, () => {
       ["/mcp status"],
     );
     expect(output).not.toContain("connecting");
-    expect(output).toMatch(/○ good: stopped · lazy · stdio · \d+ tools \(listed just now\)\n/);
+    expect(output).toMatch(/○ good: stopped · lazy · stdio · MCP 2025-11-25 last time · \d+ tools \(listed just now\)\n/);
     expect(output).toMatch(
       /✗ missing: failed · lazy · [^\n]+\n(    [^\n]+\n)+    last error: [^\n]*command not found: pi-mcp-no-such-command/,
     );
@@ -70,7 +70,7 @@ describe(`/mcp in print mode on Pi ${host.version}`, () => {
     );
     expect(output).not.toContain("closed while it was still connecting");
     const reconnected = /✓ withResources: connected \((\d+) tools\)/.exec(output)?.[1];
-    const status = /✓ withResources: connected · eager · stdio · (\d+) tools · pid/.exec(output)?.[1];
+    const status = /✓ withResources: connected · eager · stdio · MCP 2025-11-25 · (\d+) tools · pid/.exec(output)?.[1];
     const listed = /\nwithResources \((\d+) tools\):/.exec(output)?.[1];
     expect(reconnected).toBeDefined();
     expect([status, listed]).toEqual([reconnected, reconnected]);

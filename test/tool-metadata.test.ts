@@ -242,3 +242,24 @@ describe("buildToolMetadata: resources as tools", () => {
     expect(index.byServer.get("s")?.map((m) => m.name)).toEqual(["s__get_tmp_report_txt"]);
   });
 });
+
+describe("buildToolMetadata: skill files", () => {
+  it("makes no tool of a skill's files or of the skills template (they reach the model as skills, verified)", () => {
+    const skills = {
+      ...inventory(
+        "docs",
+        [],
+        [
+          { uri: "skill://pdf-tools/SKILL.md", name: "pdf-tools" },
+          { uri: "docs://readme", name: "readme" },
+        ],
+      ),
+      resourceTemplates: [
+        { uriTemplate: "skill://{+path}", name: "io.modelcontextprotocol/skills" },
+        { uriTemplate: "docs://{page}", name: "page" },
+      ],
+    };
+    const { byName } = buildToolMetadata([skills]);
+    expect([...byName.values()].map((tool) => tool.resourceUri ?? tool.uriTemplate)).toEqual(["docs://readme", "docs://{page}"]);
+  });
+});

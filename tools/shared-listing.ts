@@ -1,6 +1,7 @@
 /**
  * Learning the tools of lazy servers missing from the cache: each is started once, listed, and ended again (lazy
- * means no process until a tool is called). Several Pi processes on one agent dir (terminal panes, a subagent
+ * means no process until a tool is called), unless a call asked for it meanwhile: it then runs on like any lazy
+ * server a call started (the lifecycle tells, `connectForListing`). Several Pi processes on one agent dir (terminal panes, a subagent
  * extension's children) would each start every such server; instead, a process about to list one takes a lease on
  * it (`<agentDir>/mcp-listing/`, keyed by the server's name and identity, util/lease-file.ts), and the others wait
  * for its listing to appear in the cache (read again whenever the file or its journal changes). A lease whose holder
@@ -19,7 +20,6 @@ import {
   loadMetadataCache,
   type MetadataCacheSnapshot,
 } from "../metadata-cache.ts";
-import type { McpServerManager } from "../server-manager.ts";
 import type { ServerDefinition } from "../types.ts";
 import { forEachAtMost } from "../util/async-work.ts";
 import { isLeaseHeld, tryLease } from "../util/lease-file.ts";
@@ -34,8 +34,7 @@ const POLL_MS = 100;
 
 export interface ListingContext {
   readonly agentDir: string;
-  readonly lifecycle: Pick<McpLifecycleManager, "ensureConnected" | "closeAfterListing">;
-  readonly manager: Pick<McpServerManager, "isIdle">;
+  readonly lifecycle: Pick<McpLifecycleManager, "connectForListing" | "closeAfterListing">;
   readonly cacheWriter: Pick<MetadataCacheWriter, "stored">;
   readonly shutDown: boolean;
 }
@@ -72,13 +71,13 @@ export async function listUncachedServers(
 
 async function listAndRelease(context: ListingContext, server: ServerDefinition, release: () => Promise<void>): Promise<void> {
   try {
-    const connected = await context.lifecycle.ensureConnected(server.name).then(
+    const connected = await context.lifecycle.connectForListing(server.name).then(
       () => true,
       () => false, // reported through the lifecycle's onConnectFailed
     );
     // Waiters read the listing from the cache: it must be there (its journal at least) before the lease goes.
     await context.cacheWriter.stored();
-    if (connected && !context.shutDown && context.manager.isIdle(server.name, 0)) await context.lifecycle.closeAfterListing(server.name);
+    if (connected && !context.shutDown) await context.lifecycle.closeAfterListing(server.name);
   } finally {
     await release();
   }

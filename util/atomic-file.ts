@@ -14,7 +14,7 @@ export interface AtomicWriteOptions {
   beforeRename?: () => void;
 }
 
-export async function writeFileAtomic(path: string, content: string, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(path: string, content: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {

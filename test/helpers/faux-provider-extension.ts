@@ -27,7 +27,7 @@ export const FAUX_MODEL = "faux/faux-1";
 
 export type FauxRecordLine = { request: ModelRequest } | { toolResult: ToolResultRecord };
 
-/** 0.87.1's and 1.5.2's pi-ai export the transcript replay; 0.73.1's has none (its model gets `tools` directly). */
+/** 0.87.1's and 1.x's pi-ai export the transcript replay; 0.73.1's has none (its model gets `tools` directly). */
 const replay = ("getCurrentTools" in piAi ? piAi : undefined) as TranscriptReplay | undefined;
 
 export function fauxProviderExtension(steps: readonly ScriptStep[]) {

@@ -28,6 +28,8 @@ export interface ModelRequest {
   tools: OfferedTool[];
   systemPrompt: string;
   messages: RequestMessage[];
+  /** The completion's bound, when the request set one (a sampling completion does). */
+  maxTokens?: number;
 }
 
 export interface ToolCallSpec {
@@ -48,6 +50,11 @@ export interface ToolResultRecord {
   details: unknown;
 }
 
+/** The options a faux provider hands to a step with the context. */
+export interface FauxOptions {
+  maxTokens?: number;
+}
+
 /** The request context a faux provider hands to a step; fields by host (see the module comment). */
 export interface FauxContext {
   systemPrompt?: string;
@@ -61,7 +68,7 @@ export interface TranscriptReplay {
   getCurrentSystemPrompt(messages: readonly { role: string }[]): string;
 }
 
-export function describeRequest(index: number, context: FauxContext, replay?: TranscriptReplay): ModelRequest {
+export function describeRequest(index: number, context: FauxContext, replay?: TranscriptReplay, options?: FauxOptions): ModelRequest {
   const messages = context.messages.filter((message) => message.role !== "system") as RequestMessage[];
   const isTranscript = context.tools === undefined && context.systemPrompt === undefined && replay !== undefined;
   const tools = isTranscript ? replay.getCurrentTools(context.messages) : (context.tools ?? []);
@@ -70,6 +77,7 @@ export function describeRequest(index: number, context: FauxContext, replay?: Tr
     tools: tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
     systemPrompt: isTranscript ? replay.getCurrentSystemPrompt(context.messages) : (context.systemPrompt ?? ""),
     messages,
+    ...(options?.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
   };
 }
 
@@ -111,8 +119,8 @@ export class ModelScript {
   }
 
   /** Record the request and play the next step; throws (a model error for the host) when the script is used up. */
-  respond(context: FauxContext, replay?: TranscriptReplay): ModelReply {
-    const request = describeRequest(this.requests.length, context, replay);
+  respond(context: FauxContext, replay?: TranscriptReplay, options?: FauxOptions): ModelReply {
+    const request = describeRequest(this.requests.length, context, replay, options);
     this.requests.push(request);
     this.onRequest(request);
     const step = this.steps.shift();
@@ -132,8 +140,8 @@ export interface FauxBuilders<Block, Message> {
 
 /** The response queue of a host's faux provider registration. */
 export interface FauxQueue<Message> {
-  setResponses(responses: ((context: FauxContext) => Message)[]): void;
-  appendResponses(responses: ((context: FauxContext) => Message)[]): void;
+  setResponses(responses: ((context: FauxContext, options?: FauxOptions) => Message)[]): void;
+  appendResponses(responses: ((context: FauxContext, options?: FauxOptions) => Message)[]): void;
 }
 
 /** Answer every request to the faux provider with the script's next step. */
@@ -143,10 +151,10 @@ export function answerWithScript<Block, Message>(
   builders: FauxBuilders<Block, Message>,
   replay?: TranscriptReplay,
 ): void {
-  const respond = (context: FauxContext): Message => {
+  const respond = (context: FauxContext, options?: FauxOptions): Message => {
     // One queued response per request keeps the faux queue from running dry; the script decides when it ends.
     faux.appendResponses([respond]);
-    return toAssistantMessage(script.respond(context, replay), builders);
+    return toAssistantMessage(script.respond(context, replay, options), builders);
   };
   faux.setResponses([respond]);
 }

@@ -1,9 +1,9 @@
 /**
- * Pi 0.87.1 and 1.5.2 (`@earendil-works/pi-coding-agent`, Node >= 22.19; the same SDK shape): the same services →
+ * Pi 0.87.1 and 1.x (`@earendil-works/pi-coding-agent`, Node >= 22.19; the same SDK shape): the same services →
  * session → runtime path as their CLI, with a faux provider registered natively in the `ModelRuntime`. The model
  * receives a transcript (prompt and tools as system messages), replayed with the host's own functions to record what
- * it was shown. Both versions share a package name, so the run's host is imported from its own folder (1.5.2 sits
- * under an npm alias with its own pi-ai nested in it); the types are 0.87.1's.
+ * it was shown. These versions share a package name, so the run's host is imported from its own folder (1.5.2 and 1.6.0
+ * sit under npm aliases, each with its own pi-ai nested in it); the types are 0.87.1's.
  */
 import type * as CodingAgent from "@earendil-works/pi-coding-agent";
 import type { AgentSessionRuntime, CreateAgentSessionRuntimeFactory } from "@earendil-works/pi-coding-agent";

@@ -1,6 +1,6 @@
 /**
  * What the session harness needs from a host's SDK; one implementation per SDK shape (`host-sdk-0.73.ts`,
- * `host-sdk-earendil.ts` for 0.87.1 and 1.5.2), loaded only in the vitest run of that host (0.87.1 and 1.5.2 cannot
+ * `host-sdk-earendil.ts` for 0.87.1 and 1.x), loaded only in the vitest run of that host (0.87.1 and 1.x cannot
  * even be imported on Node 20).
  */
 import type { ModelScript } from "./faux-script.ts";
@@ -76,7 +76,7 @@ export interface SdkRuntime {
   runtime: HostRuntime;
   /** Extensions that failed to load (a throwing factory, an unresolved import). */
   loadErrors: { path: string; error: string }[];
-  /** Host-specific fields for `bindExtensions` (0.87.1 and 1.5.2 want a `mode`). */
+  /** Host-specific fields for `bindExtensions` (0.87.1 and 1.x want a `mode`). */
   bindingExtras: object;
   /** What `ctx.waitForIdle()` means on this host (the CLI's own binding). */
   waitForIdle(): Promise<void>;

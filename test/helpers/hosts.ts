@@ -1,14 +1,15 @@
 /**
- * The three Pi hosts the adapter is tested against, and which one this vitest run drives.
+ * The Pi hosts the adapter is tested against, and which one this vitest run drives.
  *
  * A host runs in-process through its own SDK, so each host needs a vitest run on a Node it supports:
- * `npm test` runs vitest on Node 20 for 0.73.1 and again on Node 22 with `PI_TEST_HOST=0.87.1` and `=1.5.2`.
+ * `npm test` runs vitest on Node 20 for 0.73.1 and again on Node 22 with `PI_TEST_HOST=0.87.1`, `=1.6.0` (the 1.x
+ * host: every end-to-end test) and `=1.5.2` (the previous 1.x release: a few end-to-end files, see vitest.config.ts).
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export type HostVersion = "0.73.1" | "0.87.1" | "1.5.2";
+export type HostVersion = "0.73.1" | "0.87.1" | "1.5.2" | "1.6.0";
 
 export interface PiHost {
   version: HostVersion;
@@ -49,9 +50,16 @@ export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
   },
   "1.5.2": {
     version: "1.5.2",
-    // `@earendil-works/pi-coding-agent@1.5.2` under an npm alias: the package name is 0.87.1's.
+    // `@earendil-works/pi-coding-agent@1.5.2` (and 1.6.0 below) under an npm alias: the package name is 0.87.1's.
     packageName: "pi-coding-agent-1.5",
     cliPath: cliOf("pi-coding-agent-1.5"),
+    nodeBinary: NODE_22,
+    refreshesToolsEachTurn: true,
+  },
+  "1.6.0": {
+    version: "1.6.0",
+    packageName: "pi-coding-agent-1.6",
+    cliPath: cliOf("pi-coding-agent-1.6"),
     nodeBinary: NODE_22,
     refreshesToolsEachTurn: true,
   },

@@ -28,12 +28,12 @@ export function itemsRan(dirs: Pick<McpDirs, "cwd">): string[] {
     .map((line) => (JSON.parse(line) as { tool: string }).tool);
 }
 
-/** One session that lists the server (`name`) and writes the cache, then quits. */
-export async function warmCache(dirs: McpDirs, name: string): Promise<void> {
+/** One session that lists the servers (`names`) and writes the cache, then quits. */
+export async function warmCache(dirs: McpDirs, ...names: string[]): Promise<void> {
   const pi = await startSession({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd });
   try {
     // Listed by the server itself in this session (not only known from the cache).
-    await waitForStatus(pi, new RegExp(`${name}: [^\\n]*\\d+ tools(?! \\(from the cache)`));
+    for (const name of names) await waitForStatus(pi, new RegExp(`${name}: [^\\n]*\\d+ tools(?! \\(from the cache)`));
   } finally {
     await pi.dispose();
   }

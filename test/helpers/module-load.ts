@@ -13,6 +13,7 @@ const PI_AI_ENTRY: Record<HostVersion, string> = {
   "0.87.1": "@earendil-works/pi-ai/dist/compat.js",
   // 1.x gives extensions a view of its pi-ai (compat entry plus TypeBox's Type) from its own folder.
   "1.5.2": "pi-coding-agent-1.5/dist/core/extensions/pi-ai-extension-view.js",
+  "1.6.0": "pi-coding-agent-1.6/dist/core/extensions/pi-ai-extension-view.js",
 };
 
 export interface ModuleLoad {

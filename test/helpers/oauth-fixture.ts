@@ -17,6 +17,7 @@ export interface OAuthEvent {
   grant_type?: string;
   grant_types?: string[];
   redirect_uris?: string[];
+  application_type?: string;
   scope?: string;
   resource?: string;
   code_challenge_method?: string;

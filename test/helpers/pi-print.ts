@@ -32,6 +32,12 @@ export interface PrintOptions {
   env?: Record<string, string>;
   /** Default 60 s; the process is killed after it. */
   timeoutMs?: number;
+  /**
+   * RPC mode: how the client answers an extension's dialog (`select`, `confirm`, `input`, `editor` requests): the
+   * fields of its `extension_ui_response` (`{ confirmed: true }`, `{ value: "Ada" }`; undefined: `{ cancelled: true }`).
+   * Without it dialogs go unanswered (until their own timeout).
+   */
+  dialogs?: (request: Record<string, unknown>) => Record<string, unknown> | undefined;
 }
 
 export interface PrintResult {
@@ -94,7 +100,7 @@ async function runCli(options: PrintOptions, mode: "print" | "rpc"): Promise<Pri
     ];
     const timeoutMs = options.timeoutMs ?? 60_000;
     const prompts = mode === "rpc" ? options.prompts : undefined;
-    const { exitCode, stdout, stderr } = await run(host.nodeBinary, args, { cwd, env, timeoutMs, prompts });
+    const { exitCode, stdout, stderr } = await run(host.nodeBinary, args, { cwd, env, timeoutMs, prompts, dialogs: options.dialogs });
     const lines = existsSync(recordFile) ? (await readFile(recordFile, "utf8")).split("\n").filter(Boolean) : [];
     const records = lines.map((line) => JSON.parse(line) as FauxRecordLine);
     return {
@@ -135,6 +141,21 @@ function rpcDriver(prompts: readonly string[], stdin: NodeJS.WritableStream): (s
   };
 }
 
+const DIALOG_METHODS = new Set(["select", "confirm", "input", "editor"]);
+
+/** Answers each dialog request once, as `answer` says. */
+function dialogDriver(answer: NonNullable<PrintOptions["dialogs"]>, stdin: NodeJS.WritableStream): (stdout: string) => void {
+  const answered = new Set<unknown>();
+  return (stdout) => {
+    for (const line of jsonLines(stdout)) {
+      if (line.type !== "extension_ui_request" || !DIALOG_METHODS.has(line.method as string) || answered.has(line.id)) continue;
+      answered.add(line.id);
+      const fields = answer(line) ?? { cancelled: true };
+      stdin.write(`${JSON.stringify({ type: "extension_ui_response", id: line.id, ...fields })}\n`);
+    }
+  };
+}
+
 async function makeDir(parent: string, name: string): Promise<string> {
   const dir = join(parent, name);
   await mkdir(dir);
@@ -154,7 +175,13 @@ function jsonLines(text: string): Record<string, unknown>[] {
 function run(
   command: string,
   args: string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs: number; prompts?: readonly string[] },
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    timeoutMs: number;
+    prompts?: readonly string[];
+    dialogs?: PrintOptions["dialogs"];
+  },
 ): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
     // Its own process group, so a timeout also ends the servers the extensions under test started.
@@ -167,8 +194,10 @@ function run(
     let stdout = "";
     let stderr = "";
     const rpc = options.prompts && child.stdin ? rpcDriver(options.prompts, child.stdin) : undefined;
+    const dialogs = options.dialogs && child.stdin ? dialogDriver(options.dialogs, child.stdin) : undefined;
     child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
       stdout += chunk;
+      dialogs?.(stdout);
       rpc?.(stdout);
     });
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));

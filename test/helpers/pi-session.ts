@@ -95,6 +95,7 @@ const SDK_MODULES: Record<PiHost["version"], string> = {
   "0.73.1": "./host-sdk-0.73.ts",
   "0.87.1": "./host-sdk-earendil.ts",
   "1.5.2": "./host-sdk-earendil.ts",
+  "1.6.0": "./host-sdk-earendil.ts",
 };
 
 export async function startSession(options: SessionOptions): Promise<PiSession> {

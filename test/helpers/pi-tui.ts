@@ -5,9 +5,12 @@
  * its footer (the model's name) at once, and until `session_start` has run, Enter only says "Startup is still in
  * progress" and keeps the text (0.87, 1.x), the completion list knows no extension's command, and on 0.73 keys may
  * arrive before the terminal is in raw mode. What every Pi shows once all of that is done is its list of loaded
- * resources ("[Extensions]" naming the adapter), printed right after the extensions were bound: `ready()` waits for
- * it. A dialog of `session_start` (the adapter's trust question) comes before it; Pi 1.x's own "Trust project
- * folder?" comes before the session.
+ * resources ("[Extensions]" naming the adapter): binding the extensions awaits every `session_start` handler, then
+ * gives the completion list the extensions' commands, then prints that list (0.73.1 to 1.6.0). `ready()` waits for
+ * it, so nothing is typed before the adapter's `session_start` has run, even where the adapter draws nothing then (no
+ * server: no footer status); the panel test checks it with a slow `session_start` loaded after the adapter
+ * (test/fixtures/extensions/slow-session-start.ts). A dialog of `session_start` (the adapter's trust question) comes
+ * before it; Pi 1.x's own "Trust project folder?" comes before the session.
  *
  * Pi runs under a tmux server, not under the test process: what it and its MCP servers leave running is found by the
  * agent dir in their environment (`processesWithMarker(agentDir)`), not among the test's descendants.
