@@ -4,8 +4,8 @@
  * (`StdioClientTransport`, `client.connect`, `client.listTools`, `client.listResources`), each side in two states:
  * the protocol verdict known (the manager's kept in the metadata cache; the bare client's `prior`: no probe) and the
  * first connect ever (the `server/discover` probe: the manager probes on the server's own process, the SDK's `auto`
- * on a sibling process it starts for the probe alone). Runs alternate so machine load hits all alike.
- * Prints median (min–max) per row and the ratio of medians to the bare client in the same state.
+ * on a sibling process it starts for the probe alone). Each state is a comparison of its own, the two clients
+ * alternating run by run (bench/measure.ts `alternate`); the ratio is taken pair by pair.
  *
  * The manager passes the whole parent environment (the SDK only a whitelist), so it pays for whatever that
  * environment makes a child do: with NODE_EXTRA_CA_CERTS set, every node server parses the CA bundle at start
@@ -23,7 +23,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { McpServerManager } from "../server-manager.ts";
 import type { ProtocolVerdict } from "../connection/session.ts";
 import type { ServerDefinition } from "../types.ts";
-import { fixed, median, runs, spread, table } from "./measure.ts";
+import { alternate, comparisonTable, runs } from "./measure.ts";
 
 const RUNS = Number(process.argv.slice(2).find((arg) => /^\d+$/.test(arg)) ?? runs(15, 4));
 const EVERYTHING = join(
@@ -52,11 +52,13 @@ async function timeBaseline(probe: boolean): Promise<number> {
   return elapsed;
 }
 
+let managerRuns = 0;
+
 /** The manager; with `probe`, as at a server's first connect ever, else with the verdict its cache would hold. */
-async function timeManager(run: number, probe: boolean): Promise<number> {
-  const manager = new McpServerManager({ agentDir, priorProtocol: probe ? undefined : () => LEGACY });
+async function timeManager(probe: boolean): Promise<number> {
+  const manager = new McpServerManager({ agentDir, known: probe ? undefined : () => ({ protocol: LEGACY }) });
   const def: ServerDefinition = {
-    name: `everything-${run}`,
+    name: `everything-${managerRuns++}`,
     command: process.execPath,
     args: [EVERYTHING, "stdio"],
     source: { kind: "user", path: "bench" },
@@ -69,28 +71,26 @@ async function timeManager(run: number, probe: boolean): Promise<number> {
 }
 
 try {
-  await timeBaseline(false); // warm the file cache; not counted
-  const times = { baseline: [] as number[], manager: [] as number[], baselineProbe: [] as number[], managerProbe: [] as number[] };
-  for (let run = 0; run < RUNS; run++) {
-    times.baseline.push(await timeBaseline(false));
-    times.manager.push(await timeManager(run, false));
-    times.baselineProbe.push(await timeBaseline(true));
-    times.managerProbe.push(await timeManager(run, true));
-  }
-  console.log(
-    `server-everything over stdio, connect → tools/list and resources/list answered, ${RUNS} alternating runs each; median (min–max)\n`,
+  // Each state its own comparison: the manager against the bare client, alternating run by run.
+  const known = await alternate(
+    RUNS,
+    () => timeBaseline(false),
+    () => timeManager(false),
   );
-  const ratio = (values: number[], base: number[]) => fixed(median(values) / median(base), 2);
+  const probe = await alternate(
+    RUNS,
+    () => timeBaseline(true),
+    () => timeManager(true),
+  );
   console.log(
-    table(
-      ["client", "latency, ms", "ratio"],
-      [
-        ["bare SDK v2 client, verdict known (baseline)", spread(times.baseline), "1.00"],
-        ["McpServerManager, verdict known", spread(times.manager), ratio(times.manager, times.baseline)],
-        ["bare SDK v2 client, `auto` (baseline for the probe)", spread(times.baselineProbe), "1.00"],
-        ["McpServerManager, first connect (the probe)", spread(times.managerProbe), ratio(times.managerProbe, times.baselineProbe)],
-      ],
-    ),
+    `server-everything over stdio, connect → tools/list and resources/list answered; each comparison alternates its two ` +
+      `clients, ${RUNS} pairs after a warm-up of each; median (min–max)\n`,
+  );
+  console.log(
+    comparisonTable([
+      { candidate: "McpServerManager, verdict known", baseline: "bare SDK v2 client, verdict known", samples: known },
+      { candidate: "McpServerManager, first connect (the probe)", baseline: "bare SDK v2 client, `auto`", samples: probe },
+    ]),
   );
 } finally {
   rmSync(agentDir, { recursive: true, force: true });

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ProtocolVerdict } from "../connection/session.ts";
 import { REPO_ROOT } from "../test/helpers/hosts.ts";
+import type { McpServerManagerOptions } from "../server-manager.ts";
 import type { ServerDefinition } from "../types.ts";
 import { CORPUS_SERVER_SCRIPT } from "./corpus.ts";
 
@@ -45,7 +46,8 @@ interface Manager {
   callTool(server: string, tool: string, args: Record<string, unknown>): Promise<{ isError?: boolean; content: unknown }>;
   closeAll(): Promise<void>;
 }
-type ManagerModule = { McpServerManager: new (options: Record<string, unknown>) => Manager };
+/** Typed by this checkout's options, so that a renamed option fails the type check rather than go unused. */
+type ManagerModule = { McpServerManager: new (options: Pick<McpServerManagerOptions, "agentDir" | "known">) => Manager };
 
 const RESULT_PREFIX = "RESULT ";
 
@@ -59,8 +61,8 @@ async function adapterFirstCall(sample: FirstCallSample, root: string): Promise<
   const { McpServerManager } = (await import(join(root, "server-manager.ts"))) as ManagerModule;
   const { loadConnectionCode } = (await import(join(root, "connection/sdk-loader.ts"))) as { loadConnectionCode(): Promise<unknown> };
   const agentDir = mkdtempSync(join(tmpdir(), "bench-first-call-"));
-  // Options the old manager does not know (priorProtocol) are ignored by it.
-  const manager = new McpServerManager({ agentDir, priorProtocol: () => sample.prior });
+  // Options the old manager does not know (`known`) are ignored by it.
+  const manager = new McpServerManager({ agentDir, known: () => (sample.prior ? { protocol: sample.prior } : undefined) });
   const def: ServerDefinition = {
     name: "server",
     command: process.execPath,

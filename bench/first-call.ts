@@ -4,7 +4,8 @@
  * Each run is a fresh process (bench/first-call-run.ts): the manager loaded, nothing connected; timed are loading
  * the connection code (the SDK) and then spawn → connect → lists → the call's result.
  *
- * In the same run, alternating (the order rotates every round, after one unmeasured warm-up of each):
+ * Each comparison in the same run, on its own: its baseline and its candidate alternate run by run (bench/measure.ts
+ * `alternate`: one unmeasured warm-up of each), and its ratio is taken pair by pair. The clients compared:
  *   - the adapter before the move: the McpServerManager of commit 0a811fc, extracted from this clone's history
  *     (bench/before-move.ts);
  *   - the adapter now, with the protocol verdict known (kept in the metadata cache since an earlier connect: every
@@ -32,7 +33,18 @@ import {
   type FirstCallServer,
   parseFirstCallResult,
 } from "./first-call-run.ts";
-import { fixed, median, pairedRatios, reportFinding, runs, spread, table } from "./measure.ts";
+import {
+  alternate,
+  type ComparisonRow,
+  comparisonTable,
+  fixed,
+  median,
+  type Paired,
+  pairedRatios,
+  pick,
+  reportFinding,
+  runs,
+} from "./measure.ts";
 
 const ROUNDS = runs(10, 3);
 const RUN_SCRIPT = join(REPO_ROOT, "bench/first-call-run.ts");
@@ -42,78 +54,79 @@ const { NODE_EXTRA_CA_CERTS: _caBundle, ...childEnv } = process.env;
 
 type ClientKind = "bare-known" | "bare-probe" | "before" | "after-known" | "after-probe";
 const LABELS: Record<ClientKind, string> = {
-  "bare-known": "bare SDK v2 client, verdict known (floor)",
+  "bare-known": "bare SDK v2 client, verdict known",
   "bare-probe": "bare SDK v2 client, `auto` (probe on a sibling process)",
   before: `adapter ${BEFORE_MOVE_LABEL}`,
   "after-known": "adapter now, verdict known (every lazy start after the first)",
   "after-probe": "adapter now, first connect ever (the probe)",
 };
-/** The floor each row is divided by: the bare client in the same state (the old adapter never probes). */
-const FLOOR: Record<ClientKind, ClientKind> = {
-  "bare-known": "bare-known",
-  "bare-probe": "bare-probe",
-  before: "bare-known",
-  "after-known": "bare-known",
-  "after-probe": "bare-probe",
-};
 const SERVERS = Object.keys(FIRST_CALL_SERVERS) as FirstCallServer[];
+const SERVER_LABELS: Record<FirstCallServer, string> = { "2025": "2025 server", "2026": "2026 server" };
+/** One side of a comparison: a client on a server. */
+type Side = { server: FirstCallServer; kind: ClientKind };
+const side = (server: FirstCallServer, kind: ClientKind): Side => ({ server, kind });
+/** The comparisons, each candidate against its own baseline (those with the old adapter only when it was checked out). */
+const COMPARISONS = {
+  moveKnown: { baseline: side("2025", "before"), candidate: side("2025", "after-known") },
+  moveProbe: { baseline: side("2025", "before"), candidate: side("2025", "after-probe") },
+  floor2025: { baseline: side("2025", "bare-known"), candidate: side("2025", "after-known") },
+  era: { baseline: side("2025", "after-known"), candidate: side("2026", "after-known") },
+  floor2026: { baseline: side("2026", "bare-known"), candidate: side("2026", "after-known") },
+  probe2026: { baseline: side("2026", "bare-probe"), candidate: side("2026", "after-probe") },
+} satisfies Record<string, { baseline: Side; candidate: Side }>;
+type ComparisonId = keyof typeof COMPARISONS;
 
 const before = checkoutBeforeMove();
 try {
   const verdicts = await knownVerdicts();
-  const kinds = (Object.keys(LABELS) as ClientKind[]).filter((kind) => kind !== "before" || before);
-  const variants = SERVERS.flatMap((server) => kinds.map((kind) => ({ server, kind })));
-  const sample = ({ server, kind }: (typeof variants)[number]): FirstCallSample => ({
+  const sample = ({ server, kind }: Side): FirstCallSample => ({
     server,
     client: kind.startsWith("bare") ? "bare" : { adapterRoot: kind === "before" ? before!.root : REPO_ROOT },
     prior: kind.endsWith("known") ? verdicts[server] : undefined,
   });
-  const results = new Map(variants.map((variant) => [`${variant.server}/${variant.kind}`, [] as FirstCallResult[]]));
-  for (const variant of variants) await runSample(sample(variant));
-  for (let round = 0; round < ROUNDS; round++) {
-    // Rotate the order, so drift on a shared machine hits every variant alike.
-    const shift = (round * 3) % variants.length;
-    for (const variant of [...variants.slice(shift), ...variants.slice(0, shift)]) {
-      results.get(`${variant.server}/${variant.kind}`)!.push(await runSample(sample(variant)));
-    }
-  }
-  const of = (server: FirstCallServer, kind: ClientKind, pick: keyof FirstCallResult = "callMs") =>
-    (results.get(`${server}/${kind}`) ?? []).map((result) => result[pick]);
-  const call = (server: FirstCallServer, kind: ClientKind) => median(of(server, kind));
-  const ratio = (a: number, b: number) => fixed(a / b, 2);
-
-  console.log(
-    `Fresh process per run, ${ROUNDS} rounds of ${variants.length} alternating runs; median (min–max). First call: spawn, ` +
-      "connect, lists, the call's result, with the connection code (SDK) already loaded; its load is the column before.\n",
-  );
-  for (const server of SERVERS) {
-    const title =
-      server === "2025" ? "2025-era server (corpus `everything`, SDK v1)" : "2026-07-28 server (`v2-server.mjs`, SDK v2, stdio)";
-    const rows = kinds.map((kind) => [
-      LABELS[kind],
-      spread(of(server, kind, "loadMs")),
-      spread(of(server, kind)),
-      ratio(call(server, kind), call(server, FLOOR[kind])),
-      before ? ratio(call(server, kind), call(server, "before")) : "–",
-      server === "2026" ? ratio(call(server, kind), call("2025", kind)) : "1.00",
-    ]);
-    console.log(`${title}:\n`);
-    console.log(table(["client", "SDK load, ms", "first call, ms", "÷ bare client", "÷ before the move", "÷ 2025 server's"], rows));
-    console.log();
-  }
-  const perRound = (server: FirstCallServer, kind: ClientKind, base: ClientKind) => pairedRatios(of(server, kind), of(server, base));
-  if (before) {
-    reportFinding(
-      `First call of a lazy 2025-era stdio server, the adapter now ÷ before the move to SDK v2, round by round: ` +
-        `${perRound("2025", "after-known", "before")} with the verdict known (${fixed(call("2025", "after-known"))} ms and ` +
-        `${fixed(call("2025", "before"))} ms), ${perRound("2025", "after-probe", "before")} at the first connect ever (the probe).`,
+  const measured = new Map<ComparisonId, Paired<FirstCallResult>>();
+  for (const [id, { baseline, candidate }] of Object.entries(COMPARISONS) as [ComparisonId, (typeof COMPARISONS)[ComparisonId]][]) {
+    if (!before && baseline.kind === "before") continue;
+    measured.set(
+      id,
+      await alternate(
+        ROUNDS,
+        () => runSample(sample(baseline)),
+        () => runSample(sample(candidate)),
+      ),
     );
   }
-  const vs2025 = (kind: ClientKind) => pairedRatios(of("2026", kind), of("2025", kind));
+  const named = ({ server, kind }: Side) => `${SERVER_LABELS[server]}: ${LABELS[kind]}`;
+  const figure = (id: ComparisonId, name: keyof FirstCallResult) => pick(measured.get(id)!, (result) => result[name]);
+  const rows = (name: keyof FirstCallResult): ComparisonRow[] =>
+    [...measured.keys()].map((id) => ({
+      baseline: named(COMPARISONS[id].baseline),
+      candidate: named(COMPARISONS[id].candidate),
+      samples: figure(id, name),
+    }));
+  console.log(
+    `Fresh process per run; each comparison alternates its two clients, ${ROUNDS} pairs after a warm-up of each; ` +
+      "median (min–max). 2025-era server: the corpus's `everything` (SDK v1); 2026-07-28 server: `v2-server.mjs` (SDK v2), " +
+      "both over stdio.\n",
+  );
+  console.log("First call (spawn, connect, lists, the call's result), with the connection code (SDK) already loaded:\n");
+  console.log(comparisonTable(rows("callMs")));
+  console.log("\nLoading the connection code (the SDK) before it, in the same runs:\n");
+  console.log(comparisonTable(rows("loadMs")));
+  console.log();
+  const ratio = (id: ComparisonId) => {
+    const { baseline, candidate } = figure(id, "callMs");
+    return `${pairedRatios(candidate, baseline)} (${fixed(median(candidate))} ms ÷ ${fixed(median(baseline))} ms)`;
+  };
+  if (before) {
+    reportFinding(
+      "First call of a lazy 2025-era stdio server, the adapter now ÷ before the move to SDK v2, pair by pair: " +
+        `${ratio("moveKnown")} with the verdict known, ${ratio("moveProbe")} at the first connect ever (the probe).`,
+    );
+  }
   reportFinding(
-    `First call of a lazy 2026-07-28 stdio server, round by round: with the verdict known ${vs2025("after-known")} the ` +
-      `2025 server's and ${perRound("2026", "after-known", "bare-known")} the bare SDK v2 client's (${fixed(call("2026", "after-known"))} ms); ` +
-      `with the probe ${vs2025("after-probe")} the 2025 server's and ${perRound("2026", "after-probe", "bare-probe")} the bare client's.`,
+    "First call of a lazy stdio server through the adapter now (verdict known), a 2026-07-28 server ÷ a 2025-era one, " +
+      `pair by pair: ${ratio("era")}; ÷ the bare SDK v2 client on the 2026 server: ${ratio("floor2026")}.`,
   );
 } finally {
   before?.cleanup();
