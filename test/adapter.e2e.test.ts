@@ -155,7 +155,9 @@ describe(`adapter on Pi ${host.version}`, () => {
     const { text } = await pi.command("/mcp status");
 
     const configFile = join(dirs.agentDir, "mcp.json");
-    expect(text).toMatch(/✓ everything: connected · eager · stdio · MCP 2025-11-25 · \d+ tools · pid \d+\n    command: \S+ \S+server-everything\S+ stdio\n/);
+    expect(text).toMatch(
+      /✓ everything: connected · eager · stdio · MCP 2025-11-25 · \d+ tools · pid \d+\n    command: \S+ \S+server-everything\S+ stdio\n/,
+    );
     expect(text).toMatch(
       /○ memory: stopped · lazy · stdio · MCP 2025-11-25 last time · \d+ tools \(listed (just now|\d+ min ago)\)\n    command: [^\n]+ · env: MEMORY_FILE_PATH\n/,
     );
@@ -222,7 +224,10 @@ describe(`adapter in RPC mode on Pi ${host.version}`, () => {
       expect.objectContaining({ method: "setStatus", statusKey: "mcp", statusText: expect.stringMatching(/^MCP \d\/1 up · \d+ tools$/) }),
     );
     expect(uiRequests).toContainEqual(
-      expect.objectContaining({ method: "notify", message: expect.stringMatching(/✓ everything: connected · lazy · stdio · MCP 2025-11-25 · \d+ tools/) }),
+      expect.objectContaining({
+        method: "notify",
+        message: expect.stringMatching(/✓ everything: connected · lazy · stdio · MCP 2025-11-25 · \d+ tools/),
+      }),
     );
   });
 });

@@ -50,7 +50,9 @@ describe(`load on Pi ${host.version}`, () => {
     const pids = startedPids(log);
     expect(pids).toHaveLength(2);
     expect(isRunning(pids[1]!)).toBe(true);
-    expect((await pi.command("/mcp status")).text).toMatch(new RegExp(`✓ busy: connected · lazy · stdio · MCP 2025-11-25 · 6 tools · pid ${pids[1]}`));
+    expect((await pi.command("/mcp status")).text).toMatch(
+      new RegExp(`✓ busy: connected · lazy · stdio · MCP 2025-11-25 · 6 tools · pid ${pids[1]}`),
+    );
     // All calls of a run share Pi's abort signal: listeners left on it would make Node warn of a leak on stderr.
     await new Promise((resolve) => setImmediate(resolve));
     expect(warnings).toEqual([]);
@@ -83,7 +85,9 @@ describe(`load on Pi ${host.version}`, () => {
 
     const status = (await pi.command("/mcp status")).text;
     expect(status).toMatch(
-      new RegExp(`^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · MCP 2025-11-25 · 6 tools · pid ${started("beta").at(-1)}\\n`),
+      new RegExp(
+        `^MCP servers: 2 enabled\\n✓ beta: connected · eager · stdio · MCP 2025-11-25 · 6 tools · pid ${started("beta").at(-1)}\\n`,
+      ),
     );
     expect(status).toMatch(new RegExp(`✓ gamma: connected · eager · stdio · MCP 2025-11-25 · 6 tools · pid ${started("gamma")[0]}\\n`));
     const names = pi.session.getAllTools().map((tool) => tool.name);
