@@ -237,6 +237,7 @@ function signedUs(us: number): string {
 
 /** How far a ratio is over the goal, in percentage points of the bare SDK's latency. */
 function pointsOver(ratio: number): string {
-  const points = Math.round((ratio - MAX_RATIO) * 100);
-  return `${points} ${points === 1 ? "point" : "points"}`;
+  // One decimal: a ratio shown as 1.10 may still be over it.
+  const points = fixed((ratio - MAX_RATIO) * 100, 1);
+  return `${points} ${points === "1.0" ? "point" : "points"}`;
 }
