@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { loadConfig } from "../config.ts";
 import { createCacheEntry, writeServerEntries } from "../metadata-cache.ts";
 import { REPO_ROOT } from "../test/helpers/hosts.ts";
-import type { McpTool, ServerEntry } from "../types.ts";
+import type { McpTool, ServerEntry, SkillEntry } from "../types.ts";
 
 export const CORPUS_SERVER_SCRIPT = join(REPO_ROOT, "test/fixtures/servers/corpus-server.mjs");
 const CORPUS_FILE = join(REPO_ROOT, "test/fixtures/corpus/tool-corpus.json");
@@ -18,6 +18,8 @@ const CORPUS_FILE = join(REPO_ROOT, "test/fixtures/corpus/tool-corpus.json");
 export interface CorpusServer {
   server: string;
   tools: McpTool[];
+  /** Skills its cache entry lists (MCP Skills extension): none for the corpus's own servers. */
+  skills?: SkillEntry[];
 }
 
 let corpus: CorpusServer[] | undefined;
@@ -68,7 +70,7 @@ export async function prepareCorpusAgent(
     const mcpServers = Object.fromEntries(servers.map(({ server }) => [server, corpusServerEntry(server)]));
     const settings = { directTools: options.directTools ?? false };
     await writeFile(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers, settings }, null, 2));
-    if (options.cached !== false) await writeCache(agentDir, cwd, servers);
+    if (options.cached !== false) await writeCorpusCache(agentDir, cwd, servers);
     return { agentDir, cwd, cleanup };
   } catch (error) {
     await cleanup();
@@ -76,13 +78,20 @@ export async function prepareCorpusAgent(
   }
 }
 
-/** Entries computed from the definitions the adapter itself will load, so their config hashes match. */
-async function writeCache(agentDir: string, cwd: string, servers: readonly CorpusServer[]): Promise<void> {
+/**
+ * The agent dir's cache, holding these servers' tools (and skills): entries computed from the definitions the adapter
+ * itself will load, so their config hashes match.
+ */
+export async function writeCorpusCache(agentDir: string, cwd: string, servers: readonly CorpusServer[]): Promise<void> {
   const config = loadConfig({ agentDir, cwd });
   if (config.problems.length > 0) throw new Error(`corpus config: ${config.problems.map((problem) => problem.message).join("; ")}`);
-  const toolsOf = new Map(servers.map(({ server, tools }) => [server, tools]));
+  const byName = new Map(servers.map((server) => [server.server, server]));
   const entries = Object.fromEntries(
-    config.servers.map((definition) => [definition.name, createCacheEntry(definition, toolsOf.get(definition.name) ?? [], [])]),
+    config.servers.map((definition) => {
+      const server = byName.get(definition.name);
+      const extras = { resourceTemplates: [], prompts: [], instructions: undefined, skills: server?.skills };
+      return [definition.name, createCacheEntry(definition, server?.tools ?? [], [], Date.now(), extras)];
+    }),
   );
   const result = await writeServerEntries(agentDir, entries);
   if (!result.written) throw new Error(`corpus cache not written: ${result.reason}`);

@@ -1,6 +1,7 @@
 /**
  * What every bench shares: summaries of repeated measurements (median with min–max, percentiles, ratios), markdown
- * tables, token counts and goal verdicts (process-tree memory readings are in proc-tree.ts).
+ * tables, comparisons measured pair by pair (`alternate`), token counts and goal verdicts (process-tree memory
+ * readings are in proc-tree.ts).
  *
  * Machines are noisy, so a figure is a median over runs with its range, and a claim is a ratio or a difference to a
  * baseline measured in the same run. A bench states each goal through `reportGoal`: the verdict is printed with its
@@ -41,6 +42,82 @@ export function spread(values: readonly number[], digits = 0, scale = 1): string
   const scaled = values.map((value) => value / scale);
   if (scaled.length === 1) return fixed(scaled[0], digits);
   return `${fixed(median(scaled), digits)} (${fixed(Math.min(...scaled), digits)}–${fixed(Math.max(...scaled), digits)})`;
+}
+
+/**
+ * `a[i] / b[i]` for runs made side by side (the same round of `alternate`, the same machine load), as
+ * `median (min–max)`: steadier than a ratio of medians when the load drifts between rounds.
+ */
+export function pairedRatios(a: readonly number[], b: readonly number[], digits = 2): string {
+  return spread(
+    a.slice(0, b.length).map((value, i) => value / b[i]),
+    digits,
+  );
+}
+
+/** One comparison's samples: each candidate run paired with the baseline run made beside it. */
+export interface Paired<T> {
+  baseline: T[];
+  candidate: T[];
+}
+
+/**
+ * Measures one comparison on its own: `warmUp` unmeasured runs of each side (jiti's transpile cache, the JIT, the
+ * file cache), then `rounds` pairs, baseline and candidate in turn, which goes first alternating, so drift on a
+ * shared machine hits both alike and each candidate run has its baseline run beside it (for `pairedRatios`). Each
+ * comparison gets its own loop: with many variants taking turns, the runs compared would sit further apart.
+ */
+export async function alternate<T>(
+  rounds: number,
+  baseline: () => Promise<T>,
+  candidate: () => Promise<T>,
+  warmUp = 1,
+): Promise<Paired<T>> {
+  for (let i = 0; i < warmUp; i++) {
+    await baseline();
+    await candidate();
+  }
+  const paired: Paired<T> = { baseline: [], candidate: [] };
+  for (let round = 0; round < rounds; round++) {
+    if (round % 2 === 0) paired.baseline.push(await baseline());
+    paired.candidate.push(await candidate());
+    if (round % 2 === 1) paired.baseline.push(await baseline());
+  }
+  return paired;
+}
+
+/** How long `call` took, ms. */
+export async function timed(call: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await call();
+  return performance.now() - start;
+}
+
+/** One figure of a comparison's samples, e.g. each run's startup time. */
+export function pick<T>(paired: Paired<T>, figure: (sample: T) => number): Paired<number> {
+  return { baseline: paired.baseline.map(figure), candidate: paired.candidate.map(figure) };
+}
+
+/** A row of a comparison table: what is compared, the medians (min–max) of both sides, the paired ratio. */
+export interface ComparisonRow {
+  candidate: string;
+  baseline: string;
+  samples: Paired<number>;
+}
+
+/** One row per comparison: candidate ÷ its own interleaved baseline, pair by pair, median (min–max). */
+export function comparisonTable(rows: readonly ComparisonRow[], unit = "ms", digits = 0): string {
+  return table(
+    ["candidate", "baseline", `baseline, ${unit}`, `candidate, ${unit}`, "candidate ÷ baseline (paired)"],
+    rows.map(({ candidate, baseline, samples }) => [
+      candidate,
+      baseline,
+      spread(samples.baseline, digits),
+      spread(samples.candidate, digits),
+      pairedRatios(samples.candidate, samples.baseline),
+    ]),
+    "ll",
+  );
 }
 
 /** A markdown table; `align` per column: "l" or "r" (default right, first column left). */

@@ -18,9 +18,9 @@ const RUNS = runs(15, 5);
 const DEFAULT_MODULES = ["server-manager.ts", "pi-mcp-adapter.ts"];
 /** Packages only a connection needs, by a part of their files' URLs. */
 const CONNECTION_ONLY = {
-  "MCP SDK": "/@modelcontextprotocol/client/dist/",
-  zod: "/node_modules/zod/",
-  "npm-package-arg": "/node_modules/npm-package-arg/",
+  "MCP SDK": /\/@modelcontextprotocol\/(client|sdk)\/dist\//, // v2, or v1 in a checkout from before the move
+  zod: /\/node_modules\/zod\//,
+  "npm-package-arg": /\/node_modules\/npm-package-arg\//,
 };
 
 const root = resolve(process.argv.find((arg) => arg.startsWith("--root="))?.slice("--root=".length) ?? REPO_ROOT);
@@ -35,7 +35,7 @@ for (let run = 0; run < RUNS; run++) {
 
 const rows = modules.map((module) => {
   const loaded = importAsPi(module, { trace: true }).loaded ?? [];
-  const counts = Object.values(CONNECTION_ONLY).map((part) => fixed(loaded.filter((url) => url.includes(part)).length));
+  const counts = Object.values(CONNECTION_ONLY).map((part) => fixed(loaded.filter((url) => part.test(url)).length));
   return [module.slice(root.length + 1), spread(times.get(module)!, 1), ...counts];
 });
 console.log(`jiti.import in a fresh process after Pi ${currentHost().version}'s own index, ${RUNS} runs; checkout ${root}.\n`);

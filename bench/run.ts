@@ -29,7 +29,16 @@ interface Section {
 
 const SECTIONS: Section[] = [
   { id: "tokens", title: "1. Tokens at the first request", script: "tokens.ts" },
-  { id: "startup", title: "2. Startup, first call of a lazy server, Pi process memory", script: "startup.ts" },
+  {
+    id: "startup",
+    title: "2. Startup, first call of a lazy server, Pi process memory (before and after the move to SDK v2)",
+    script: "startup.ts",
+  },
+  {
+    id: "first-call",
+    title: "2b. First call of a lazy stdio server, 2025 and 2026 eras, before and after the move to SDK v2",
+    script: "first-call.ts",
+  },
   { id: "search", title: "3. Search latency and scale", script: "search-latency.ts", nodeArgs: ["--expose-gc"] },
   { id: "calls", title: "4. Call overhead", script: "call-overhead.ts", perHost: true },
   { id: "npx", title: "5. Memory of npx-configured servers", script: "npx-memory.ts" },
@@ -202,7 +211,7 @@ function machine(): string {
     `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB memory, Linux ${release()}`,
     `Node ${process.version} (Pi 0.73.1 and the other sections) and ${node22Version} (${node22Hosts})`,
     piVersions.join(", "),
-    `@modelcontextprotocol/client ${packageVersion("@modelcontextprotocol/client")}`,
+    `@modelcontextprotocol/client ${packageVersion("@modelcontextprotocol/client")} (before the move: @modelcontextprotocol/sdk ${packageVersion("@modelcontextprotocol/sdk")})`,
     "shared with other work (figures from a quiet machine would be lower, ratios about the same)",
   ].join("; ");
 }

@@ -33,6 +33,8 @@ export interface SessionRunOptions {
   servers: number;
   /** Load the adapter (false: Pi alone, with the probes). */
   extension: boolean;
+  /** The adapter's checkout (default this one): another commit's, to compare (bench/before-move.ts). */
+  adapterRoot?: string;
   /** Instead of the adapter, Pi alone registering the corpus tools at this point (bench/probes/corpus-tools.ts). */
   registerCorpusTools?: "factory" | "session_start";
   /** MCP_DIRECT_TOOLS for this run. */
@@ -59,7 +61,7 @@ export interface SessionRunResult {
   problems: string[];
 }
 
-const ADAPTER_ENTRY = `${REPO_ROOT}/pi-mcp-adapter.ts`;
+const ADAPTER_ENTRY = "pi-mcp-adapter.ts";
 const PROBES = `${REPO_ROOT}/bench/probes`;
 /** Lets the background part of session_start finish before processes are counted (none should appear). */
 const SETTLE_MS = 1_000;
@@ -75,7 +77,10 @@ export async function sessionRun(options: SessionRunOptions): Promise<SessionRun
   try {
     const call = options.firstCall;
     const script: ScriptStep[] = call ? [{ toolCalls: [{ name: piName(call), arguments: call.arguments }] }, "done"] : ["ok"];
-    const measured = [...(options.extension ? [ADAPTER_ENTRY] : []), ...(options.registerCorpusTools ? [`${PROBES}/corpus-tools.ts`] : [])];
+    const measured = [
+      ...(options.extension ? [`${options.adapterRoot ?? REPO_ROOT}/${ADAPTER_ENTRY}`] : []),
+      ...(options.registerCorpusTools ? [`${PROBES}/corpus-tools.ts`] : []),
+    ];
     const extensions = [`${PROBES}/load-started.ts`, ...measured, `${PROBES}/session-started.ts`];
     const pi = await startSession({ extensions, agentDir: agent.agentDir, cwd: agent.cwd, script });
     try {
