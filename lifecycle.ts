@@ -84,11 +84,11 @@ export class McpLifecycleManager {
   /** `lazy-keep-alive` servers connected for use: kept up like `keep-alive` from then on. */
   private readonly inUse = new Set<string>();
   /**
-   * Started only to be listed (tools/shared-listing.ts), with its request count once that connect ended: a caller
-   * asking for one, or a request made on it since (a call that found it connected, so asked for no connect), makes
-   * it a server in use.
+   * Started only to be listed (tools/shared-listing.ts), with its request count when the listing asked for it: a
+   * caller asking for one, or any request made on it since (a call that found it connected, so asked for no connect),
+   * makes it a server in use.
    */
-  private readonly listingOnly = new Map<string, number | "connecting">();
+  private readonly listingOnly = new Map<string, number>();
   /** Connections already reported through onReconnect (one connect may be awaited by several callers). */
   private readonly announced = new WeakSet<ServerConnection>();
   private healthTimer: ReturnType<typeof setInterval> | undefined;
@@ -121,11 +121,9 @@ export class McpLifecycleManager {
   /** For a listing: the connection, the listing's own (ended by closeAfterListing) unless a caller started it. */
   async connectForListing(name: string): Promise<ServerConnection> {
     const { status } = this.manager.getState(name);
-    if (status !== "connected" && status !== "connecting") this.listingOnly.set(name, "connecting");
+    if (status !== "connected" && status !== "connecting") this.listingOnly.set(name, this.manager.requestsMade(name));
     try {
-      const connection = await this.connected(name);
-      if (this.listingOnly.has(name)) this.listingOnly.set(name, this.manager.requestsMade(name));
-      return connection;
+      return await this.connected(name);
     } catch (error) {
       this.listingOnly.delete(name);
       throw error;
@@ -191,12 +189,12 @@ export class McpLifecycleManager {
 
   /**
    * Ends a server that was started only to learn its tools (a `lazy-keep-alive` one is then not in use: not revived),
-   * unless a caller asked for it meanwhile: then it is a server in use, ended by its idle timeout.
+   * unless a caller asked for it or used it meanwhile: then it is a server in use, ended by its idle timeout.
    */
   async closeAfterListing(name: string): Promise<void> {
-    const requestsAtConnect = this.listingOnly.get(name);
+    const requestsBefore = this.listingOnly.get(name);
     this.listingOnly.delete(name);
-    if (requestsAtConnect !== this.manager.requestsMade(name)) return;
+    if (requestsBefore !== this.manager.requestsMade(name)) return;
     this.inUse.delete(name);
     await this.manager.close(name);
   }
