@@ -29,7 +29,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/client";
 import { IncompatibleServerError, type ProtocolVerdict } from "./session.ts";
-import { isJsonObject } from "../util/guards.ts";
+import { isJsonObject, parseJsonOrUndefined } from "../util/guards.ts";
 
 /** A legacy verdict is trusted this long; then the server is probed again (once, on its next connect). */
 export const LEGACY_VERDICT_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -127,15 +127,7 @@ function supportedVersions(error: unknown): string[] | undefined {
 function httpErrorData(error: unknown): unknown {
   if (!(error instanceof SdkHttpError)) return undefined;
   const body = error.data.text;
-  const parsed = typeof body === "string" ? safeJson(body) : body;
+  const parsed = typeof body === "string" ? parseJsonOrUndefined(body) : body;
   const rpcError = isJsonObject(parsed) && isJsonObject(parsed.error) ? parsed.error : parsed;
   return isJsonObject(rpcError) && rpcError.code === ProtocolErrorCode.UnsupportedProtocolVersion ? rpcError.data : undefined;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

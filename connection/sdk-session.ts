@@ -31,7 +31,7 @@ import { abortable } from "../util/abort.ts";
 import { type McpSession, NeedsAuthError, type OpenOptions, type ProtocolVerdict, type SessionEvents } from "./session.ts";
 import { mergeEnv, parseServerUrl, transportFamily } from "./server-target.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
-import { errorMessage } from "../util/guards.ts";
+import { errorMessage, parseJsonOrUndefined } from "../util/guards.ts";
 import { authProviderFor } from "./oauth-provider.ts";
 import { recordingChallenges, refreshingOnce } from "./oauth-fetch.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./listing.ts";
@@ -238,12 +238,7 @@ function summarizeSchemaError(error: unknown): unknown {
 
 /** The schema library's issues, as its message lists them (JSON: each with a `path` and a `message`). */
 function schemaIssues(text: string): { path: unknown[]; message: string }[] | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  const parsed = parseJsonOrUndefined(text);
   if (!Array.isArray(parsed) || parsed.length === 0) return undefined;
   const issues = parsed.filter((issue) => Array.isArray(issue?.path) && typeof issue?.message === "string");
   return issues.length === parsed.length ? issues : undefined;

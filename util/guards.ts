@@ -13,6 +13,15 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
+/** A text's JSON value, or undefined when it is not JSON (an error body or message that may or may not hold some). */
+export function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A short description of a value for "must be X (got Y)" messages; never the text of a string (it may be a secret). */
 export function describeValue(value: unknown): string {
   if (value === null) return "null";
