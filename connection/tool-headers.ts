@@ -9,30 +9,11 @@
  * (under `items`, `additionalProperties`, a combinator, a condition, a definition) makes the tool invalid.
  */
 import { isJsonObject } from "../util/guards.ts";
+import { DEFINITION_KEYWORDS, SCHEMA_ARRAY_KEYWORDS, SCHEMA_KEYWORDS, SCHEMA_MAP_KEYWORDS } from "../util/json-schema-keywords.ts";
 
 const HEADER_KEY = "x-mcp-header";
 const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_TYPES = new Set(["string", "integer", "boolean"]);
-/** Keywords whose subschemas are not reached through `properties` alone (JSON Schema 2020-12 and draft 7). */
-const UNREACHABLE_KEYWORDS = [
-  "items",
-  "prefixItems",
-  "contains",
-  "additionalProperties",
-  "unevaluatedProperties",
-  "unevaluatedItems",
-  "propertyNames",
-  "oneOf",
-  "anyOf",
-  "allOf",
-  "not",
-  "if",
-  "then",
-  "else",
-];
-/** Keywords whose value maps names (or patterns) to subschemas. */
-const SCHEMA_MAP_KEYWORDS = new Set(["patternProperties", "dependentSchemas", "$defs", "definitions"]);
-
 /** Why the tool's header declarations are invalid, or undefined when they are fine (or it has none). */
 export function invalidHeaderDeclaration(inputSchema: unknown): string | undefined {
   const seen = new Map<string, string>();
@@ -48,8 +29,10 @@ export function invalidHeaderDeclaration(inputSchema: unknown): string | undefin
         if (problem) return problem;
       }
     }
-    for (const keyword of [...UNREACHABLE_KEYWORDS, ...SCHEMA_MAP_KEYWORDS]) {
-      for (const branch of subschemas(keyword, node[keyword])) {
+    // Every other subschema is reached through more than `properties`: a mark there is misplaced.
+    for (const [keyword, value] of Object.entries(node)) {
+      if (keyword === "properties") continue;
+      for (const branch of subschemas(keyword, value)) {
         const problem = visit(branch, [...path, keyword], false);
         if (problem) return problem;
       }
@@ -72,9 +55,10 @@ function declarationProblem(node: Record<string, unknown>, path: string[], reach
   return undefined;
 }
 
-/** A keyword's subschemas: one schema, a list of them (`oneOf`, draft 7 `items`), or a map of them (`$defs`). */
+/** A keyword's subschemas: one schema, a list of them (`oneOf`, draft 7 `items`), or a map of them (`$defs`); none for other keywords. */
 function subschemas(keyword: string, value: unknown): unknown[] {
-  if (Array.isArray(value)) return value;
+  if (SCHEMA_ARRAY_KEYWORDS.has(keyword) || (keyword === "items" && Array.isArray(value))) return Array.isArray(value) ? value : [];
   if (!isJsonObject(value)) return [];
-  return SCHEMA_MAP_KEYWORDS.has(keyword) ? Object.values(value) : [value];
+  if (SCHEMA_KEYWORDS.has(keyword)) return [value];
+  return SCHEMA_MAP_KEYWORDS.has(keyword) || DEFINITION_KEYWORDS.has(keyword) ? Object.values(value) : [];
 }

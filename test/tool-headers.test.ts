@@ -39,6 +39,7 @@ describe("a tool's header declarations", () => {
       object({}, { $defs: { thing: marked } }),
       object({}, { additionalProperties: marked }),
       object({}, { patternProperties: { "^x": marked } }),
+      object({ list: { type: "array", items: [{ type: "string" }], additionalItems: marked } }),
     ]) {
       expect(invalidHeaderDeclaration(schema), JSON.stringify(schema)).toMatch(/allowed only on a property reached through "properties"/);
     }

@@ -26,6 +26,7 @@
  */
 
 import { isJsonObject } from "../util/guards.ts";
+import { DEFINITION_KEYWORDS, SCHEMA_ARRAY_KEYWORDS, SCHEMA_KEYWORDS, SCHEMA_MAP_KEYWORDS } from "../util/json-schema-keywords.ts";
 import { oneLine } from "../util/text.ts";
 
 type JsonObject = Record<string, unknown>;
@@ -33,26 +34,8 @@ type JsonObject = Record<string, unknown>;
 export const MAX_REF_DEPTH = 8;
 export const MAX_REF_EXPANSIONS = 1000;
 
-/** Keywords whose value is one sub-schema. */
-const SCHEMA_KEYWORDS = new Set([
-  "items",
-  "additionalItems",
-  "contains",
-  "not",
-  "if",
-  "then",
-  "else",
-  "propertyNames",
-  "unevaluatedItems",
-  "unevaluatedProperties",
-  "additionalProperties",
-]);
-/** Keywords whose value is an array of sub-schemas. */
-const SCHEMA_ARRAY_KEYWORDS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
-/** Keywords whose value maps names to sub-schemas. */
-const SCHEMA_MAP_KEYWORDS = new Set(["properties", "patternProperties", "dependentSchemas"]);
 /** Keywords that only serve references or identify the document: meaningless once references are inlined. */
-const DROPPED_KEYWORDS = new Set(["$schema", "$id", "$defs", "definitions", "$anchor", "$dynamicAnchor"]);
+const DROPPED_KEYWORDS = new Set(["$schema", "$id", ...DEFINITION_KEYWORDS, "$anchor", "$dynamicAnchor"]);
 const REF_KEYWORDS = ["$ref", "$dynamicRef", "$recursiveRef"] as const;
 
 function emptyObjectSchema(): JsonObject {
