@@ -29,6 +29,7 @@ import { type CallOptions, DEFAULT_REQUEST_TIMEOUT_MS, requestOptions } from "./
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
 import type { ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
+import type { RunningTask, TaskPolicy, TaskReference, ToolCallStart } from "./connection/running-task.ts";
 import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-errors.ts";
 
 export { ConnectCancelledError, ShuttingDownError };
@@ -38,6 +39,15 @@ export { canSignIn } from "./connection/auth-checks.ts";
 export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
 export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
 export type { ProtocolVerdict } from "./connection/session.ts";
+export type {
+  RunningTask,
+  TaskOutcome,
+  TaskPolicy,
+  TaskReference,
+  TaskState,
+  TaskView,
+  ToolCallStart,
+} from "./connection/running-task.ts";
 
 export { type CallOptions, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./connection/request-options.ts";
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
@@ -245,6 +255,49 @@ export class McpServerManager {
     return this.track(name, options, (connection, signal) => {
       const listed = connection.tools.find((tool) => tool.name === toolName);
       return connection.session.callTool(toolName, args, requestOptions(this.requestTimeoutMs, options, signal), listed);
+    });
+  }
+
+  /**
+   * `tools/call`, which may come back as a task the server runs (connection/task-calls.ts): the task counts as a
+   * request in flight until it ends (no idle close meanwhile), and a close of the server cancels it.
+   */
+  async startToolCall(
+    name: string,
+    toolName: string,
+    args: Record<string, unknown>,
+    options: CallOptions & { policy: TaskPolicy },
+  ): Promise<ToolCallStart> {
+    const start = await this.track(name, options, (connection, signal) => {
+      const listed = connection.tools.find((tool) => tool.name === toolName);
+      return connection.session.startToolCall(
+        toolName,
+        args,
+        requestOptions(this.requestTimeoutMs, options, signal),
+        listed,
+        options.policy,
+      );
+    });
+    if (start.kind === "task") this.holdWhileRunning(name, start.task);
+    return start;
+  }
+
+  /** Follows again a task an earlier Pi session left on the server (connected by the caller); held as `startToolCall`'s. */
+  async resumeTask(name: string, reference: TaskReference): Promise<RunningTask> {
+    const task = await this.track(name, {}, (connection, signal) =>
+      connection.session.resumeTask(reference, requestOptions(this.requestTimeoutMs, {}, signal)),
+    );
+    this.holdWhileRunning(name, task);
+    return task;
+  }
+
+  /** A task's whole run is use of its server: in flight (see `isIdle`) until it ends. */
+  private holdWhileRunning(name: string, task: RunningTask): void {
+    const record = this.record(name);
+    record.inFlight++;
+    void task.outcome.finally(() => {
+      record.inFlight--;
+      record.lastUsedAt = Date.now();
     });
   }
 

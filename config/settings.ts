@@ -14,6 +14,7 @@ import {
   number,
   outputGuard,
   positiveWholeNumber,
+  taskSettings,
   timeLimit,
   toolPrefixMode,
 } from "./checks.ts";
@@ -32,6 +33,7 @@ const SETTINGS_CHECKS = {
   requestTimeoutMs: timeLimit,
   maxTotalTimeoutMs: timeLimit,
   outputGuard,
+  tasks: taskSettings,
   trustProjectServers: boolean,
 } satisfies Record<string, Check<unknown>>;
 

@@ -9,7 +9,14 @@
  * the first page's hints come back with the items (the metadata cache keeps them).
  */
 import type { Client, RequestOptions, StandardSchemaV1 } from "@modelcontextprotocol/client";
-import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool } from "../types.ts";
+import {
+  type McpPrompt,
+  type McpPromptArgument,
+  type McpResource,
+  type McpResourceTemplate,
+  type McpTool,
+  taskSupportOf,
+} from "../types.ts";
 import { isJsonObject } from "../util/guards.ts";
 
 /** A server that keeps handing out cursors must not keep us listing forever. */
@@ -57,6 +64,7 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
       description: nonEmptyString(tool.description),
       inputSchema: tool.inputSchema,
       ...(isJsonObject(tool.outputSchema) ? { outputSchema: tool.outputSchema } : {}),
+      ...taskSupportOf(isJsonObject(tool.execution) ? tool.execution.taskSupport : undefined),
     });
   }
   return { items: tools, problems, ...hints };
