@@ -1,5 +1,6 @@
 /**
- * `/mcp status | tools [server] | prompts [server] | reconnect [name]` and `/mcp-auth <server>`: what the user can see and do.
+ * `/mcp status | tools [server] | prompts [server] | reconnect [name] | tasks [cancel <id>]` and `/mcp-auth <server>`:
+ * what the user can see and do.
  *
  * `/mcp-auth` signs in to a server that uses OAuth (or could: any HTTP server whose config gives it no token). With
  * a UI (interactive, RPC) the sign-in runs in the background and reports when it is over, so Pi stays usable while
@@ -31,8 +32,8 @@ import {
 import { showText } from "./ui.ts";
 import { ignored } from "./util/debug-log.ts";
 
-const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
-const USAGE = `/mcp status | tools [server] | prompts [server] | reconnect [name] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
+const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", "tasks", ...MANAGE_SUBCOMMANDS] as const;
+const USAGE = `/mcp status | tools [server] | prompts [server] | reconnect [name] | tasks [cancel <id>] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
 
 /** `notRunning`: the answer while there is no state (a session starting or ending, or MCP off for the run). */
 export function registerCommands(
@@ -61,6 +62,7 @@ export function registerCommands(
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "prompts") return showText(ctx, promptsReport(state, argument));
       if (subcommand === "reconnect") return reconnect(ctx, state, argument);
+      if (subcommand === "tasks") return showText(ctx, await tasksCommand(state, rest));
       if (isManageSubcommand(subcommand)) return runManageCommand(ctx, state, subcommand, splitArguments(args).slice(1));
       showText(ctx, `Unknown subcommand "${subcommand}". Usage: ${USAGE}`);
     },
@@ -92,6 +94,14 @@ export function registerCommands(
       await startSignIn(ctx, state, server);
     },
   });
+}
+
+/** `/mcp tasks`: the session's tasks; `/mcp tasks cancel <id>`: cancels one (the start of its id is enough). */
+async function tasksCommand(state: McpExtensionState, args: readonly string[]): Promise<string> {
+  const [action, id] = args;
+  if (action === undefined) return state.tasks.report();
+  if (action === "cancel" && id) return state.tasks.cancel(id);
+  return "Usage: /mcp tasks [cancel <id>]";
 }
 
 /** The panel's actions are the commands' own. */

@@ -236,7 +236,10 @@ function callResult(entry: TaskEntry, outcome: TaskOutcome): CallToolResult {
   if (outcome.status === "completed") return outcome.result;
   const task = `task ${shortId(entry.task.taskId)}`;
   if (outcome.status === "failed") throw Object.assign(new Error(`${task} failed: ${outcome.message}`), { code: outcome.code });
-  if (outcome.status === "cancelled") throw new Error(`${task} was cancelled${entry.endReason ? `: ${entry.endReason}` : ""}`);
+  if (outcome.status === "cancelled") {
+    const why = entry.endReason ?? outcome.message;
+    throw new Error(`${task} was cancelled${why ? `: ${why}` : ""}`);
+  }
   throw new Error(`${task} could no longer be followed: ${entry.endReason ?? outcome.message}`);
 }
 

@@ -48,6 +48,8 @@ import { declaresHeaders } from "./tool-headers.ts";
 
 /** A server's suggested poll interval is taken within these bounds (ms); none suggested: ext-tasks' 1 s. */
 export const POLL_INTERVAL_BOUNDS = { min: 250, max: 30_000 } as const;
+/** Why the tasks a session still follows when it ends were cancelled: said with each (the call, the delivered outcome). */
+const STOPPED_WITH_SERVER = "its server was stopped while it ran (a reconnect, a config change, or the end of the Pi session)";
 /** How long closing a session waits for the `tasks/cancel` of each task it still follows. */
 const CANCEL_AT_CLOSE_MS = 1_000;
 const ANY_RESULT = {
@@ -224,6 +226,7 @@ class ExtTask implements RunningTask {
   private readonly execution: ToolExecution<unknown> & { kind: "task" };
   private readonly deps: ExtTaskDeps;
   private readonly listeners: ((view: TaskView) => void)[] = [];
+  /** Why we stopped following it: released (left on the server), or stopped with its server. */
   private released?: string;
   /** 2025: the `tasks/result` held open while the task waits for input. */
   private resultStream?: AbortController;
@@ -239,7 +242,7 @@ class ExtTask implements RunningTask {
     this.outcome = execution
       .settle({ onEvent: (event) => this.observe(event) })
       .then(
-        ({ outcome }) => outcomeOf(outcome, this.view, describe),
+        ({ outcome }) => outcomeOf(outcome, this.released ? { ...this.view, statusMessage: this.released } : this.view, describe),
         (error: unknown): TaskOutcome => ({ status: "lost", message: describe(error) }),
       )
       .finally(() => this.resultStream?.abort());
@@ -261,6 +264,7 @@ class ExtTask implements RunningTask {
   /** At the end of the session: cancelled, unless released; waits at most `ms`. */
   async cancelAtClose(ms: number): Promise<void> {
     if (this.released) return;
+    this.released = STOPPED_WITH_SERVER;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([this.cancel(), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
     clearTimeout(timer);

@@ -21,6 +21,8 @@ export interface PiHost {
   nodeBinary: string;
   /** Whether tools activated inside `execute()` are offered from the next turn of the same prompt. */
   refreshesToolsEachTurn: boolean;
+  /** Whether a run waits for `agent_end` handlers (print mode then waits there for the tasks it handed back). */
+  awaitsAgentEnd: boolean;
 }
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -40,6 +42,7 @@ export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
     // The Node 20 run drives this host; its own binary is the one to spawn.
     nodeBinary: process.execPath,
     refreshesToolsEachTurn: false,
+    awaitsAgentEnd: false,
   },
   "0.87.1": {
     version: "0.87.1",
@@ -47,6 +50,7 @@ export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
     cliPath: cliOf("@earendil-works/pi-coding-agent"),
     nodeBinary: NODE_22,
     refreshesToolsEachTurn: true,
+    awaitsAgentEnd: true,
   },
   "1.5.2": {
     version: "1.5.2",
@@ -55,6 +59,7 @@ export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
     cliPath: cliOf("pi-coding-agent-1.5"),
     nodeBinary: NODE_22,
     refreshesToolsEachTurn: true,
+    awaitsAgentEnd: true,
   },
   "1.6.0": {
     version: "1.6.0",
@@ -62,6 +67,7 @@ export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
     cliPath: cliOf("pi-coding-agent-1.6"),
     nodeBinary: NODE_22,
     refreshesToolsEachTurn: true,
+    awaitsAgentEnd: true,
   },
 };
 
