@@ -134,9 +134,12 @@ export class TaskCalls {
     }
   }
 
-  /** The end of the session: tasks still followed (not released) are cancelled, at most CANCEL_AT_CLOSE_MS each. */
+  /**
+   * The end of the session: tasks still followed (not released) are cancelled, at most CANCEL_AT_CLOSE_MS each; on a
+   * connection that is gone already (a crash) there is nothing to tell, and each task says what happened by itself.
+   */
   async close(): Promise<void> {
-    await Promise.all([...this.running].map((task) => task.cancelAtClose(CANCEL_AT_CLOSE_MS)));
+    if (this.parts.client.transport) await Promise.all([...this.running].map((task) => task.cancelAtClose(CANCEL_AT_CLOSE_MS)));
     const tasks = this.tasks;
     this.tasks = undefined;
     if (!tasks) return;

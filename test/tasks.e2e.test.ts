@@ -158,7 +158,7 @@ describe(`tasks in a Pi ${host.version} session`, () => {
   });
 });
 
-test(`a session resumed on Pi ${host.version} receives the outcome of a task the HTTP server kept`, async () => {
+test(`a session resumed, reloaded or forked on Pi ${host.version} follows the tasks the HTTP server kept, and delivers each outcome once`, async () => {
   const logDir = await mkdtemp(join(tmpdir(), "tasks-resume-"));
   cleanups.push(() => rm(logDir, { recursive: true, force: true }));
   const http = await startFixtureProcess(TASKS_FIXTURE, "tasks fixture (HTTP)", {
@@ -170,17 +170,27 @@ test(`a session resumed on Pi ${host.version} receives the outcome of a task the
   cleanups.push(dirs.cleanup);
   const pi = await startSession({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd, persistSession: true });
   cleanups.push(() => pi.dispose());
-  pi.script([search("select:remote__wait"), calls(["remote__wait", { ms: 2_500 }]), "it runs on"]);
-  await pi.prompt("wait a while");
-  expect(pi.toolResults.at(-1)!.text).toMatch(/^MCP task [0-9a-f]{8} of tool "wait" on server "remote" is still running/);
-  pi.script(["got the outcome"]);
-  await pi.restart(); // Pi quits with the task running, and starts again on the same session file
-  await expect
-    .poll(() => userTexts(pi.requests.at(-1)).join("\n"), { timeout: 30_000 })
-    .toMatch(
-      /MCP task [0-9a-f]{8} of tool "wait" on server "remote" \(called with \{"ms":2500\}\) completed after [\d.]+ s\. Its result:\nwaited 2500 ms/,
-    );
+  /** Hands back a task that waits `ms`, ends the session the way `replace` does, and waits for the outcome. */
+  const handBackThen = async (ms: number, replace: () => Promise<void>) => {
+    pi.script([calls(["remote__wait", { ms }]), "it runs on"]);
+    await pi.prompt(`wait ${ms} ms`);
+    expect(pi.toolResults.at(-1)!.text).toMatch(/^MCP task [0-9a-f]{8} of tool "wait" on server "remote" is still running/);
+    pi.script([`got the ${ms} ms outcome`]);
+    await replace();
+    const outcome = new RegExp(`\\(called with \\{"ms":${ms}\\}\\) completed after [\\d.]+ s\\. Its result:\\nwaited ${ms} ms`);
+    await expect.poll(() => userTexts(pi.requests.at(-1)).join("\n"), { timeout: 30_000 }).toMatch(outcome);
+  };
+  pi.script([search("select:remote__wait"), "loaded"]);
+  await pi.prompt("load the wait tool");
+  await handBackThen(2_000, () => pi.restart()); // Pi quits with the task running, and starts again on the session file
+  await handBackThen(1_500, () => pi.reload());
+  await handBackThen(1_200, () => pi.fork(pi.session.sessionManager.getBranch().at(-1)!.id));
   expect(received({ cwd: logDir }, "remote", "tasks/cancel")).toBe(0);
+  // Each outcome once on the branch the session ended on.
+  const delivered = pi.session.sessionManager
+    .getBranch()
+    .filter((entry) => entry.type === "custom_message" && entry.customType === "mcp-task-outcome");
+  expect(delivered).toHaveLength(3);
 });
 
 test(`print mode on Pi ${host.version}: a task handed back is waited for at the end of the run, and its outcome answered`, async () => {

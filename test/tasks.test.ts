@@ -235,6 +235,20 @@ describe("bad input: every misbehaving task ends with a clear, bounded outcome",
     if (kind === "poll0") expect(requests(log(), "tasks/get").length).toBeLessThan(5);
   });
 
+  it("a 2025 tool that declares no task support, answered with a task: the call fails saying so, the task is cancelled", async () => {
+    const rogueLog = join(dir.path, "rogue.log");
+    const rogue = serverDef("rogue", {
+      command: process.execPath,
+      args: [join(FIXTURES, "rogue-task-server.mjs")],
+      env: { ROGUE_LOG: rogueLog },
+    });
+    const h = harness([rogue]);
+    expect((await failure(h.call("rogue", "rogue", {}))).message).toBe(
+      'its answer was a task (rogue-1), not a result, although the tool declares no task support (execution.taskSupport "forbidden"); the task was cancelled',
+    );
+    await waitFor(() => requests(rogueLog, "tasks/cancel").length === 1);
+  });
+
   it("a tasks/get that never answers fails at the request time limit, not never", async () => {
     const h = harness([stdioFixture("slow")]);
     await h.manager.connect(stdioFixture("slow"));
@@ -279,6 +293,38 @@ describe("tasks outlive the session that handed them back", () => {
     third.tasks.resumeOwed([...entries, { type: "custom_message", customType: "mcp-task-outcome", details: second.delivered[0]!.details }]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(third.delivered).toEqual([]);
+  });
+});
+
+describe("the lifecycle never stops a task's server without saying so", () => {
+  it("a server closed under a task handed back (a reconnect, a config change) cancels it, and its outcome says why", async () => {
+    const h = harness([stdioFixture()], { waitMs: 0 });
+    await h.call("tasks", "wait", { ms: 30_000 });
+    await h.manager.close("tasks");
+    await waitFor(() => h.delivered.length > 0);
+    expect(deliveredText(h.delivered[0]!)).toMatch(
+      /was cancelled after [\d.]+ s \(its server was stopped while it ran \(a reconnect, a config change, or the end of the Pi session\)\)\.$/,
+    );
+    expect(requests(log(), "tasks/cancel")).toHaveLength(1);
+  });
+
+  it("a task whose time to live ran out while no session followed it is reported once, not followed", async () => {
+    const h = harness([httpFixture()]);
+    const data = {
+      kind: "handed-back",
+      taskId: "gone-1",
+      call: { server: "remote", tool: "wait", args: {} },
+      startedAt: 1,
+      createdAt: 1,
+      ttlMs: 60_000,
+      reference: { taskId: "gone-1" },
+    };
+    h.tasks.resumeOwed([{ type: "custom", customType: "mcp-task", data }]);
+    await waitFor(() => h.delivered.length > 0);
+    expect(deliveredText(h.delivered[0]!)).toMatch(
+      /can no longer be followed after [\d.]+ s: its time to live ran out while no Pi session followed it\./,
+    );
+    expect(h.manager.getState("remote").status).toBe("idle"); // not even connected
   });
 });
 
