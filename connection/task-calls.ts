@@ -16,8 +16,10 @@
  *   way to build them): such a tool cannot become a task.
  *
  * The poll interval a server suggests is kept within POLL_INTERVAL_BOUNDS (a 0 would have us poll every 10 ms,
- * ext-tasks' floor; an hour would leave a finished task unseen). A task's whole run is bounded by the caller
- * (tasks/runs.ts): here each request has the call's time limit.
+ * ext-tasks' floor; an hour would leave a finished task unseen), and a task that has run a while is polled less often:
+ * at most every tenth of its age (up to the 30 s bound: a task of a minute every 6 s), so a long task handed
+ * back costs little (bench/tasks.ts: about 1.6 ms of CPU per poll) and its end is still seen within a tenth of its run.
+ * A task's whole run is bounded by the caller (tasks.ts): here each request has the call's time limit.
  */
 import { type CallToolResult, type Client, SdkError, SdkErrorCode, type Transport } from "@modelcontextprotocol/client";
 import {
@@ -48,6 +50,8 @@ import { declaresHeaders } from "./tool-headers.ts";
 
 /** A server's suggested poll interval is taken within these bounds (ms); none suggested: ext-tasks' 1 s. */
 export const POLL_INTERVAL_BOUNDS = { min: 250, max: 30_000 } as const;
+/** A task is polled at most every `age / POLL_AGE_FRACTION` (within the bounds). */
+const POLL_AGE_FRACTION = 10;
 /** Why the tasks a session still follows when it ends were cancelled: said with each (the call, the delivered outcome). */
 const STOPPED_WITH_SERVER = "its server was stopped while it ran (a reconnect, a config change, or the end of the Pi session)";
 /** How long closing a session waits for the `tasks/cancel` of each task it still follows. */
@@ -403,25 +407,29 @@ const POLL_FIELDS = ["pollInterval", "pollIntervalMs"] as const;
 
 /**
  * A task answer (`tasks/get`, a task's creation, a status notification, in either era's shape) with its suggested
- * poll interval within POLL_INTERVAL_BOUNDS; anything else as it came.
+ * poll interval within POLL_INTERVAL_BOUNDS, and no shorter than a tenth of the task's age (its `createdAt`);
+ * anything else as it came.
  */
-export function withBoundedPollIntervals(value: JsonValue): JsonValue {
+export function withBoundedPollIntervals(value: JsonValue, now = Date.now()): JsonValue {
   if (!isJsonObject(value)) return value;
   let changed: Record<string, JsonValue> | undefined;
   for (const key of ["task", "params"] as const) {
     const inner = value[key] as JsonValue | undefined;
-    const bounded = inner === undefined ? undefined : withBoundedPollIntervals(inner);
+    const bounded = inner === undefined ? undefined : withBoundedPollIntervals(inner, now);
     if (bounded !== inner) changed = { ...(changed ?? value), [key]: bounded as JsonValue };
   }
+  const createdAt = typeof value.createdAt === "string" ? Date.parse(value.createdAt) : Number.NaN;
+  const age = Number.isFinite(createdAt) ? Math.max(0, now - createdAt) : 0;
   for (const field of POLL_FIELDS) {
     if (!(field in value)) continue;
-    const bounded = boundedPollInterval(value[field]);
+    const bounded = boundedPollInterval(value[field], age);
     if (bounded !== value[field]) changed = { ...(changed ?? value), [field]: bounded };
   }
   return changed ?? value;
 }
 
-function boundedPollInterval(value: unknown): number {
+function boundedPollInterval(value: unknown, age: number): number {
   const suggested = typeof value === "number" && Number.isFinite(value) ? Math.round(value) : POLL_INTERVAL_BOUNDS.min;
-  return Math.min(POLL_INTERVAL_BOUNDS.max, Math.max(POLL_INTERVAL_BOUNDS.min, suggested));
+  const floor = Math.max(POLL_INTERVAL_BOUNDS.min, Math.round(age / POLL_AGE_FRACTION));
+  return Math.min(POLL_INTERVAL_BOUNDS.max, Math.max(floor, suggested));
 }

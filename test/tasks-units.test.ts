@@ -130,6 +130,13 @@ describe("the poll interval a server suggests", () => {
       params: { pollInterval: taken },
     });
   });
+  it("a task that has run a while is polled at most every tenth of its age, up to the bound", () => {
+    const now = Date.parse("2026-01-01T00:10:00Z");
+    const polled = (createdAt: string) => withBoundedPollIntervals({ taskId: "t", createdAt, pollIntervalMs: 300 }, now);
+    expect(polled("2026-01-01T00:09:59Z")).toMatchObject({ pollIntervalMs: 300 }); // 1 s old: the server's 300 ms
+    expect(polled("2026-01-01T00:09:00Z")).toMatchObject({ pollIntervalMs: 6_000 }); // 1 min old: every 6 s
+    expect(polled("2026-01-01T00:00:00Z")).toMatchObject({ pollIntervalMs: max }); // 10 min old: the bound
+  });
   it("an answer without one is left as it came (the same object)", () => {
     const answer = { content: [{ type: "text", text: "hi" }] };
     expect(withBoundedPollIntervals(answer)).toBe(answer);
