@@ -191,6 +191,14 @@ export interface McpSettings {
   sampling?: boolean | SamplingSettings;
   /** Use every project's MCP config without asking (read from the user's files only: a project cannot trust itself). */
   trustProjectServers?: boolean;
+  /** The MCP Registry `/mcp search` and `/mcp add <registry name>` use: `false` turns them off. */
+  registry?: boolean | RegistrySettings;
+}
+
+/** `settings.registry`: where the MCP Registry API (v0.1) is; a company's sub-registry speaks the same API. */
+export interface RegistrySettings {
+  /** Default: the official registry, `https://registry.modelcontextprotocol.io`. */
+  url?: string;
 }
 
 /** Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process. */
