@@ -9,7 +9,7 @@
 import os from "node:os";
 import { join } from "node:path";
 import { readConfigFile } from "./config/files.ts";
-import { type ConfigLayer, type EntryOptions, parseServerEntry } from "./config/entry.ts";
+import { type ConfigLayer, type EntryOptions, ownEntryOptions, parseServerEntry } from "./config/entry.ts";
 import { parseSettings } from "./config/settings.ts";
 import { importHostServers } from "./config/imports.ts";
 import { type ClaudePluginRef, loadClaudePlugins, parseClaudePlugins } from "./config/claude-plugins.ts";
@@ -34,7 +34,7 @@ import {
 
 /** The parts of the config area that `/mcp enable|disable|add|remove` uses to edit a config file. */
 export { describeSource, describeTarget, hideConfigSecretsInDebugLog } from "./config/display.ts";
-export { parseServerEntry } from "./config/entry.ts";
+export { ownEntryOptions, parseServerEntry } from "./config/entry.ts";
 export { removeServerEntry, writeImports, writeServerEnabled, writeServerEntry } from "./config/writer.ts";
 /** Upstream's runtime registration event (pi-mcp-adapter.ts listens, init.ts keeps the registrations). */
 export {
@@ -237,15 +237,7 @@ function registeredLayers(registered: readonly ExtensionServer[], context: Inter
   for (const server of registered) byExtension.set(server.extensionPath, [...(byExtension.get(server.extensionPath) ?? []), server]);
   return [...byExtension].map(([file, servers]) => {
     // Pi trust-gates the extensions themselves, so what they register is the user's own: its `!command` values run.
-    const options: EntryOptions = {
-      file,
-      context,
-      interpolate: true,
-      allowOverride: false,
-      reportUnknownFields: false,
-      defaultsSyntax: true,
-      commands: "run",
-    };
+    const options = ownEntryOptions(file, context);
     const entries = servers.map(({ name, config }) => ({ name, parsed: parseServerEntry(name, config, options, problems) }));
     return { source: { kind: "extension", path: file }, entries };
   });
@@ -265,15 +257,7 @@ function runtimeLayer(
   const defined = new Set(
     layers.flatMap((layer) => layer.entries.filter((entry) => entry.parsed.kind !== "override").map((entry) => entry.name)),
   );
-  const options: EntryOptions = {
-    file: RUNTIME_SOURCE_PATH,
-    context,
-    interpolate: true,
-    allowOverride: false,
-    reportUnknownFields: false,
-    defaultsSyntax: true,
-    commands: "run",
-  };
+  const options = ownEntryOptions(RUNTIME_SOURCE_PATH, context);
   const entries = runtime.flatMap(({ name, config }) => {
     if (!defined.has(name)) return [{ name, parsed: parseServerEntry(name, config, options, problems) }];
     const text = "registered at runtime by another extension, but a configured server has this name: the configured one is used";

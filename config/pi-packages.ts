@@ -13,7 +13,7 @@ import * as piHost from "@mariozechner/pi-coding-agent";
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { readConfigFile } from "./files.ts";
-import { type ConfigLayer, type EntryOptions, parseServerEntry } from "./entry.ts";
+import { type ConfigLayer, ownEntryOptions, parseServerEntry } from "./entry.ts";
 import { configProblem } from "./problems.ts";
 import type { InterpolationContext } from "./interpolation.ts";
 import { describeValue, errorMessage, isJsonObject } from "../util/guards.ts";
@@ -192,15 +192,7 @@ function packageFileLayer(
     );
   }
   // A package the user installed runs code of its own already: its `!command` values run like the user's.
-  const entryOptions: EntryOptions = {
-    file,
-    context,
-    interpolate: true,
-    allowOverride: false,
-    reportUnknownFields: true,
-    defaultsSyntax: true,
-    commands: "run",
-  };
+  const entryOptions = ownEntryOptions(file, context, true);
   const entries = Object.entries(servers).map(([name, raw]) => {
     const prefixed = `${prefix}__${nameWord(name, "server")}`;
     return { name: prefixed, parsed: parseServerEntry(prefixed, raw, entryOptions, problems) };

@@ -6,7 +6,7 @@
  * server (or another registration) has is refused: the configured one stays. The definition is a server entry of
  * our format, checked as a file's would be.
  */
-import { type EntryOptions, parseServerEntry } from "./entry.ts";
+import { ownEntryOptions, parseServerEntry } from "./entry.ts";
 import type { InterpolationContext } from "./interpolation.ts";
 import { describeValue, isJsonObject } from "../util/guards.ts";
 import type { ConfigProblem } from "../types.ts";
@@ -94,16 +94,7 @@ export class RuntimeRegistrations {
 /** Why a definition cannot be a server (its errors, as loading it from a file would give them); undefined when it can. */
 function checkDefinition(name: string, definition: unknown, context: InterpolationContext): string | undefined {
   const problems: ConfigProblem[] = [];
-  const options: EntryOptions = {
-    file: RUNTIME_SOURCE_PATH,
-    context,
-    interpolate: true,
-    allowOverride: false,
-    reportUnknownFields: false,
-    defaultsSyntax: true,
-    commands: "run",
-  };
-  const parsed = parseServerEntry(name, definition, options, problems);
+  const parsed = parseServerEntry(name, definition, ownEntryOptions(RUNTIME_SOURCE_PATH, context), problems);
   const errors = problems.filter((problem) => problem.level === "error").map((problem) => problem.message);
   return parsed.kind === "server" && errors.length === 0 ? undefined : errors.join("; ") || "not a server definition";
 }

@@ -42,26 +42,34 @@ describe("Pi packages that ship MCP servers (pi.mcp)", () => {
         },
       },
     );
-    writePackage("home/.pi/agent/pkgs/other", { name: "other", pi: { mcp: ["servers/a.json", "../escape.json"] } }, {
-      "servers/a.json": { mcpServers: { a: { command: "a-mcp" } } },
-    });
+    writePackage(
+      "home/.pi/agent/pkgs/other",
+      { name: "other", pi: { mcp: ["servers/a.json", "../escape.json"] } },
+      {
+        "servers/a.json": { mcpServers: { a: { command: "a-mcp" } } },
+      },
+    );
     // Not listed: never read.
-    writePackage("home/.pi/agent/pkgs/unlisted", { name: "unlisted", pi: { mcp: "./mcp.json" } }, {
-      "mcp.json": { mcpServers: { x: { command: "x" } } },
-    });
+    writePackage(
+      "home/.pi/agent/pkgs/unlisted",
+      { name: "unlisted", pi: { mcp: "./mcp.json" } },
+      {
+        "mcp.json": { mcpServers: { x: { command: "x" } } },
+      },
+    );
     sandbox.write("home/.pi/agent/settings.json", { packages: ["./pkgs/acme", { source: "./pkgs/other", skills: [] }] });
     sandbox.write("home/.pi/agent/mcp.json", { mcpServers: { acme_tools__docs: { command: "mine" } } });
 
     const config = sandbox.load();
     expect(serversByName(config)).toEqual({
       acme_tools__docs: { enabled: true, command: "mine" },
-      "acme_tools__web_search": { enabled: true, url: "https://acme.example/mcp" },
+      acme_tools__web_search: { enabled: true, url: "https://acme.example/mcp" },
       other__a: { enabled: true, command: "a-mcp" },
     });
     const pkgs = path.join(sandbox.agentDir, "pkgs");
     expect(sources(config)).toEqual({
       acme_tools__docs: { kind: "user", path: path.join(sandbox.agentDir, "mcp.json") },
-      "acme_tools__web_search": { kind: "pi-package", path: path.join(pkgs, "acme", "mcp.json"), label: "./pkgs/acme" },
+      acme_tools__web_search: { kind: "pi-package", path: path.join(pkgs, "acme", "mcp.json"), label: "./pkgs/acme" },
       other__a: { kind: "pi-package", path: path.join(pkgs, "other", "servers", "a.json"), label: "./pkgs/other" },
     });
     expect(config.settings).toEqual({}); // a package's settings are not the user's
@@ -72,9 +80,13 @@ describe("Pi packages that ship MCP servers (pi.mcp)", () => {
   });
 
   it("a project's packages (.pi/settings.json, installed under .pi/npm) count once the project is trusted", () => {
-    writePackage("project/.pi/npm/node_modules/team-mcp", { name: "team-mcp", pi: { mcp: "mcp.json" } }, {
-      "mcp.json": { mcpServers: { db: { command: "db-mcp" } } },
-    });
+    writePackage(
+      "project/.pi/npm/node_modules/team-mcp",
+      { name: "team-mcp", pi: { mcp: "mcp.json" } },
+      {
+        "mcp.json": { mcpServers: { db: { command: "db-mcp" } } },
+      },
+    );
     sandbox.write("project/.pi/settings.json", { packages: ["npm:team-mcp@1.2.0"] });
     const file = path.join(sandbox.project, ".pi", "npm", "node_modules", "team-mcp", "mcp.json");
 
@@ -186,9 +198,16 @@ describe("Claude Code plugin folders (claudePlugins)", () => {
     sandbox.write("plugins/bad/.claude-plugin/plugin.json", { name: "Not Kebab" });
     const bang = plugin("plugins/bang", "serena.mcp.json");
     sandbox.write("plugins/bang/.mcp.json", { runner: { command: "r", env: { TOKEN: "!cat ~/.secret" } } });
-    sandbox.write("home/.pi/agent/mcp.json", { claudePlugins: [{ path: root, mcp: true }, { path: bang, mcp: true }] });
+    sandbox.write("home/.pi/agent/mcp.json", {
+      claudePlugins: [
+        { path: root, mcp: true },
+        { path: bang, mcp: true },
+      ],
+    });
     const config = sandbox.load();
-    expect(serversByName(config)).toEqual({ runner: { enabled: true, command: "r", env: { CLAUDE_PLUGIN_ROOT: bang, TOKEN: "!cat ~/.secret" } } });
+    expect(serversByName(config)).toEqual({
+      runner: { enabled: true, command: "r", env: { CLAUDE_PLUGIN_ROOT: bang, TOKEN: "!cat ~/.secret" } },
+    });
     expect(messages(config)[0]).toBe(
       `${path.join(root, ".claude-plugin", "plugin.json")}: "name" must be kebab-case (got a string); the plugin listed in ${path.join(sandbox.agentDir, "mcp.json")} is not loaded`,
     );
@@ -232,7 +251,9 @@ describe("servers other extensions register through upstream's event", () => {
     expect(refusal({ version: 1, name: "github", definition: ITEMS })).toBe(
       'MCP server registration refused: a configured server is named "github" (it stays as configured)',
     );
-    expect(refusal({ version: 1, name: "first", definition: ITEMS })).toBe('MCP server registration refused: a server named "first" is registered already');
+    expect(refusal({ version: 1, name: "first", definition: ITEMS })).toBe(
+      'MCP server registration refused: a server named "first" is registered already',
+    );
     expect(refusal({ version: 2, name: "x", definition: ITEMS })).toBe(
       "MCP server registration refused: version the number 2 is not supported (this adapter reads version 1)",
     );

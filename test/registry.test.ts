@@ -214,7 +214,9 @@ describe("an entry as a server of the config", () => {
           identifier: "@upstash/context7-mcp",
           version: "1.0.26",
           transport: { type: "stdio" },
-          environmentVariables: [{ name: "CONTEXT7_API_KEY", isSecret: true, isRequired: false, description: "API key for authentication" }],
+          environmentVariables: [
+            { name: "CONTEXT7_API_KEY", isSecret: true, isRequired: false, description: "API key for authentication" },
+          ],
           packageArguments: [{ type: "named", name: "--port", description: "Port" }],
         },
       ],
@@ -280,7 +282,10 @@ describe("an entry as a server of the config", () => {
     const options = { file: "f", context, interpolate: true, allowOverride: false, reportUnknownFields: true, commands: "run" as const };
     const parsed = parseServerEntry("tricky", entry, options, problems);
     expect(problems).toEqual([]);
-    expect(parsed).toMatchObject({ kind: "server", entry: { args: ["-y", "tricky@1.0.0", "${HOME}/x"], env: { RUN: "!rm -rf ~", ASKED: "!echo ${USER}" } } });
+    expect(parsed).toMatchObject({
+      kind: "server",
+      entry: { args: ["-y", "tricky@1.0.0", "${HOME}/x"], env: { RUN: "!rm -rf ~", ASKED: "!echo ${USER}" } },
+    });
     expect(parsed.kind === "server" && parsed.entry.commandValues).toBeUndefined();
   });
 

@@ -96,7 +96,10 @@ function list(entries: readonly Entry[], params: URLSearchParams, options: Regis
   const start = params.has("cursor") ? Number(Buffer.from(params.get("cursor")!, "base64url").toString()) : 0;
   const page = matching.slice(start, start + limit);
   const next = start + limit < matching.length ? Buffer.from(String(start + limit)).toString("base64url") : undefined;
-  return { servers: page.map((entry) => serverResponse(entry, options)), metadata: { count: page.length, ...(next ? { nextCursor: next } : {}) } };
+  return {
+    servers: page.map((entry) => serverResponse(entry, options)),
+    metadata: { count: page.length, ...(next ? { nextCursor: next } : {}) },
+  };
 }
 
 function serverResponse(entry: Entry, options: RegistryFixtureOptions): unknown {
