@@ -275,6 +275,10 @@ describe(`servers another extension registers at runtime on Pi ${host.version}`,
     expect(itemsRan(dirs)).toContain("echo");
     await session.command("/rt-dispose");
     expect((await session.command("/mcp status")).text).not.toContain("rt:");
+    // /reload: the extensions load again and the new copy of the adapter answers (the replaced one stopped listening).
+    await session.reload();
+    expect((await session.command("/rt-result")).text).toMatch(/^rt: registered\n/);
+    await waitForStatus(session, /rt: [^\n]*10 tools/);
     expect(session.errors).toEqual([]);
   });
 });
