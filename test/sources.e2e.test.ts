@@ -127,8 +127,10 @@ describe(`servers from the MCP Registry on Pi ${host.version}`, () => {
       cwd: dirs.cwd,
       // The user picks server-everything from the search results.
       dialogs: {
-        select: (_title, options) => {
+        select: (title, options) => {
           offered.push(options);
+          // Airtable runs as an npm package or a container: the user picks npm.
+          if (title.includes("how should it run?")) return options.find((option) => option.startsWith("npm "));
           return options.find((option) => option.startsWith(EVERYTHING));
         },
       },
@@ -178,11 +180,33 @@ describe(`servers from the MCP Registry on Pi ${host.version}`, () => {
     });
     expect(file).not.toContain("sekrit");
 
+    // A secret environment variable that is not set: written as a reference, and the user told what to set.
+    const airtable = await session.command("/mcp add io.github.domdomegg/airtable-mcp-server");
+    expect(offered.at(-1)).toEqual([
+      "npm airtable-mcp-server 1.7.3",
+      expect.stringMatching(
+        /^oci docker\.io\/domdomegg\/airtable-mcp-server:1\.7\.3( \(docker \(container images\), which is not installed here: install Docker .*\))?$/,
+      ),
+    ]);
+    expect(airtable.text.split("\n")).toEqual([
+      `Added MCP server "airtable-mcp-server" to ${userFile}.`,
+      "From io.github.domdomegg/airtable-mcp-server 1.7.3: npm airtable-mcp-server 1.7.3.",
+      expect.stringMatching(
+        /^It starts once these are set in Pi's environment \(then restart Pi\): AIRTABLE_API_KEY \(secret\): Airtable personal access token/,
+      ),
+    ]);
+    expect(JSON.parse(await readFile(userFile, "utf8")).mcpServers["airtable-mcp-server"]).toMatchObject({
+      command: "npx",
+      args: ["-y", "airtable-mcp-server@1.7.3"],
+      env: { AIRTABLE_API_KEY: "${AIRTABLE_API_KEY}" },
+    });
+    const beforePypi = await readFile(userFile, "utf8");
+
     const pypi = await session.command("/mcp add io.github.domdomegg/time-mcp-pypi");
     expect(pypi.text).toBe(
       "/mcp add: not added: pypi time-mcp-pypi 1.0.6 runs with uvx (PyPI packages), which is not installed here: install uv (https://docs.astral.sh/uv/getting-started/installation/), then /mcp add io.github.domdomegg/time-mcp-pypi again",
     );
-    expect(await readFile(userFile, "utf8")).toBe(file);
+    expect(await readFile(userFile, "utf8")).toBe(beforePypi);
 
     const imported = await session.command("/mcp import cursor");
     expect(imported.text).toBe(`Imported cursor (written to "imports" in ${userFile}): 1 server, cursor_items.`);
