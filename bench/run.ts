@@ -14,7 +14,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { HOSTS, type PiHost, REPO_ROOT } from "../test/helpers/hosts.ts";
+import { HOSTS, type PiHost, packageDirOf, REPO_ROOT } from "../test/helpers/hosts.ts";
 import type { Goal, SummaryLine } from "./measure.ts";
 import { benchHosts } from "./session-run.ts";
 
@@ -208,18 +208,18 @@ function machine(): string {
     .map((host) => `Pi ${host.version}`)
     .join(", ");
   const node22Version = existsSync(node22) ? execFileSync(node22, ["--version"], { encoding: "utf8" }).trim() : "not installed";
-  const piVersions = Object.values(HOSTS).map((host) => `${host.packageName} ${packageVersion(host.packageName)}`);
+  const piVersions = Object.values(HOSTS).map((host) => `${host.packageName} ${packageVersion(packageDirOf(host))}`);
   return [
     `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB memory, Linux ${release()}`,
     `Node ${process.version} (Pi 0.73.1 and the other sections) and ${node22Version} (${node22Hosts})`,
     piVersions.join(", "),
-    `@modelcontextprotocol/client ${packageVersion("@modelcontextprotocol/client")} (before the move: @modelcontextprotocol/sdk ${packageVersion("@modelcontextprotocol/sdk")})`,
+    `@modelcontextprotocol/client ${packageVersion(join(REPO_ROOT, "node_modules/@modelcontextprotocol/client"))} (before the move: @modelcontextprotocol/sdk ${packageVersion(join(REPO_ROOT, "node_modules/@modelcontextprotocol/sdk"))})`,
     "shared with other work (figures from a quiet machine would be lower, ratios about the same)",
   ].join("; ");
 }
 
-function packageVersion(name: string): string {
-  return (JSON.parse(readFileSync(join(REPO_ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+function packageVersion(dir: string): string {
+  return (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
 }
 
 function between(text: string, markers: { start: string; end: string }): string | undefined {
