@@ -95,19 +95,10 @@ describe("README and docs/", () => {
     expect(readFileSync(README, "utf8").trimEnd().split("\n").length).toBeLessThanOrEqual(README_MAX_LINES);
   });
 
-  it("every docs page is linked from the README and links back to it in its opening lines", () => {
+  it("every docs page is linked from the README's list of pages", () => {
     const readmeTargets = new Set(linksOf(README).map((link) => resolve(REPO_ROOT, link.target.split("#")[0])));
-    const problems = pages.slice(1).flatMap((page) => {
-      const name = relative(REPO_ROOT, page);
-      const opening = readFileSync(page, "utf8").split("\n\n").slice(0, 2).join("\n\n");
-      return [
-        ...(readmeTargets.has(page) ? [] : [`${name} is not linked from README.md`]),
-        ...(/^# /.test(opening) && opening.includes("](../README.md)")
-          ? []
-          : [`${name} does not open with a title and a line linking back to ../README.md`]),
-      ];
-    });
-    expect(problems).toEqual([]);
+    const unlisted = pages.slice(1).filter((page) => !readmeTargets.has(page));
+    expect(unlisted.map((page) => relative(REPO_ROOT, page))).toEqual([]);
   });
 
   it("makes anchors as GitHub does", () => {
