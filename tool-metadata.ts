@@ -88,8 +88,8 @@ interface Candidate {
 }
 
 /**
- * Resources are exposed as tools unless the server says `exposeResources: false` (the default is `true`: README,
- * "Server fields").
+ * Resources are exposed as tools unless the server says `exposeResources: false` (the default is `true`:
+ * docs/configuration.md, "Server fields").
  */
 export function buildToolMetadata(inventories: readonly ServerInventory[], settings: ToolMetadataSettings = {}): ToolMetadataIndex {
   const mode = settings.toolPrefix ?? "server";
