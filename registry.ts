@@ -7,7 +7,7 @@
  */
 import { findExecutable } from "./util/executables.ts";
 import { DEFAULT_REGISTRY_URL } from "./registry/client.ts";
-import { type InstallOption, RUNTIMES } from "./registry/install-plan.ts";
+import { type InstallOption, type Runtime, RUNTIMES } from "./registry/install-plan.ts";
 import type { RegistryServer } from "./registry/server-json.ts";
 import type { McpSettings } from "./types.ts";
 
@@ -44,11 +44,15 @@ export function describeListing(server: RegistryServer): string {
   return `${server.name}${server.version ? ` ${server.version}` : ""}${about ? ` — ${about}` : ""} · ${runs.join(", ") || "no way to run it listed"}`;
 }
 
-/** Why this option cannot run on this machine (its runtime is not on PATH), naming what to install; undefined when it can. */
-export function missingRuntime(option: InstallOption, env: NodeJS.ProcessEnv = process.env): string | undefined {
+/** The program this option runs with when it is not on PATH (so it cannot run here); undefined when it can run. */
+export function missingRuntime(option: InstallOption, env: NodeJS.ProcessEnv = process.env): Runtime | undefined {
   if (option.kind === "remote") return undefined;
   const runtime = RUNTIMES[option.kind];
-  if (findExecutable(runtime.command, env)) return undefined;
+  return findExecutable(runtime.command, env) ? undefined : runtime;
+}
+
+/** `pypi x 1.0 runs with uvx (PyPI packages), which is not installed here: install uv (https://…)`. */
+export function describeMissingRuntime(option: InstallOption, runtime: Runtime): string {
   return `${option.label} runs with ${runtime.command} (${runtime.packages}), which is not installed here: install ${runtime.install}`;
 }
 

@@ -11,6 +11,7 @@ import {
   configNameFor,
   defaultOption,
   describeListing,
+  describeMissingRuntime,
   describeRegistry,
   fetchLatestServer,
   type InputSlot,
@@ -153,7 +154,7 @@ async function addServer(
   const option = await chooseOption(ctx, server, options, choices.kind);
   if (!option) return undefined;
   const missing = missingRuntime(option);
-  if (missing) throw new Error(`not added: ${missing}, then /mcp add ${server.name} again`);
+  if (missing) throw new Error(`not added: ${describeMissingRuntime(option, missing)}, then /mcp add ${server.name} again`);
   const name = choices.name ?? configNameFor(server.name);
   checkNewName(state, name, `give it another: /mcp add ${server.name} <name>`);
   const plan = planInstall(server, option, name);
@@ -178,7 +179,7 @@ async function chooseOption(
   }
   const labels = options.map((option) => {
     const missing = missingRuntime(option);
-    return missing ? `${option.label} (${missing.slice(missing.indexOf("runs with ") + "runs with ".length)})` : option.label;
+    return missing ? `${option.label} (needs ${missing.command}, which is not installed here)` : option.label;
   });
   const picked = await ctx.ui.select(`Add ${server.name}: how should it run?`, labels, { timeout: DIALOG_TIMEOUT_MS });
   return picked === undefined ? undefined : options[labels.indexOf(picked)];

@@ -17,6 +17,7 @@ import {
   DEFAULT_REGISTRY_URL,
   defaultOption,
   describeListing,
+  describeMissingRuntime,
   fetchLatestServer,
   type InstallOption,
   installOptions,
@@ -297,7 +298,7 @@ describe("an entry as a server of the config", () => {
       chmodSync(join(bin, "docker"), 0o755);
       const env = { PATH: bin };
       const { options } = installOptions(server);
-      expect(missingRuntime(options[0]!, env)).toBe(
+      expect(describeMissingRuntime(options[0]!, missingRuntime(options[0]!, env)!)).toBe(
         "npm airtable-mcp-server 1.7.3 runs with npx (npm packages), which is not installed here: install Node.js with npm (https://nodejs.org/en/download)",
       );
       expect(missingRuntime(options[1]!, env)).toBeUndefined();
@@ -305,7 +306,8 @@ describe("an entry as a server of the config", () => {
       expect(defaultOption(options, "npm", env)?.kind).toBe("npm");
       expect(defaultOption(options, undefined, { PATH: "" })?.kind).toBe("npm"); // none runs: the first, which says what to install
       const pypi = await latest("io.github.domdomegg/time-mcp-pypi");
-      expect(missingRuntime(option(pypi, "pypi"), env)).toBe(
+      const uvx = option(pypi, "pypi");
+      expect(describeMissingRuntime(uvx, missingRuntime(uvx, env)!)).toBe(
         "pypi time-mcp-pypi 1.0.6 runs with uvx (PyPI packages), which is not installed here: install uv (https://docs.astral.sh/uv/getting-started/installation/)",
       );
     } finally {
