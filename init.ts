@@ -18,6 +18,7 @@
  */
 import * as piHost from "@mariozechner/pi-coding-agent";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
+import { viewsOffered } from "./apps.ts";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
 import { directToolsLearnedNotice } from "./direct-tools.ts";
@@ -259,6 +260,7 @@ export class McpAdapter {
       urlElicitation: piUrlElicitation(liveContext, unansweredPages),
       sampling: samplingSettings(config.settings).enabled ? piSampling(liveContext, () => state) : undefined,
       roots: [cwd],
+      viewsOffered: (name) => state !== undefined && viewsOffered(state.config.settings, state.servers.get(name)),
       known: (def) => knownServer(state?.inventories.get(def.name)),
       onSignInNeeded: whileLive(reportSignInNeeded),
     });

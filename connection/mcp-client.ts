@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client, type ClientCapabilities, type Root } from "@modelcontextprotocol/client";
+import { uiExtension } from "../apps.ts";
 import type { ConnectPlan } from "./era.ts";
 import { OUR_PROTOCOL_VERSIONS } from "./era.ts";
 import type { SessionSettings } from "./session.ts";
@@ -27,15 +28,16 @@ function readOwnVersion(): string {
   }
 }
 
-type Handlers = Pick<SessionSettings, "elicitation" | "urlElicitation" | "sampling" | "roots">;
+type Handlers = Pick<SessionSettings, "elicitation" | "urlElicitation" | "sampling" | "roots" | "viewsOffered">;
 
 /**
  * A client that offers each elicitation mode, and sampling, only when someone answers it (the SDK then refuses the
- * others before they get here), and roots always: Pi's working directory, as a `file://` URI.
+ * others before they get here), roots always (Pi's working directory, as a `file://` URI), and MCP Apps to the
+ * servers whose views may open.
  */
 export function newClient(serverName: string, handlers: Handlers, plan: ConnectPlan): Client {
   const client = new Client(CLIENT_INFO, {
-    capabilities: capabilities(handlers),
+    capabilities: capabilities(handlers, handlers.viewsOffered?.(serverName) === true),
     supportedProtocolVersions: [...OUR_PROTOCOL_VERSIONS],
     versionNegotiation: plan.negotiation,
     inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
@@ -51,9 +53,15 @@ export function newClient(serverName: string, handlers: Handlers, plan: ConnectP
   return client;
 }
 
-function capabilities({ elicitation: form, urlElicitation: url, sampling }: Handlers): ClientCapabilities {
+/** `views`: the MCP Apps extension is declared (the SDK sends `extensions` in both eras: `initialize`, and each 2026 request). */
+function capabilities({ elicitation: form, urlElicitation: url, sampling }: Handlers, views: boolean): ClientCapabilities {
   const modes = { ...(form ? { form: { applyDefaults: true } } : {}), ...(url ? { url: {} } : {}) };
-  return { roots: { listChanged: true }, ...(form || url ? { elicitation: modes } : {}), ...(sampling ? { sampling: {} } : {}) };
+  return {
+    roots: { listChanged: true },
+    ...(form || url ? { elicitation: modes } : {}),
+    ...(sampling ? { sampling: {} } : {}),
+    ...(views ? { extensions: uiExtension() } : {}),
+  };
 }
 
 function fileRoot(directory: string): Root {
