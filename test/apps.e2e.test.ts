@@ -1,0 +1,197 @@
+/**
+ * MCP Apps in the real Pi of this run's host, with the official example server @modelcontextprotocol/server-basic-vanillajs
+ * and a real headless Chromium (test/helpers/browser.ts): the model calls the server's get-time, the view opens in
+ * the "browser" ($BROWSER records the page's address; Chromium opens it) and renders the call's result; its button
+ * calls the server's tool through Pi and shows the new time; its message reaches the conversation; its fetch to a
+ * domain its policy did not declare is blocked; a wrong token gets nothing; after shutdown no listener or process of
+ * ours is left. One Pi session and one Chromium for the whole file (each step builds on the one before).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { chmod, writeFile } from "node:fs/promises";
+import { createServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import type { Browser, Frame, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { launchChromium } from "./helpers/browser.ts";
+import { offeredToolNames, type ModelRequest } from "./helpers/faux-script.ts";
+import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
+import { type McpDirs, mcpDirs } from "./helpers/mcp-setup.ts";
+import { type PiSession, startSession } from "./helpers/pi-session.ts";
+import { processesWithMarker } from "./helpers/processes.ts";
+
+const host = currentHost();
+const BASIC = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
+const VIEWS = join(REPO_ROOT, "test/fixtures/servers/views-server.mjs");
+const TOOL = "basic__get-time";
+
+let browser: Browser;
+let page: Page;
+let dirs: McpDirs;
+let pi: PiSession;
+let opened: () => string[];
+/** A local server the view must not reach: it counts the requests that get through. */
+let probe: Server;
+let probeHits = 0;
+
+/** The model loads get-time, calls it (directly, or through McpCall on a host that shows new tools only later). */
+const callGetTime = (request: ModelRequest) =>
+  offeredToolNames(request).includes(TOOL)
+    ? { toolCalls: [{ name: TOOL, arguments: {} }] }
+    : { toolCalls: [{ name: "McpCall", arguments: { tool: TOOL, arguments: {} } }] };
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  dirs = await mcpDirs({
+    mcpServers: {
+      basic: { command: process.execPath, args: [BASIC, "--stdio"] },
+      views: { command: process.execPath, args: [VIEWS] },
+    },
+  });
+  const recorder = join(dirs.cwd, "browser.sh");
+  await writeFile(recorder, `#!/bin/sh\necho "$1" >> "${join(dirs.cwd, "opened.log")}"\n`);
+  await chmod(recorder, 0o755);
+  process.env.BROWSER = recorder;
+  const log = join(dirs.cwd, "opened.log");
+  opened = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
+  probe = createServer((_request, response) => {
+    probeHits++;
+    response.writeHead(200, { "Access-Control-Allow-Origin": "*" }).end("reached");
+  });
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  pi = await startSession({
+    extensions: ["pi-mcp-adapter.ts"],
+    agentDir: dirs.agentDir,
+    cwd: dirs.cwd,
+    script: [{ toolCalls: [{ name: "ToolSearch", arguments: { query: `select:${TOOL}` } }] }, callGetTime, "The time is shown."],
+  });
+  page = await browser.newPage();
+}, 60_000);
+
+afterAll(async () => {
+  delete process.env.BROWSER;
+  await pi?.dispose();
+  await browser?.close();
+  await new Promise((resolve) => probe?.close(resolve));
+  await dirs?.cleanup();
+});
+
+/** What a script in the view reaches of the browser (the project's types leave the DOM out). */
+interface InTheView {
+  document: { addEventListener(type: string, listener: (event: { effectiveDirective: string }) => void): void };
+  top: { postMessage(message: unknown, targetOrigin: string): void };
+  parent: { postMessage(message: unknown, targetOrigin: string): void };
+  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+}
+
+/** The view's own frame (inside its sandbox frame), once its page is written. */
+async function viewFrame(): Promise<Frame> {
+  let found: Frame | undefined;
+  await expect
+    .poll(async () => {
+      for (const frame of page.frames()) if (await frame.$("#server-time").catch(() => null)) found = frame;
+      return found !== undefined;
+    })
+    .toBe(true);
+  return found!;
+}
+
+describe(`MCP Apps on Pi ${host.version}`, () => {
+  test("the view opens in the browser and renders the call's result", async () => {
+    await pi.prompt("what time is it on the server?");
+    const result = pi.toolResults.at(-1)!;
+    expect(result.isError).toBe(false);
+    await expect.poll(opened).toHaveLength(1);
+    await page.goto(opened()[0]!);
+    const frame = await viewFrame();
+    await expect.poll(() => frame.textContent("#server-time")).toBe(result.text);
+  });
+
+  test("a fetch to a domain its policy did not declare is blocked by the browser", async () => {
+    const frame = await viewFrame();
+    const target = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/leak`;
+    const outcome = await frame.evaluate(async (url) => {
+      const violations: string[] = [];
+      const { document } = globalThis as unknown as InTheView;
+      document.addEventListener("securitypolicyviolation", (event) => violations.push(event.effectiveDirective));
+      const fetched = await fetch(url).then(
+        () => "reached",
+        () => "blocked",
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return { fetched, violations };
+    }, target);
+    expect(outcome).toEqual({ fetched: "blocked", violations: ["connect-src"] });
+    expect(probeHits).toBe(0);
+    // The server itself answers: only the view's policy kept it out.
+    expect(await (await fetch(target)).text()).toBe("reached");
+  });
+
+  test("a wrong token, host or origin gets nothing", async () => {
+    const address = new URL(opened()[0]!);
+    const token = address.pathname.split("/")[1]!;
+    expect(token).toMatch(/^[\w-]{32}$/);
+    const wrong = `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`;
+    for (const path of [`/${wrong}/`, `/${wrong}/events`, `/${wrong}/host-page.js`, "/", "/events", `/${token}x/`]) {
+      const response = await fetch(new URL(path, address.origin));
+      expect([path, response.status, await response.text()]).toEqual([path, 404, "Not found\n"]);
+    }
+    const post = (path: string, origin: string) =>
+      fetch(new URL(path, address.origin), { method: "POST", headers: { "Content-Type": "application/json", Origin: origin }, body: "{}" });
+    expect((await post(`/${wrong}/message`, address.origin)).status).toBe(404);
+    expect((await post(`/${token}/message`, "http://evil.example")).status).toBe(403);
+    expect(await statusWithHost(address, `evil.example:${address.port}`)).toBe(404);
+    expect(await statusWithHost(address, address.host)).toBe(200);
+    // The view's sandbox page, on its own origin, with its own token.
+    const sandbox = new URL(
+      page
+        .frames()
+        .find((frame) => frame.url().includes("/view/"))!
+        .url(),
+    );
+    const sandboxToken = sandbox.pathname.split("/")[1]!;
+    expect(sandboxToken).not.toBe(token);
+    expect(sandbox.origin).not.toBe(address.origin);
+    const good = await fetch(sandbox);
+    expect(good.headers.get("content-security-policy")).toContain("connect-src 'none'");
+    const bad = await fetch(new URL(sandbox.pathname.replace(sandboxToken, token), sandbox.origin));
+    expect(bad.status).toBe(404);
+  });
+
+  test("a message sent around the view's sandbox is refused, and the page says why", async () => {
+    const frame = await viewFrame();
+    await frame.evaluate(() =>
+      (globalThis as unknown as InTheView).top.postMessage(
+        { jsonrpc: "2.0", id: "around", method: "tools/call", params: { name: "get-time" } },
+        "*",
+      ),
+    );
+    await expect
+      .poll(() => page.textContent(".view .status"))
+      .toMatch(/^Refused a message from http:\/\/127\.0\.0\.1:\d+: it did not come through a view's sandbox\.$/);
+  });
+
+  test("after shutdown the page says so, and no listener or process of ours is left", async () => {
+    const origins = [...new Set(page.frames().map((frame) => new URL(frame.url()).origin))].filter((origin) => origin.startsWith("http"));
+    expect(origins).toHaveLength(2);
+    await pi.dispose();
+    await expect.poll(() => page.textContent("#session")).toBe("This Pi session ended: its views no longer work.");
+    for (const origin of origins) await expect(fetch(origin)).rejects.toThrow();
+    expect(await processesWithMarker(dirs.agentDir)).toEqual([]);
+  });
+});
+
+/** The status of a request for the page with this `Host` header (a page re-pointed at 127.0.0.1 sends its own). */
+function statusWithHost(address: URL, hostHeader: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      { host: "127.0.0.1", port: address.port, path: address.pathname, headers: { Host: hostHeader } },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    request.on("error", reject);
+    request.end();
+  });
+}
