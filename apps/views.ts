@@ -70,7 +70,7 @@ export class ViewSession {
     const parts = [...this.views.values()].flatMap((view) => {
       const context = view.context;
       view.context = undefined;
-      return context ? [`[Context from the view of ${view.toolName} (MCP server ${view.serverName})]\n${context}`] : [];
+      return context ? [`[Context from the view of ${view.toolName} (MCP server "${view.serverName}")]\n${context}`] : [];
     });
     return parts.length > 0 ? parts.join("\n\n") : undefined;
   }

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { launchChromium } from "./helpers/browser.ts";
-import { offeredToolNames, type ModelRequest } from "./helpers/faux-script.ts";
+import { contentText, offeredToolNames, type ModelRequest } from "./helpers/faux-script.ts";
 import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
 import { type McpDirs, mcpDirs } from "./helpers/mcp-setup.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
@@ -33,6 +33,12 @@ let opened: () => string[];
 /** A local server the view must not reach: it counts the requests that get through. */
 let probe: Server;
 let probeHits = 0;
+/** How the user answers a view's request to open a link. */
+let linkAnswer = false;
+
+const dialogs = (start: string) => pi.ui.filter((entry) => entry.kind === "dialog" && entry.title.startsWith(start)).length;
+const approvalsAsked = () => dialogs('MCP server "basic" wants to run get-time');
+const linkQuestions = () => dialogs('The view of get-time (MCP server "basic") asks to open a page');
 
 /** The model loads get-time, calls it (directly, or through McpCall on a host that shows new tools only later). */
 const callGetTime = (request: ModelRequest) =>
@@ -44,7 +50,8 @@ beforeAll(async () => {
   browser = await launchChromium();
   dirs = await mcpDirs({
     mcpServers: {
-      basic: { command: process.execPath, args: [BASIC, "--stdio"] },
+      // Every call asks first, the view's as the model's.
+      basic: { command: process.execPath, args: [BASIC, "--stdio"], approveTools: ["get-time"] },
       views: { command: process.execPath, args: [VIEWS] },
     },
   });
@@ -64,6 +71,10 @@ beforeAll(async () => {
     agentDir: dirs.agentDir,
     cwd: dirs.cwd,
     script: [{ toolCalls: [{ name: "ToolSearch", arguments: { query: `select:${TOOL}` } }] }, callGetTime, "The time is shown."],
+    dialogs: {
+      select: (title) => (title.startsWith('MCP server "basic" wants to run get-time') ? "Allow once" : undefined),
+      confirm: (title) => title.includes("asks to open a page") && linkAnswer,
+    },
   });
   page = await browser.newPage();
 }, 60_000);
@@ -78,7 +89,10 @@ afterAll(async () => {
 
 /** What a script in the view reaches of the browser (the project's types leave the DOM out). */
 interface InTheView {
-  document: { addEventListener(type: string, listener: (event: { effectiveDirective: string }) => void): void };
+  document: {
+    addEventListener(type: string, listener: (event: { effectiveDirective: string }) => void): void;
+    documentElement: { getAttribute(name: string): string | null };
+  };
   top: { postMessage(message: unknown, targetOrigin: string): void };
   parent: { postMessage(message: unknown, targetOrigin: string): void };
   addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
@@ -105,6 +119,69 @@ describe(`MCP Apps on Pi ${host.version}`, () => {
     await page.goto(opened()[0]!);
     const frame = await viewFrame();
     await expect.poll(() => frame.textContent("#server-time")).toBe(result.text);
+  });
+
+  test("its button calls the server's tool through Pi (not the model), asked about as the model's calls are", async () => {
+    const frame = await viewFrame();
+    const before = await frame.textContent("#server-time");
+    const [requests, results, asked] = [pi.requests.length, pi.toolResults.length, approvalsAsked()];
+    await frame.click("#get-time-btn");
+    await expect.poll(() => frame.textContent("#server-time")).not.toBe(before);
+    expect(Date.parse((await frame.textContent("#server-time"))!)).toBeGreaterThan(Date.parse(before!));
+    expect([pi.requests.length, pi.toolResults.length]).toEqual([requests, results]);
+    expect(approvalsAsked()).toBe(asked + 1);
+  });
+
+  test("the view follows Pi's theme", async () => {
+    const frame = await viewFrame();
+    expect(await frame.evaluate(() => (globalThis as unknown as InTheView).document.documentElement.getAttribute("data-theme"))).toBe(
+      "dark",
+    );
+  });
+
+  test("its message reaches the conversation as a follow-up, and the model answers it", async () => {
+    pi.script(["Noted."]);
+    const frame = await viewFrame();
+    const requests = pi.requests.length;
+    await frame.fill("#message-text", "Please note the server time.");
+    await frame.click("#send-message-btn");
+    await expect.poll(() => pi.requests.length).toBe(requests + 1);
+    const said = pi.requests.at(-1)!.messages.at(-1)!;
+    expect(said.role).toBe("user");
+    expect(contentText(said.content)).toBe('[From the view of get-time (MCP server "basic")]\nPlease note the server time.');
+    await expect.poll(() => contentText(pi.session.messages.at(-1)?.content)).toBe("Noted.");
+  });
+
+  test("what it gives the model's context comes with the next turn, once", async () => {
+    const frame = await viewFrame();
+    const answer = await viewRequest(frame, "ui/update-model-context", { content: [{ type: "text", text: "The user looked at 3 rows." }] });
+    expect(answer).toMatchObject({ result: {} });
+    pi.script(["Seen.", "Again."]);
+    await pi.prompt("what did I look at?");
+    const context = '[Context from the view of get-time (MCP server "basic")]\nThe user looked at 3 rows.';
+    expect(pi.requests.at(-1)!.messages.map((message) => contentText(message.content))).toContain(context);
+    await pi.prompt("and now?");
+    expect(pi.requests.at(-1)!.messages.filter((message) => contentText(message.content) === context)).toHaveLength(1);
+  });
+
+  test("a link opens in the browser only after the user agrees", async () => {
+    const frame = await viewFrame();
+    linkAnswer = false;
+    await frame.click("#open-link-btn");
+    await expect.poll(linkQuestions).toBe(1);
+    linkAnswer = true;
+    await frame.click("#open-link-btn");
+    await expect.poll(opened).toContain("https://modelcontextprotocol.io/");
+    expect(opened().filter((url) => url === "https://modelcontextprotocol.io/")).toHaveLength(1);
+  });
+
+  test("a second call of the tool updates its view instead of adding one", async () => {
+    pi.script([callGetTime, "Shown again."]);
+    await pi.prompt("and the time now?");
+    const frame = await viewFrame();
+    await expect.poll(() => frame.textContent("#server-time")).toBe(pi.toolResults.at(-1)!.text);
+    expect(await page.locator(".view").count()).toBe(1);
+    expect(opened().filter((url) => url.startsWith("http://127.0.0.1"))).toHaveLength(1);
   });
 
   test("a fetch to a domain its policy did not declare is blocked by the browser", async () => {
@@ -180,6 +257,22 @@ describe(`MCP Apps on Pi ${host.version}`, () => {
     expect(await processesWithMarker(dirs.agentDir)).toEqual([]);
   });
 });
+
+/** A request the view sends its host as any view may (raw JSON-RPC through its sandbox), and the host's answer. */
+function viewRequest(frame: Frame, method: string, params: unknown): Promise<Record<string, unknown>> {
+  return frame.evaluate(
+    ({ method, params }) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        const view = globalThis as unknown as InTheView;
+        const id = `test-${Math.random()}`;
+        view.addEventListener("message", ({ data }) => {
+          if ((data as { id?: unknown })?.id === id) resolve(data as Record<string, unknown>);
+        });
+        view.parent.postMessage({ jsonrpc: "2.0", id, method, params }, "*");
+      }),
+    { method, params },
+  );
+}
 
 /** The status of a request for the page with this `Host` header (a page re-pointed at 127.0.0.1 sends its own). */
 function statusWithHost(address: URL, hostHeader: string): Promise<number> {
