@@ -5,6 +5,7 @@
  */
 import type { ViewCall, ViewedCall, ViewHost } from "./apps/view-host.ts";
 import type { ViewSession } from "./apps/views.ts";
+import { waitAtMost } from "./util/abort.ts";
 import { errorMessage } from "./util/guards.ts";
 import { lazyLoad } from "./util/lazy-load.ts";
 
@@ -35,6 +36,8 @@ export interface AppViews {
 }
 
 const loadViewSession = lazyLoad(() => import("./apps/views.ts"));
+/** How long a call's result waits for its view to be on the page (the page server started, the resource read). */
+const VIEW_SHOWN_WAIT_MS = 3_000;
 
 export function createAppViews(host: ViewHost): AppViews {
   let started: Promise<ViewSession> | undefined;
@@ -50,17 +53,15 @@ export function createAppViews(host: ViewHost): AppViews {
     toolCalled(call, input) {
       const view = start().then((views) => views.toolCalled(call, input));
       view.catch((error: unknown) => host.notify(`MCP: views cannot open: ${errorMessage(error)}`, "warning"));
+      const ignore = () => {};
       return {
-        result: (result) =>
-          void view.then(
-            (handle) => handle.result(result),
-            () => {},
-          ),
-        failed: (reason) =>
-          void view.then(
-            (handle) => handle.failed(reason),
-            () => {},
-          ),
+        result: (result) => void view.then((handle) => handle.result(result), ignore),
+        failed: (reason) => void view.then((handle) => handle.failed(reason), ignore),
+        // A view that takes longer does not hold its call's result back.
+        shown: waitAtMost(
+          view.then((handle) => handle.shown),
+          VIEW_SHOWN_WAIT_MS,
+        ).then(ignore, ignore),
       };
     },
     takeModelContext: () => session?.takeModelContext(),

@@ -136,6 +136,7 @@ async function callTool(
       view = openView(state, tool, params);
       const raw = await requestCall(state, tool, params, limits, signal, onUpdate, ctx);
       view?.result(raw);
+      await view?.shown;
       if (callOptions.scriptResults) scriptResult = scriptResultOfCall(raw);
       result = transformMcpResult(raw, options);
     }

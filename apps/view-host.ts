@@ -42,4 +42,9 @@ export interface ViewedCall extends ViewLabel {
 export interface ViewCall {
   result(result: CallToolResult): void;
   failed(reason: string): void;
+  /**
+   * Settles once the view is on its page (or was refused, and the user told why), never rejects: a call waits for it
+   * (boundedly) so that its result comes with its view, and in print mode the page's address is out before Pi exits.
+   */
+  readonly shown: Promise<void>;
 }

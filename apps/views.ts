@@ -56,12 +56,13 @@ export class ViewSession {
     const view: View = this.views.get(key) ?? { ...call, key, input };
     Object.assign(view, call, { input, outcome: undefined });
     this.views.set(key, view);
-    void this.show(view).catch((error: unknown) => debugLog(`showing the view of ${call.toolName} failed`, error));
+    const shown = this.show(view).catch((error: unknown) => debugLog(`showing the view of ${call.toolName} failed`, error));
     // A later call of the same tool settles the view from then on.
     const isLatest = () => view.input === input && this.views.get(key) === view;
     return {
       result: (result) => isLatest() && this.settle(view, { result }),
       failed: (reason) => isLatest() && this.settle(view, { cancelled: reason }),
+      shown,
     };
   }
 
