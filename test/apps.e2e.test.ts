@@ -98,17 +98,20 @@ interface InTheView {
   addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
 }
 
-/** The view's own frame (inside its sandbox frame), once its page is written. */
-async function viewFrame(): Promise<Frame> {
+/** The frame (a view's own, inside its sandbox frame) that holds `selector`, once its page is written. */
+async function frameWith(selector: string): Promise<Frame> {
   let found: Frame | undefined;
   await expect
     .poll(async () => {
-      for (const frame of page.frames()) if (await frame.$("#server-time").catch(() => null)) found = frame;
+      for (const frame of page.frames()) if (await frame.$(selector).catch(() => null)) found = frame;
       return found !== undefined;
     })
     .toBe(true);
   return found!;
 }
+
+/** The get-time view's frame. */
+const viewFrame = () => frameWith("#server-time");
 
 describe(`MCP Apps on Pi ${host.version}`, () => {
   test("the view opens in the browser and renders the call's result", async () => {
@@ -248,9 +251,64 @@ describe(`MCP Apps on Pi ${host.version}`, () => {
       .toMatch(/^Refused a message from http:\/\/127\.0\.0\.1:\d+: it did not come through a view's sandbox\.$/);
   });
 
+  test("views that cannot be shown are refused, each with its reason; the calls' results are as ever", async () => {
+    const tools = ["views__not_html", "views__huge", "views__missing", "views__wild_csp"];
+    const call = (name: string) => ({ name: "McpCall", arguments: { tool: name, arguments: {} } });
+    pi.script([
+      { toolCalls: [{ name: "ToolSearch", arguments: { query: `select:${tools.join(",")}` } }] },
+      (request) => ({ toolCalls: tools.map((name) => (offeredToolNames(request).includes(name) ? { name, arguments: {} } : call(name))) }),
+      "Done.",
+    ]);
+    const notices = pi.ui.length;
+    await pi.prompt("show the other views");
+    expect(
+      pi.toolResults
+        .slice(-4)
+        .map((result) => result.text)
+        .sort(),
+    ).toEqual(["huge ran", "missing ran", "not_html ran", "wild_csp ran"]);
+    const told = () => pi.ui.slice(notices).flatMap((entry) => (entry.kind === "notify" ? [entry.message] : []));
+    await expect.poll(() => told().length).toBe(4);
+    expect(told().sort()).toEqual([
+      'MCP: the view of huge (server "views") did not open: ui://views/huge is 6.0 MB, over the 5.0 MB a view may be',
+      expect.stringMatching(/^MCP: the view of missing \(server "views"\) did not open: .*ui:\/\/views\/missing/),
+      'MCP: the view of not_html (server "views") did not open: ui://views/not-html is text/plain, not an MCP Apps view (text/html;profile=mcp-app)',
+      'MCP: the view of wild_csp (server "views") opens without what its policy asked for: connectDomains "*": a wildcard that allows ' +
+        'every domain; connectDomains "http://plain.example": not https (only https:// and wss:// domains are allowed); ' +
+        'connectDomains "https://*.com": a wildcard over a whole top-level domain',
+    ]);
+    const wild = await frameWith("#title");
+    expect(await wild.textContent("#title")).toBe("wild");
+    const sandbox = new URL(
+      page
+        .frames()
+        .find((frame) => frame.childFrames().includes(wild))!
+        .url(),
+    );
+    expect((await fetch(sandbox)).headers.get("content-security-policy")).toContain("connect-src https://api.example.com;");
+  });
+
+  test("a view calls only its own server's tools, and only those the server lets views call", async () => {
+    const refusal = (answer: Record<string, unknown>) => (answer.error as { message?: string } | undefined)?.message;
+    const basic = await viewFrame();
+    const wild = await frameWith("#title");
+    const call = (frame: Frame, name: string) => viewRequest(frame, "tools/call", { name, arguments: {} });
+    expect(refusal(await call(basic, "client_caps"))).toContain(
+      'MCP server "basic" offers no tool "client_caps": a view calls only its own server\'s tools.',
+    );
+    expect(refusal(await call(wild, "get-time"))).toContain('MCP server "views" offers no tool "get-time"');
+    expect(refusal(await call(wild, "model_only"))).toContain(
+      'MCP tool "model_only" of server "views" is for the model only: the server does not let views call it.',
+    );
+    expect(await call(wild, "app_only")).toMatchObject({ result: { content: [{ type: "text", text: "app_only ran" }] } });
+    // The model is never offered the tool only views may call.
+    expect(pi.requests.flatMap((request) => offeredToolNames(request))).not.toContain("views__app_only");
+    expect(await page.textContent(`.view:has(iframe[title="views · wild_csp"]) .status`)).toContain("A call of model_only failed");
+  });
+
   test("after shutdown the page says so, and no listener or process of ours is left", async () => {
     const origins = [...new Set(page.frames().map((frame) => new URL(frame.url()).origin))].filter((origin) => origin.startsWith("http"));
-    expect(origins).toHaveLength(2);
+    expect(origins).toHaveLength(3);
     await pi.dispose();
     await expect.poll(() => page.textContent("#session")).toBe("This Pi session ended: its views no longer work.");
     for (const origin of origins) await expect(fetch(origin)).rejects.toThrow();
