@@ -31,9 +31,10 @@ function readOwnVersion(): string {
 type Handlers = Pick<SessionSettings, "elicitation" | "urlElicitation" | "sampling" | "roots" | "viewsOffered">;
 
 /**
- * A client that offers each elicitation mode, and sampling, only when someone answers it (the SDK then refuses the
- * others before they get here), roots always (Pi's working directory, as a `file://` URI), and MCP Apps to the
- * servers whose views may open.
+ * A client that offers each elicitation mode, and sampling (with tools; not `sampling.context`, whose
+ * `includeContext` the handler ignores), only when someone answers it (the SDK then refuses the others before they
+ * get here), roots always (Pi's working directory, as a `file://` URI), and MCP Apps to the servers whose views may
+ * open.
  */
 export function newClient(serverName: string, handlers: Handlers, plan: ConnectPlan): Client {
   const client = new Client(CLIENT_INFO, {
@@ -59,7 +60,7 @@ function capabilities({ elicitation: form, urlElicitation: url, sampling }: Hand
   return {
     roots: { listChanged: true },
     ...(form || url ? { elicitation: modes } : {}),
-    ...(sampling ? { sampling: {} } : {}),
+    ...(sampling ? { sampling: { tools: {} } } : {}),
     ...(views ? { extensions: uiExtension() } : {}),
   };
 }
