@@ -33,6 +33,7 @@ let opened: () => string[];
 /** A local server the view must not reach: it counts the requests that get through. */
 let probe: Server;
 let probeHits = 0;
+let previousBrowser: string | undefined;
 /** How the user answers a view's request to open a link. */
 let linkAnswer = false;
 
@@ -58,6 +59,7 @@ beforeAll(async () => {
   const recorder = join(dirs.cwd, "browser.sh");
   await writeFile(recorder, `#!/bin/sh\necho "$1" >> "${join(dirs.cwd, "opened.log")}"\n`);
   await chmod(recorder, 0o755);
+  previousBrowser = process.env.BROWSER;
   process.env.BROWSER = recorder;
   const log = join(dirs.cwd, "opened.log");
   opened = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
@@ -80,7 +82,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  delete process.env.BROWSER;
+  if (previousBrowser === undefined) delete process.env.BROWSER;
+  else process.env.BROWSER = previousBrowser;
   await pi?.dispose();
   await browser?.close();
   await new Promise((resolve) => probe?.close(resolve));
