@@ -15,12 +15,11 @@ import {
 } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { type CallToolResult, type JSONRPCMessage, parseJSONRPCMessage, type Transport } from "@modelcontextprotocol/client";
 import { debugLog } from "../util/debug-log.ts";
+import { ADAPTER_INFO } from "../util/own-version.ts";
 import { errorMessage, isJsonObject } from "../util/guards.ts";
 import type { ViewPolicy } from "./csp.ts";
 import type { ViewResource } from "./view-resource.ts";
 import type { ViewHost, ViewLabel } from "./view-host.ts";
-
-const HOST_INFO = { name: "pi-mcp-adapter", version: "1" };
 
 /** What the bridge tells the page about its view. */
 export interface BridgeEvents {
@@ -97,7 +96,7 @@ export async function mountBridge(options: MountOptions): Promise<MountedBridge>
   const transport = new PageTransport(events.post);
   const bridge = new AppBridge(
     null,
-    HOST_INFO,
+    ADAPTER_INFO,
     {
       openLinks: {},
       serverTools: {},

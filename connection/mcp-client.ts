@@ -6,7 +6,6 @@
  * a call with `input_required`, and the SDK fulfils that through these handlers and retries the call (at most
  * MAX_INPUT_ROUNDS times; its opaque `requestState` goes back untouched, and is never logged or shown).
  */
-import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client, type ClientCapabilities, type Root } from "@modelcontextprotocol/client";
@@ -14,19 +13,10 @@ import { uiExtension } from "../apps.ts";
 import type { ConnectPlan } from "./era.ts";
 import { OUR_PROTOCOL_VERSIONS } from "./era.ts";
 import type { SessionSettings } from "./session.ts";
+import { ADAPTER_INFO } from "../util/own-version.ts";
 
 /** Rounds of input one request may ask for before it fails: a server asking for ever must not hold a call open. */
 export const MAX_INPUT_ROUNDS = 8;
-
-const CLIENT_INFO = { name: "pi-mcp-adapter", version: readOwnVersion() };
-
-function readOwnVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
-  } catch {
-    return "0.0.0";
-  }
-}
 
 type Handlers = Pick<SessionSettings, "elicitation" | "urlElicitation" | "sampling" | "roots" | "viewsOffered">;
 
@@ -37,7 +27,7 @@ type Handlers = Pick<SessionSettings, "elicitation" | "urlElicitation" | "sampli
  * open.
  */
 export function newClient(serverName: string, handlers: Handlers, plan: ConnectPlan): Client {
-  const client = new Client(CLIENT_INFO, {
+  const client = new Client(ADAPTER_INFO, {
     capabilities: capabilities(handlers, handlers.viewsOffered?.(serverName) === true),
     supportedProtocolVersions: [...OUR_PROTOCOL_VERSIONS],
     versionNegotiation: plan.negotiation,
