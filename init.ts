@@ -23,7 +23,7 @@ import { appsSettings, createAppViews, type ViewHost, viewsOffered } from "./app
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
 import { directToolsLearnedNotice } from "./direct-tools.ts";
-import { sameConfig } from "./config.ts";
+import { interpolationContext, RuntimeRegistrations, sameConfig } from "./config.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
 import { ignored, openDebugLog } from "./util/debug-log.ts";
@@ -84,6 +84,8 @@ export class McpAdapter {
   private readonly run: McpToolRunner = (name, params, signal, onUpdate, ctx) =>
     executeMcpTool(this.requireState(), name, params, signal, onUpdate, ctx, { scriptResults: this.host.hasCodemode });
   private readonly sessionConfig: SessionConfig;
+  /** Servers other extensions register for the session through upstream's event (config/runtime-servers.ts). */
+  private readonly runtime: RuntimeRegistrations;
   private state: McpExtensionState | undefined;
   private early: EarlyView | undefined;
   private generation = 0;
@@ -91,7 +93,16 @@ export class McpAdapter {
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
     this.registrar = new ToolRegistrar(pi, this.host.hasCodemode);
-    this.sessionConfig = new SessionConfig(pi, this.agentDir);
+    this.runtime = new RuntimeRegistrations({
+      configured: () => {
+        const config = this.state?.config ?? this.early?.view.config;
+        return new Set(config?.servers.filter((server) => server.source.kind !== "runtime").map((server) => server.name));
+      },
+      context: () => interpolationContext({ agentDir: this.agentDir, cwd: this.state?.cwd ?? process.cwd() }),
+      // Before the session has started, its first load takes them; after, it follows them as it follows a file.
+      changed: async () => void (this.state && !this.state.shutDown && (await this.reloadConfig(this.state))),
+    });
+    this.sessionConfig = new SessionConfig(pi, this.agentDir, () => this.runtime.servers());
     this.prompts = new PromptCommandRegistry(pi, () => this.state);
     openDebugLog(this.agentDir);
   }
@@ -145,6 +156,11 @@ export class McpAdapter {
     );
   }
 
+  /** `pi-mcp-adapter:runtime-register:v1`: another extension registers a server; `request.result` is set before this returns. */
+  onRuntimeRegister(request: unknown): void {
+    this.runtime.handle(request);
+  }
+
   /** mcp_servers_change (Pi 1.x): another extension registered or removed a server; the session follows. */
   onMcpServersChange(): void {
     if (this.state && !this.state.shutDown) void this.reloadConfig(this.state).catch(() => {});
@@ -154,6 +170,8 @@ export class McpAdapter {
   async shutdown(reason?: string): Promise<void> {
     this.generation++;
     if (this.state) this.state.shutdownReason = reason;
+    // Registrations are the session's: an extension registers again when the next one starts.
+    this.runtime.clear();
     await this.stopState();
   }
 

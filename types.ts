@@ -205,16 +205,41 @@ export interface McpSettings {
   apps?: boolean | AppsSettings;
   /** Use every project's MCP config without asking (read from the user's files only: a project cannot trust itself). */
   trustProjectServers?: boolean;
+  /** The MCP Registry `/mcp search` and `/mcp add <registry name>` use: `false` turns them off. */
+  registry?: boolean | RegistrySettings;
 }
 
-/** Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process. */
-/** `user-shared`: `~/.config/mcp/mcp.json`, the host-neutral file upstream 2.x reads too. */
-/** `extension`: registered by another Pi extension (`pi.registerMcpServer`, Pi 1.x); `path` is that extension's. */
-export type ConfigSourceKind = "user" | "project" | "project-shared" | "user-shared" | "extension" | ImportKind;
+/** `settings.registry`: where the MCP Registry API (v0.1) is; a company's sub-registry speaks the same API. */
+export interface RegistrySettings {
+  /** Default: the official registry, `https://registry.modelcontextprotocol.io`. */
+  url?: string;
+}
+
+/**
+ * Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process.
+ * - `user-shared`: `~/.config/mcp/mcp.json`, the host-neutral file upstream 2.x reads too.
+ * - `pi-package`: a Pi package the user installed declares it (`"pi": { "mcp": … }` in its package.json); `path` is
+ *   the package's config file, `label` its source as Pi's settings list it.
+ * - `claude-plugin`: a Claude Code plugin folder named in `claudePlugins`; `path` is its `.mcp.json`, `label` its name.
+ * - `extension`: registered by another Pi extension (`pi.registerMcpServer`, Pi 1.x); `path` is that extension's.
+ * - `runtime`: registered by another extension for this session through upstream's event; `path` names the event.
+ */
+export type ConfigSourceKind =
+  | "user"
+  | "project"
+  | "project-shared"
+  | "user-shared"
+  | "pi-package"
+  | "claude-plugin"
+  | "extension"
+  | "runtime"
+  | ImportKind;
 
 export interface ConfigSource {
   kind: ConfigSourceKind;
   path: string;
+  /** What the kind alone does not say: the package's source (`npm:@acme/tools`), the plugin's name. */
+  label?: string;
 }
 
 /** A server ready to use: interpolated, validated, with its name and origin. */
@@ -243,6 +268,10 @@ export interface LoadedConfig {
   userFile: string;
   /** What the project directory's files configure, applied only once the project is trusted (absent: they configure nothing). */
   project?: ProjectConfig;
+  /** `SKILL.md` files of the Claude Code plugins listed with `"skills": true`: Pi reads them as its own skills. */
+  pluginSkills?: string[];
+  /** The hosts whose files the config imports (`imports` of all our files). */
+  imports?: ImportKind[];
 }
 
 /**

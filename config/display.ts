@@ -97,7 +97,10 @@ function quoted(word: string): string {
   return /^[\w@%+=:,./<>~-]+$/.test(word) ? word : JSON.stringify(word);
 }
 
-/** A config file as messages name it: `/home/me/.pi/agent/mcp.json (user)`. */
+/**
+ * A config file as messages name it: `/home/me/.pi/agent/mcp.json (user)`, with what the kind alone does not say:
+ * `…/node_modules/acme-tools/mcp.json (pi-package: npm:acme-tools)`.
+ */
 export function describeSource(source: ConfigSource): string {
-  return `${source.path} (${source.kind})`;
+  return `${source.path} (${source.kind}${source.label ? `: ${source.label}` : ""})`;
 }

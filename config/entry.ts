@@ -62,6 +62,14 @@ export interface EntryOptions {
 
 export type CommandValues = "run" | "refused" | "literal";
 
+/**
+ * How an entry that is the user's own but not written in one of their config files is read: another extension's, an
+ * installed package's, or one `/mcp add` is about to write. Substituted, never an override, its `!command` values run.
+ */
+export function ownEntryOptions(file: string, context: InterpolationContext, reportUnknownFields = false): EntryOptions {
+  return { file, context, interpolate: true, allowOverride: false, reportUnknownFields, defaultsSyntax: true, commands: "run" };
+}
+
 export type ParsedEntry =
   | {
       kind: "server";
