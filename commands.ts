@@ -10,7 +10,7 @@ import { needsApproval } from "./calls/approvals.ts";
 import { openInBrowser } from "./util/browser.ts";
 import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands/manage.ts";
 import { NeedsAuthError } from "./connection/session.ts";
-import { canSignIn } from "./server-manager.ts";
+import { canSignIn, tokensWithoutSignIn } from "./server-manager.ts";
 import { safeUrl } from "./util/http-text.ts";
 import { errorMessage } from "./util/guards.ts";
 import { promptsReport } from "./calls/prompt-commands.ts";
@@ -159,8 +159,9 @@ async function reconnect(ctx: ExtensionCommandContext, state: McpExtensionState,
  */
 async function signIn(state: McpExtensionState, server: ServerDefinition, addressShown: () => void): Promise<void> {
   const { name } = server;
-  if (server.oauth?.grantType === "client_credentials") {
-    state.ui.show(`MCP server "${name}" gets its tokens with its client credentials (no sign-in); reconnecting.`);
+  const withoutSignIn = tokensWithoutSignIn(server);
+  if (withoutSignIn) {
+    state.ui.show(`MCP server "${name}" gets its tokens with ${withoutSignIn.how} (no sign-in); reconnecting.`);
     return reportReconnect(state, name, "Reconnected");
   }
   try {

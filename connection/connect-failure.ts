@@ -5,7 +5,7 @@
  */
 import { SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
 import { IncompatibleServerError, NeedsAuthError, type ServerAuthState } from "./session.ts";
-import { canSignIn, hasAuthorizationHeader, signInNeeded } from "./auth-checks.ts";
+import { canSignIn, hasAuthorizationHeader, signInNeeded, tokensWithoutSignIn } from "./auth-checks.ts";
 import { describeOAuthError } from "./oauth-provider.ts";
 import { briefHttpError, safeUrl } from "../util/http-text.ts";
 import { errorMessage } from "../util/guards.ts";
@@ -32,13 +32,12 @@ export function isUnauthorized(error: unknown): boolean {
  * user must sign in; otherwise the configured credentials are missing or wrong.
  */
 function unauthorized(def: ServerDefinition, authState: ServerAuthState): NeedsAuthError {
-  if (def.oauth?.grantType === "client_credentials") {
-    const fields = `"oauth.clientId", "oauth.clientSecret" or "oauth.privateKey", and "oauth.scope"`;
+  const withoutSignIn = tokensWithoutSignIn(def);
+  if (withoutSignIn)
     return new NeedsAuthError(
       def.name,
-      `MCP server "${def.name}" refused the token its client credentials got: check ${fields} in its config.`,
+      `MCP server "${def.name}" refused the token ${withoutSignIn.how} got: check ${withoutSignIn.fields} in its config.`,
     );
-  }
   if (canSignIn(def) && authState.usesOAuth) return signInNeeded(def.name, "needs a new sign-in (it refused its OAuth token)");
   if (canSignIn(def) && authState.challenge?.resourceMetadataUrl) return signInNeeded(def.name, "needs a sign-in (OAuth)");
   return new NeedsAuthError(def.name, needsAuthMessage(def));

@@ -8,12 +8,16 @@ export const HEADLESS_BROWSER = `${process.execPath} ${join(REPO_ROOT, "conforma
 
 /** Fixture env: a client registered beforehand, `registered`, whose secret is `s3cret`. */
 export const REGISTERED_CLIENT = { FIXTURE_CLIENT_ID: "registered", FIXTURE_CLIENT_SECRET: "s3cret" };
+/** The identity provider of the fixture (its issuer is `<base>/idp`) knows the adapter as this client. */
+export const IDP_CLIENT_ID = "pi-at-idp";
+
 /** Fixture env: the resource metadata names an authorization server that does not exist; the real one's is here. */
 export const WRONG_AUTH_SERVER = { FIXTURE_ADVERTISED_AS: "http://127.0.0.1:9", FIXTURE_AS_METADATA_PATH: "/tenant/metadata" };
 
 export interface OAuthEvent {
-  event: "mcp" | "register" | "authorize" | "token";
-  token?: "none" | "valid" | "expired" | "unknown";
+  event: "mcp" | "register" | "authorize" | "token" | "jwt-bearer" | "idp-authorize" | "idp-token" | "idp-exchange";
+  /** `unproven`: a DPoP-bound token without the scheme or a proof of its key; `nonce`: its proof lacks the server's nonce. */
+  token?: "none" | "valid" | "expired" | "unknown" | "unproven" | "nonce";
   grant_type?: string;
   grant_types?: string[];
   redirect_uris?: string[];
@@ -24,6 +28,16 @@ export interface OAuthEvent {
   has_state?: boolean;
   /** On a token request of the pre-registered client (FIXTURE_CLIENT_ID): the secret it sent. */
   client_secret?: "right" | "wrong" | "none";
+  /** How a request to /mcp presented its token. */
+  scheme?: "Bearer" | "DPoP";
+  /** The thumbprint of the key a DPoP proof was signed with (token endpoint, /mcp). */
+  jkt?: string;
+  /** A JWT-bearer grant's assertion: what it was, or refused. */
+  assertion?: "id-jag" | "workload" | "refused";
+  client_id?: string;
+  /** A token exchange at the identity provider: whether it took the ID token, and for what. */
+  ok?: boolean;
+  audience?: string;
 }
 
 export interface OAuthFixture {
@@ -35,6 +49,10 @@ export interface OAuthFixture {
   expireTokens(): Promise<void>;
   /** Every token, refresh tokens too, is forgotten. */
   revokeTokens(): Promise<void>;
+  /** Every token it handed out: access and refresh tokens, ID tokens, ID-JAGs. */
+  issued(): Promise<string[]>;
+  /** A fresh ID token of its identity provider (/idp) for the user. */
+  idToken(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -47,6 +65,8 @@ export async function startOAuthFixture(env: Record<string, string> = {}): Promi
     events: async () => (await (await fetch(`${base}/__log`)).json()) as OAuthEvent[],
     expireTokens: () => post("/__expire"),
     revokeTokens: () => post("/__revoke"),
+    issued: async () => (await (await fetch(`${base}/__issued`)).json()) as string[],
+    idToken: async () => ((await (await fetch(`${base}/__id_token`)).json()) as { id_token: string }).id_token,
     stop,
   };
 }
