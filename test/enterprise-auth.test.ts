@@ -6,7 +6,9 @@
  * debug log is on for the whole file: the last test looks for every secret the cases handled in it and in every error.
  */
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
+import { createServer, type Server } from "node:http";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -286,6 +288,38 @@ describe("DPoP (SEP-1932)", () => {
         (file) => JSON.parse(readFileSync(join(dir.path, OAUTH_DIR_NAME, file), "utf8")).tokens,
       ),
     ).toEqual([undefined]);
+  });
+});
+
+describe("a 401 without a sign-in configured", () => {
+  let plain: Server;
+  afterEach(() => plain?.close());
+
+  it("signs in with OAuth when the server publishes its metadata, even with no metadata address in its challenge", async () => {
+    const quiet = await startOAuthFixture({ FIXTURE_CHALLENGE_METADATA: "0" });
+    try {
+      const error = await failure(manager.connect(serverDef("quiet", { url: quiet.mcpUrl })));
+      expect(error).toBeInstanceOf(NeedsAuthError);
+      expect(error.message).toBe(
+        'MCP server "quiet" needs a sign-in (OAuth): the user has to run /mcp-auth quiet (the assistant cannot do it).',
+      );
+    } finally {
+      await quiet.stop();
+    }
+  });
+
+  it("asks for a token when the server publishes no OAuth metadata", async () => {
+    plain = createServer((_req, res) => res.writeHead(401, { "www-authenticate": 'Bearer realm="plain"' }).end());
+    await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(plain.address() as AddressInfo).port}/mcp`;
+    const error = await failure(manager.connect(serverDef("plain", { url })));
+    expect(error).toBeInstanceOf(NeedsAuthError);
+    expect((error as NeedsAuthError).signIn).toBe(false);
+    expect(error.message).toBe(
+      `MCP server "plain" needs authentication: ${url} answered 401 Unauthorized and publishes no OAuth metadata. Give it a token in ` +
+        `its config ("bearerToken", "bearerTokenEnv" or an "Authorization" header); if it signs in with OAuth all the same, set ` +
+        `"auth": "oauth" in its config and run /mcp-auth plain.`,
+    );
   });
 });
 
