@@ -162,6 +162,29 @@ describe("workload identity federation (SEP-1933)", () => {
   });
 });
 
+describe("the credentials go to the configured authorization server only", () => {
+  it("a server whose metadata names another one gets neither the workload's JWT nor an exchange of the ID token", async () => {
+    const tokenFile = join(dir.path, "token.jwt");
+    writeFileSync(tokenFile, await workloadJwt());
+    const elsewhere = "https://auth.elsewhere.example";
+    const before = (await company.events()).length;
+    const workload = await failure(manager.connect(companyServer("ci", { workloadTokenFile: tokenFile, authorizationServer: elsewhere })));
+    const idToken = await company.idToken();
+    const enterprise = await failure(
+      manager.connect(
+        companyServer("docs", {
+          ...enterpriseClient(),
+          authorizationServer: elsewhere,
+          identityProvider: { ...identityProvider(), idToken },
+        }),
+      ),
+    );
+    for (const error of [workload, enterprise]) expect(error.message).toContain(elsewhere);
+    const sent = (await eventsSince(company, before)).map((event) => event.event);
+    expect(sent.filter((event) => event === "token" || event === "jwt-bearer" || event.startsWith("idp-"))).toEqual([]);
+  });
+});
+
 describe("enterprise-managed authorization (SEP-990)", () => {
   it("the ID token in the config is exchanged at the identity provider for an ID-JAG, which the authorization server takes from the configured client", async () => {
     const idToken = await company.idToken();
