@@ -248,7 +248,7 @@ function warnOfCommandValues(
     if (!value?.startsWith("!")) continue;
     const message = value.startsWith("!!")
       ? `begins with "!!", which pi-mcp-adapter 2.x reads as one literal "!"; this adapter passes the value as written`
-      : `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env, headers and oauth.clientSecret values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
+      : `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env, headers and oauth secret values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
     problems.push(configProblem("warning", at(field), message));
   }
 }
