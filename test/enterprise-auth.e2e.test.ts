@@ -5,23 +5,20 @@
  * headless browser. After a restart the DPoP server is reached with the key kept with its tokens, with no new sign-in.
  * With MCP_DEBUG on, no token, workload JWT or private key turns up in the debug log or in anything Pi showed.
  */
-import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createCacheEntry, writeServerEntries } from "../metadata-cache.ts";
 import { OAUTH_DIR_NAME } from "../connection/oauth-store.ts";
 import { DEBUG_LOG_FILE } from "../util/debug-log.ts";
 import { callLoaded, faultHarness, notifications, search } from "./helpers/fault-setup.ts";
 import { currentHost } from "./helpers/hosts.ts";
-import { HEADLESS_BROWSER, type OAuthFixture, startOAuthFixture } from "./helpers/oauth-fixture.ts";
+import { HEADLESS_BROWSER, type OAuthFixture, startOAuthFixture, WORKLOAD_PUBLIC_KEY, workloadJwt } from "./helpers/oauth-fixture.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
 
 const host = currentHost();
 const harness = faultHarness();
-const workloadKey = generateKeyPairSync("ec", { namedCurve: "P-256" });
 const ECHO = {
   name: "echo",
   description: "Echoes its text back",
@@ -30,8 +27,7 @@ const ECHO = {
 
 let fixture: OAuthFixture;
 beforeAll(async () => {
-  const publicKey = workloadKey.publicKey.export({ type: "spki", format: "pem" }).toString();
-  fixture = await startOAuthFixture({ FIXTURE_WIF_PUBLIC_KEY: publicKey, FIXTURE_DPOP: "1" });
+  fixture = await startOAuthFixture({ FIXTURE_WIF_PUBLIC_KEY: WORKLOAD_PUBLIC_KEY, FIXTURE_DPOP: "1" });
 });
 afterAll(() => fixture.stop());
 
@@ -53,19 +49,12 @@ async function signedIn(pi: PiSession, timeoutMs = 20_000): Promise<string> {
 
 describe(`company sign-ins on Pi ${host.version}`, () => {
   test("a workload's token file reaches one server; /mcp-auth binds another's tokens to a DPoP key kept for the next session; no secret in the debug log", async () => {
-    const workloadJwt = await new SignJWT({})
-      .setProtectedHeader({ alg: "ES256" })
-      .setIssuer("https://ci.example.com")
-      .setSubject("pipeline")
-      .setAudience(fixture.url(""))
-      .setIssuedAt()
-      .setExpirationTime("10m")
-      .sign(workloadKey.privateKey);
+    const workloadToken = await workloadJwt(fixture);
     // Where the platform mounts the token.
     const tokenDir = mkdtempSync(join(tmpdir(), "mcp-e2e-workload-"));
     harness.onCleanup(() => rmSync(tokenDir, { recursive: true, force: true }));
     const tokenFile = join(tokenDir, "token.jwt");
-    writeFileSync(tokenFile, workloadJwt);
+    writeFileSync(tokenFile, workloadToken);
     const servers = {
       ci: { url: fixture.mcpUrl, oauth: { workloadTokenFile: tokenFile, authorizationServer: fixture.url("") } },
       pay: { url: fixture.mcpUrl, oauth: { dpop: true } },
@@ -115,7 +104,7 @@ describe(`company sign-ins on Pi ${host.version}`, () => {
     await pi.command("/mcp status");
     const log = readFileSync(join(dirs.agentDir, DEBUG_LOG_FILE), "utf8");
     expect(log).toContain("pay: connect failed");
-    const secrets = [...(await fixture.issued()), workloadJwt, dpopKey.jwk.d];
+    const secrets = [...(await fixture.issued()), workloadToken, dpopKey.jwk.d];
     for (const secret of secrets) {
       expect(log).not.toContain(secret);
       expect(shown(pi)).not.toContain(secret);

@@ -10,7 +10,6 @@ import { createServer, type Server } from "node:http";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { SignJWT } from "jose";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { NeedsAuthError } from "../connection/session.ts";
 import { OAUTH_DIR_NAME } from "../connection/oauth-store.ts";
@@ -18,10 +17,17 @@ import { McpServerManager } from "../server-manager.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
 import { openInBrowser } from "../util/browser.ts";
 import { DEBUG_LOG_FILE, openDebugLog } from "../util/debug-log.ts";
-import { HEADLESS_BROWSER, IDP_CLIENT_ID, type OAuthFixture, REGISTERED_CLIENT, startOAuthFixture } from "./helpers/oauth-fixture.ts";
+import {
+  HEADLESS_BROWSER,
+  IDP_CLIENT_ID,
+  type OAuthFixture,
+  REGISTERED_CLIENT,
+  startOAuthFixture,
+  WORKLOAD_PUBLIC_KEY,
+  workloadJwt,
+} from "./helpers/oauth-fixture.ts";
 import { serverDef, tempDir } from "./server-manager-helpers.ts";
 
-const workloadKey = generateKeyPairSync("ec", { namedCurve: "P-256" });
 /** Signed by a key the authorization server does not trust. */
 const strangerKey = generateKeyPairSync("ec", { namedCurve: "P-256" });
 
@@ -35,9 +41,8 @@ const errors: string[] = [];
 const secretsMade: string[] = ["s3cret"];
 
 beforeAll(async () => {
-  const publicKey = workloadKey.publicKey.export({ type: "spki", format: "pem" }).toString();
   [company, dpopServer] = await Promise.all([
-    startOAuthFixture({ ...REGISTERED_CLIENT, FIXTURE_WIF_PUBLIC_KEY: publicKey, FIXTURE_ID_TOKEN_TTL: "30" }),
+    startOAuthFixture({ ...REGISTERED_CLIENT, FIXTURE_WIF_PUBLIC_KEY: WORKLOAD_PUBLIC_KEY, FIXTURE_ID_TOKEN_TTL: "30" }),
     startOAuthFixture({ FIXTURE_DPOP: "1", FIXTURE_DPOP_NONCE: "1" }),
   ]);
   logDir = tempDir();
@@ -85,17 +90,9 @@ async function echo(name: string, text: string): Promise<unknown> {
   return (await manager.callTool(name, "echo", { text })).content;
 }
 
-/** A workload's JWT for the company's authorization server, as a CI platform would issue it. */
-async function workloadJwt(key: KeyObject = workloadKey.privateKey): Promise<string> {
-  const jwt = await new SignJWT({})
-    .setProtectedHeader({ alg: "ES256" })
-    .setIssuer("https://ci.example.com")
-    .setSubject("repo:acme/tools:ref:refs/heads/main")
-    .setAudience(company.url(""))
-    .setIssuedAt()
-    .setExpirationTime("5m")
-    .setJti(crypto.randomUUID())
-    .sign(key);
+/** A workload's JWT for the company's authorization server (kept for the last test). */
+async function workloadToken(key?: KeyObject): Promise<string> {
+  const jwt = await workloadJwt(company, key);
   secretsMade.push(jwt);
   return jwt;
 }
@@ -111,7 +108,7 @@ const enterpriseClient = () => ({ clientId: "registered", clientSecret: "s3cret"
 describe("workload identity federation (SEP-1933)", () => {
   it("the token file's JWT is the JWT-bearer grant, read anew for each token; one refused is not sent again", async () => {
     const tokenFile = join(dir.path, "token.jwt");
-    writeFileSync(tokenFile, `${await workloadJwt()}\n`);
+    writeFileSync(tokenFile, `${await workloadToken()}\n`);
     const def = companyServer("ci", { workloadTokenFile: tokenFile, authorizationServer: company.url(""), clientId: "ci-workload" });
     const before = (await company.events()).length;
     await manager.connect(def);
@@ -126,7 +123,7 @@ describe("workload identity federation (SEP-1933)", () => {
     );
 
     // The platform rotated the file, with a JWT the authorization server does not take; the token expired meanwhile.
-    writeFileSync(tokenFile, await workloadJwt(strangerKey.privateKey));
+    writeFileSync(tokenFile, await workloadToken(strangerKey.privateKey));
     await company.expireTokens();
     const rotated = (await company.events()).length;
     const error = await failure(manager.callTool("ci", "echo", { text: "again" }));
@@ -140,7 +137,7 @@ describe("workload identity federation (SEP-1933)", () => {
 
   it("the JWT a !command prints, without a client id; a token file that cannot be read is named, not shown", async () => {
     const tokenFile = join(dir.path, "token.jwt");
-    writeFileSync(tokenFile, await workloadJwt());
+    writeFileSync(tokenFile, await workloadToken());
     const fromCommand = companyServer(
       "command",
       { workloadToken: `!cat '${tokenFile}'`, authorizationServer: company.url("") },
@@ -165,7 +162,7 @@ describe("workload identity federation (SEP-1933)", () => {
 describe("the credentials go to the configured authorization server only", () => {
   it("a server whose metadata names another one gets neither the workload's JWT nor an exchange of the ID token", async () => {
     const tokenFile = join(dir.path, "token.jwt");
-    writeFileSync(tokenFile, await workloadJwt());
+    writeFileSync(tokenFile, await workloadToken());
     const elsewhere = "https://auth.elsewhere.example";
     const before = (await company.events()).length;
     const workload = await failure(manager.connect(companyServer("ci", { workloadTokenFile: tokenFile, authorizationServer: elsewhere })));

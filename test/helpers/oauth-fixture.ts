@@ -1,5 +1,7 @@
 /** The OAuth fixture server (test/fixtures/servers/oauth-server.mjs) in a child process, and a browser for it. */
+import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { join } from "node:path";
+import { SignJWT } from "jose";
 import { startFixtureProcess } from "./fixture-process.ts";
 import { REPO_ROOT } from "./hosts.ts";
 
@@ -13,6 +15,26 @@ export const IDP_CLIENT_ID = "pi-at-idp";
 
 /** Fixture env: the resource metadata names an authorization server that does not exist; the real one's is here. */
 export const WRONG_AUTH_SERVER = { FIXTURE_ADVERTISED_AS: "http://127.0.0.1:9", FIXTURE_AS_METADATA_PATH: "/tenant/metadata" };
+
+/**
+ * A workload's key, as a CI platform holds it: the fixture trusts the JWTs it signs when started with
+ * `{ FIXTURE_WIF_PUBLIC_KEY: WORKLOAD_PUBLIC_KEY }`.
+ */
+export const WORKLOAD_KEY = generateKeyPairSync("ec", { namedCurve: "P-256" });
+export const WORKLOAD_PUBLIC_KEY = WORKLOAD_KEY.publicKey.export({ type: "spki", format: "pem" }).toString();
+
+/** A workload's JWT for the fixture's authorization server, as a CI platform would issue it (signed by `key`). */
+export function workloadJwt(fixture: OAuthFixture, key: KeyObject = WORKLOAD_KEY.privateKey): Promise<string> {
+  return new SignJWT({})
+    .setProtectedHeader({ alg: "ES256" })
+    .setIssuer("https://ci.example.com")
+    .setSubject("repo:acme/tools:ref:refs/heads/main")
+    .setAudience(fixture.url(""))
+    .setIssuedAt()
+    .setExpirationTime("5m")
+    .setJti(crypto.randomUUID())
+    .sign(key);
+}
 
 export interface OAuthEvent {
   event: "mcp" | "register" | "authorize" | "token" | "jwt-bearer" | "idp-authorize" | "idp-token" | "idp-exchange";
