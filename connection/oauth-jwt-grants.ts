@@ -2,9 +2,9 @@
  * The grants whose token is got for a JWT someone else issued, sent to the authorization server as an RFC 7523
  * JWT-bearer grant, with no browser: a workload's own identity token (workload identity federation, SEP-1933), or for
  * the user, an ID-JAG their company's identity provider issues in exchange for their ID token (enterprise-managed
- * authorization, SEP-990), at the token endpoint its metadata names or the one configured. As with client credentials, each connection gets its token afresh and keeps it in memory,
- * and the credentials go to the configured `authorizationServer` only: the SDK refuses any other issuer (the SEP-2352
- * stamp on the client information).
+ * authorization, SEP-990), at the token endpoint its metadata names or the one configured. As with client
+ * credentials, each connection gets its token afresh and keeps it in memory, and the credentials go to the configured
+ * `authorizationServer` only: the SDK refuses any other issuer (the SEP-2352 stamp on the client information).
  *
  * The SDK has the enterprise flow (CrossAppAccessProvider, and the RFC 8693 exchange at the identity provider); the
  * workload one is written here.
@@ -22,7 +22,6 @@ import {
 import { hideInDebugLog } from "../util/debug-log.ts";
 import { errorMessage } from "../util/guards.ts";
 import { safeUrl } from "../util/http-text.ts";
-import { NeedsAuthError } from "./session.ts";
 import { clientSecret, oauthSecret } from "./command-values.ts";
 import type { ServerDefinition } from "../types.ts";
 
@@ -55,16 +54,16 @@ export async function enterpriseProvider(
     assertion: async (context) => {
       const idToken = (await oauthSecret(def, "oauth.identityProvider.idToken", signal)) ?? (await signedIn(def, signal));
       hideInDebugLog([idToken]);
+      const exchange = {
+        audience: context.authorizationServerUrl,
+        resource: context.resourceUrl,
+        idToken,
+        clientId: identityProvider.clientId,
+        clientSecret: await oauthSecret(def, "oauth.identityProvider.clientSecret", signal),
+        scope: context.scope,
+        fetchFn: context.fetchFn,
+      };
       try {
-        const exchange = {
-          audience: context.authorizationServerUrl,
-          resource: context.resourceUrl,
-          idToken,
-          clientId: identityProvider.clientId,
-          clientSecret: await oauthSecret(def, "oauth.identityProvider.clientSecret", signal),
-          scope: context.scope,
-          fetchFn: context.fetchFn,
-        };
         const { tokenEndpoint, issuer } = identityProvider;
         const grant = tokenEndpoint
           ? await requestJwtAuthorizationGrant({ ...exchange, tokenEndpoint })
@@ -72,7 +71,6 @@ export async function enterpriseProvider(
         hideInDebugLog([grant.jwtAuthGrant]);
         return grant.jwtAuthGrant;
       } catch (error) {
-        if (error instanceof NeedsAuthError) throw error;
         const idp = safeUrl(identityProvider.issuer);
         throw new Error(`MCP server "${def.name}": the identity provider ${idp} gave no authorization grant: ${errorMessage(error)}`, {
           cause: error,
@@ -109,9 +107,9 @@ class WorkloadIdentityProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    const { clientName, scope } = this.def.oauth ?? {};
+    // Never registered (the client information is always there): only the scope is read.
+    const scope = this.def.oauth?.scope;
     return {
-      client_name: clientName ?? "Pi (pi-mcp-adapter)",
       redirect_uris: [],
       grant_types: [JWT_BEARER],
       token_endpoint_auth_method: "none",
@@ -161,7 +159,8 @@ class WorkloadIdentityProvider implements OAuthClientProvider {
   /** The SDK calls this on a refusal (invalid_grant; invalid_client, unauthorized_client), before it would ask again. */
   invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
     this.saved = undefined;
-    this.refused ??= scope === "tokens" ? "the workload token (invalid_grant)" : "the workload as its client (invalid_client)";
+    this.refused ??=
+      scope === "tokens" ? "the workload token (invalid_grant)" : "the workload as a client (invalid_client or unauthorized_client)";
   }
 }
 
