@@ -83,6 +83,8 @@ export interface McpServerManagerOptions {
    * life: a Pi session never changes its directory, and a new session gets a new manager (its servers restart).
    */
   roots?: readonly string[];
+  /** Which servers are told the client renders tools' views (MCP Apps); unset: none. */
+  viewsOffered?: (serverName: string) => boolean;
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
   onSignInNeeded?: SignInNeededListener;
 }
@@ -120,8 +122,16 @@ export class McpServerManager {
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
-    const { agentDir, elicitation, urlElicitation, sampling, roots = [] } = options;
-    this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, sampling, roots: () => roots };
+    const { agentDir, elicitation, urlElicitation, sampling, roots = [], viewsOffered } = options;
+    this.sessionSettings = {
+      agentDir,
+      resolveNpx: options.resolveNpx ?? true,
+      elicitation,
+      urlElicitation,
+      sampling,
+      roots: () => roots,
+      viewsOffered,
+    };
     this.known = options.known;
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;

@@ -152,6 +152,8 @@ export interface ServerEntry {
   excludeSkills?: string[];
   /** Overrides `settings.approveTools` for this server. */
   approveTools?: ApprovalRule;
+  /** `false`: the server's tools open no view (MCP Apps), and the server is not told the client renders them. */
+  apps?: boolean;
   /** Overrides `settings.toolPrefix` for this server. */
   toolPrefix?: ToolPrefixMode;
   debug?: boolean;
@@ -206,6 +208,17 @@ export interface SamplingSettings {
   maxTokens?: number;
 }
 
+/**
+ * `settings.apps`: may tools' interactive views (MCP Apps) open? On unless set to `false`; servers are then not told
+ * the client renders views.
+ */
+export interface AppsSettings {
+  /** `settings.apps: false` is `{ "enabled": false }`. */
+  enabled?: boolean;
+  /** `false`: the page's address is shown, the browser is not opened (default: opened where a browser can open). */
+  openBrowser?: boolean;
+}
+
 export interface McpSettings {
   toolPrefix?: ToolPrefixMode;
   /** Minutes; default 10; 0 disables idle shutdown. */
@@ -223,6 +236,7 @@ export interface McpSettings {
   search?: SearchSettings;
   script?: boolean | ScriptSettings;
   sampling?: boolean | SamplingSettings;
+  apps?: boolean | AppsSettings;
   /** Use every project's MCP config without asking (read from the user's files only: a project cannot trust itself). */
   trustProjectServers?: boolean;
 }
@@ -289,6 +303,19 @@ export interface McpTool {
   inputSchema?: unknown;
   /** The JSON Schema of the tool's `structuredContent`, when the server declares one. */
   outputSchema?: Record<string, unknown>;
+  /** Its interactive view (MCP Apps, the tool's `_meta.ui`), as apps/tool-ui.ts reads it. */
+  ui?: McpToolUi;
+}
+
+/** Who may call a tool with a view: the model, the view (`app`), or both (MCP Apps `visibility`). */
+export type McpToolAudience = "model" | "app";
+
+/** A tool's `_meta.ui`: the view that shows its results, and who may call it. */
+export interface McpToolUi {
+  /** The `ui://` resource holding the view's HTML. */
+  resourceUri?: string;
+  /** Unset: both. */
+  visibility?: McpToolAudience[];
 }
 
 export interface McpResource {
@@ -392,6 +419,8 @@ export interface ToolMetadata {
   resourceUri?: string;
   /** Set for resource templates exposed as tools: the arguments fill the template, the URI made is read. */
   uriTemplate?: string;
+  /** The `ui://` resource of the tool's interactive view (MCP Apps), opened when the tool is called. */
+  viewUri?: string;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -98,6 +98,7 @@ const BEHAVIOUR_CHECKS = {
   includeSkills: stringList,
   excludeSkills: stringList,
   approveTools: approvalRule,
+  apps: boolean,
   toolPrefix: toolPrefixMode,
   debug: boolean,
   // Pi 1.x's built-in MCP fields. A bad `exposure` costs the server (as it does there): falling back could show a
@@ -125,6 +126,8 @@ const BEHAVIOUR_FALLBACKS: Readonly<Record<string, Fallback>> = {
   approveTools: { means: "every tool of this server asks before it runs", value: true },
   // A server's skills are text the model follows: a value that may have meant "no" keeps them out.
   skills: { means: "its skills are not offered", value: false },
+  // A view runs the server's code in the user's browser: a value that may have meant "no" opens none.
+  apps: { means: "its tools open no view", value: false },
 };
 
 const CONNECTION_CHECKS = {

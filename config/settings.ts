@@ -161,10 +161,11 @@ function parseSearchSettings(value: unknown, file: string, problems: ConfigProbl
   return search;
 }
 
-/** Settings that are `true`, `false` or an object of fields: `script`, `sampling`. */
+/** Settings that are `true`, `false` or an object of fields: `script`, `sampling`, `apps`. */
 const SWITCH_CHECKS: Readonly<Record<string, Readonly<Record<string, Check<unknown>>>>> = {
   script: { enabled: boolean, timeoutMs: number(0, false), memoryMb: number(1, true) },
   sampling: { enabled: boolean, maxTokens: positiveWholeNumber },
+  apps: { enabled: boolean, openBrowser: boolean },
 };
 
 /** `true`, `false` or `{ enabled, … }`; a bad field is left out (its default applies). */

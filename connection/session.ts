@@ -67,6 +67,8 @@ export interface SessionSettings {
   sampling?: SamplingHandler;
   /** The directories answered to `roots/list`, read when the server asks. */
   roots: () => readonly string[];
+  /** Is the server told the client renders tools' views (MCP Apps)? Asked at each connect; unset: never. */
+  viewsOffered?: (serverName: string) => boolean;
 }
 
 /** How the SDK half opens one session (connection/sdk-session.ts `openSession`). */

@@ -112,7 +112,7 @@ describe("import graph", () => {
   });
 
   it("holds the front doors only at the top level", () => {
-    expect(productModules().filter((module) => areaOf(module) === undefined).length).toBeLessThanOrEqual(20);
+    expect(productModules().filter((module) => areaOf(module) === undefined).length).toBeLessThanOrEqual(21);
   });
 
   it("finds a module reaching into another area, and lets front doors, util/ and its own area through", () => {
