@@ -14,7 +14,7 @@ import { searchAndAdd, searchCommand } from "./commands/registry-add.ts";
 import { importableHosts } from "./commands/ways-in.ts";
 import { registryUrl } from "./registry.ts";
 import { NeedsAuthError } from "./connection/session.ts";
-import { canSignIn } from "./server-manager.ts";
+import { canSignIn, tokensWithoutSignIn } from "./server-manager.ts";
 import { safeUrl } from "./util/http-text.ts";
 import { errorMessage } from "./util/guards.ts";
 import { promptsReport } from "./calls/prompt-commands.ts";
@@ -176,8 +176,9 @@ async function reconnect(ctx: ExtensionCommandContext, state: McpExtensionState,
  */
 async function signIn(state: McpExtensionState, server: ServerDefinition, addressShown: () => void): Promise<void> {
   const { name } = server;
-  if (server.oauth?.grantType === "client_credentials") {
-    state.ui.show(`MCP server "${name}" gets its tokens with its client credentials (no sign-in); reconnecting.`);
+  const withoutSignIn = tokensWithoutSignIn(server);
+  if (withoutSignIn) {
+    state.ui.show(`MCP server "${name}" gets its tokens with ${withoutSignIn.how} (no sign-in); reconnecting.`);
     return reportReconnect(state, name, "Reconnected");
   }
   try {

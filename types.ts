@@ -54,6 +54,39 @@ export interface OAuthSettings {
    * metadata (which names the wrong authorization server, or none); Pi 1.x's built-in field. HTTPS or loopback.
    */
   authServerMetadataUrl?: string;
+  /**
+   * DPoP (RFC 9449, SEP-1932) for a sign-in: the tokens are bound to a key kept with them, and every request proves it
+   * holds the key. `true`: always; `false`: never; absent: when the server's 401 asks for the DPoP scheme.
+   */
+  dpop?: boolean;
+  /**
+   * Workload identity federation (SEP-1933): the workload's own JWT (a CI job's or a cloud's identity token), sent as a
+   * JWT-bearer grant to `authorizationServer` for each token: as written, `${VAR}`, or a `!command` that prints it.
+   */
+  workloadToken?: string;
+  /** Workload identity federation: a file holding the workload's JWT, read for each token (platforms rotate it). */
+  workloadTokenFile?: string;
+  /**
+   * Enterprise-managed authorization (SEP-990): the user's ID token from the company's identity provider is exchanged
+   * there for an authorization grant (ID-JAG), which `authorizationServer` takes from the client `clientId`.
+   */
+  identityProvider?: IdentityProviderSettings;
+}
+
+/** The company's identity provider, for enterprise-managed authorization (an `oauth.identityProvider` object). */
+export interface IdentityProviderSettings {
+  /** Its issuer URL: its metadata (token endpoint) is discovered from it. */
+  issuer: string;
+  /** Its token endpoint, where the ID token is exchanged; absent: the one its metadata names. */
+  tokenEndpoint?: string;
+  /** The adapter's client at the identity provider. */
+  clientId: string;
+  clientSecret?: string;
+  /**
+   * The user's ID token: as written, `${VAR}`, or a `!command` that prints it (run for each token). Absent: the user
+   * signs in at the identity provider in the browser with /mcp-auth, and the ID token is kept with the tokens.
+   */
+  idToken?: string;
 }
 
 export const IMPORT_KINDS = ["cursor", "claude-code", "claude-desktop", "codex", "windsurf", "vscode"] as const;
@@ -99,8 +132,9 @@ export interface ServerEntry {
   /** Tool name or `*` pattern → exposure: an exact name wins over patterns, then the first pattern that matches. */
   toolExposure?: Record<string, ToolExposure>;
   /**
-   * Fields (`env.<KEY>`, `headers.<Name>`, `oauth.clientSecret`) whose value is a `!command`: run in a shell when the
-   * server starts (the secret: when it is needed), its output (trimmed) being the value (connection/command-values.ts).
+   * Fields (`env.<KEY>`, `headers.<Name>`, `oauth.clientSecret` and the other `oauth` secrets) whose value is a
+   * `!command`: run in a shell when the server starts (an `oauth` secret: when it is needed), its output (trimmed) being
+   * the value (connection/command-values.ts).
    * Only set for files allowed to run commands.
    */
   commandValues?: string[];

@@ -236,7 +236,8 @@ export function reportConnectFailure(state: McpExtensionState, name: string, err
   // Told once, by reportSignInNeeded: a lazy server's every call would say it again.
   if (error instanceof NeedsAuthError && error.signIn) return updateStatus(state);
   const status = state.manager.getState(name).status;
-  const hint = status === "needs-auth" ? ` Run /mcp-auth ${name} for what to configure.` : "";
+  // Unless the message already names the command to run.
+  const hint = status === "needs-auth" && !error.message.includes("/mcp-auth") ? ` Run /mcp-auth ${name} for what to configure.` : "";
   // The manager's connect errors already start with `MCP server "<name>"`.
   state.ui.notify(`${error.message}${hint}`, status === "needs-auth" ? "warning" : "error");
   updateStatus(state);

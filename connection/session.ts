@@ -174,6 +174,8 @@ export interface AuthChallenge {
   resourceMetadataUrl?: string;
   /** HTTP 403 `insufficient_scope`: the token is valid but lacks `scope` (a step-up sign-in is needed). */
   insufficientScope: boolean;
+  /** The challenge names the DPoP scheme (RFC 9449 §7.1): the server wants tokens bound to a key. */
+  dpop?: boolean;
 }
 
 /** One server's OAuth situation during a session, shared by its connects and its sign-ins. */
