@@ -35,7 +35,7 @@ import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-e
 export { ConnectCancelledError, ShuttingDownError };
 
 /** Whether a server can be signed in to, for the commands that offer it. */
-export { canSignIn } from "./connection/auth-checks.ts";
+export { canSignIn, tokensWithoutSignIn } from "./connection/auth-checks.ts";
 export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
 export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
 export type { ProtocolVerdict } from "./connection/session.ts";
@@ -93,6 +93,8 @@ export interface McpServerManagerOptions {
    * life: a Pi session never changes its directory, and a new session gets a new manager (its servers restart).
    */
   roots?: readonly string[];
+  /** Which servers are told the client renders tools' views (MCP Apps); unset: none. */
+  viewsOffered?: (serverName: string) => boolean;
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
   onSignInNeeded?: SignInNeededListener;
 }
@@ -130,8 +132,16 @@ export class McpServerManager {
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
-    const { agentDir, elicitation, urlElicitation, sampling, roots = [] } = options;
-    this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, sampling, roots: () => roots };
+    const { agentDir, elicitation, urlElicitation, sampling, roots = [], viewsOffered } = options;
+    this.sessionSettings = {
+      agentDir,
+      resolveNpx: options.resolveNpx ?? true,
+      elicitation,
+      urlElicitation,
+      sampling,
+      roots: () => roots,
+      viewsOffered,
+    };
     this.known = options.known;
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;

@@ -2,6 +2,7 @@
  * What one Pi session of the adapter knows: its configuration, its connections, every server's tools, and what the
  * model has been given. Built at `session_start` (init.ts), dropped at `session_shutdown`.
  */
+import type { AppViews } from "./apps.ts";
 import type { SessionApprovals } from "./calls/approvals.ts";
 import type { ConfigChange } from "./config/apply.ts";
 import type { UnansweredPages } from "./connection/elicitation-url.ts";
@@ -51,6 +52,8 @@ export interface McpExtensionState extends ToolView {
   readonly skills: SkillSession;
   /** Tool calls that run as tasks: waited for, handed back, delivered (tasks.ts). */
   readonly tasks: SessionTasks;
+  /** Tools' views (MCP Apps): the page in the user's browser, started with the first view. */
+  readonly views: AppViews;
   /** Pages servers asked the user to open when nobody could be asked (print mode): told to the model with the result. */
   readonly unansweredPages: UnansweredPages;
   shutDown: boolean;

@@ -5,6 +5,7 @@
  * (tools/exposure.ts): a tool left out is never registered, found or called. A server's own `toolPrefix` wins over
  * the setting.
  */
+import { offeredToModel } from "./apps.ts";
 import { toProviderSafeSchema } from "./tools/json-schema.ts";
 import {
   resourceToolDescription,
@@ -32,6 +33,8 @@ const SKILL_URI_SCHEME = "skill://";
 
 /** Name patterns, for the other areas that match tools by them (approvals). */
 export { matchesAnyPattern, patternNames } from "./tools/filters.ts";
+/** A schema every provider accepts, for the other areas that hand a server's tools to a model (sampling with tools). */
+export { toProviderSafeSchema } from "./tools/json-schema.ts";
 /** A tool's exposure as the config names it (Pi 1.x's `exposure` / `toolExposure`), for the areas that register tools. */
 export { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
 
@@ -86,8 +89,8 @@ interface Candidate {
 }
 
 /**
- * Resources are exposed as tools unless the server says `exposeResources: false` (the default is `true`: README,
- * "Server fields").
+ * Resources are exposed as tools unless the server says `exposeResources: false` (the default is `true`:
+ * docs/configuration.md, "Server fields").
  */
 export function buildToolMetadata(inventories: readonly ServerInventory[], settings: ToolMetadataSettings = {}): ToolMetadataIndex {
   const mode = settings.toolPrefix ?? "server";
@@ -154,6 +157,8 @@ function collectCandidates(inventory: ServerInventory, skipped: SkippedTool[]): 
       continue;
     }
     taken.add(name);
+    // A tool only its view may call (MCP Apps visibility ["app"]) is never the model's: the view finds it in the inventory.
+    if (!offeredToModel(tool.ui)) continue;
     candidates.push(toolCandidate(inventory.definition, tool, inventory.schemasProviderSafe === true));
   }
   if (inventory.definition.exposeResources === false) return candidates;
@@ -241,6 +246,7 @@ function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe
       inputSchema: schemaIsSafe ? (tool.inputSchema as Record<string, unknown>) : toProviderSafeSchema(tool.inputSchema),
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
       ...(tool.taskSupport ? { taskSupport: tool.taskSupport } : {}),
+      ...(tool.ui?.resourceUri ? { viewUri: tool.ui.resourceUri } : {}),
     }),
   };
 }

@@ -9,6 +9,7 @@
  * the first page's hints come back with the items (the metadata cache keeps them).
  */
 import type { Client, RequestOptions, StandardSchemaV1 } from "@modelcontextprotocol/client";
+import { readToolUi } from "../apps.ts";
 import {
   type McpPrompt,
   type McpPromptArgument,
@@ -58,6 +59,8 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
     seen.add(name);
     const tool = entry as Record<string, unknown>;
     const annotations = isJsonObject(tool.annotations) ? tool.annotations : {};
+    const { ui, problem } = readToolUi(name, tool._meta);
+    if (problem) problems.push(problem);
     tools.push({
       name,
       title: nonEmptyString(tool.title) ?? nonEmptyString(annotations.title),
@@ -65,6 +68,7 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
       inputSchema: tool.inputSchema,
       ...(isJsonObject(tool.outputSchema) ? { outputSchema: tool.outputSchema } : {}),
       ...taskSupportOf(isJsonObject(tool.execution) ? tool.execution.taskSupport : undefined),
+      ...(ui ? { ui } : {}),
     });
   }
   return { items: tools, problems, ...hints };

@@ -11,7 +11,6 @@
  * As a 2025-11-25 task receiver (ext-tasks' `bindTaskReceiver`), the client also takes a form or a completion the
  * server asks for as a task of the client's (a task-augmented request it then polls): the same handlers answer it.
  */
-import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
@@ -26,24 +25,16 @@ import {
   type Root,
 } from "@modelcontextprotocol/client";
 import { bindTaskReceiver, type TaskReceiverBinding } from "@modelcontextprotocol/ext-tasks/receiver";
+import { uiExtension } from "../apps.ts";
 import type { ConnectPlan } from "./era.ts";
 import { OUR_PROTOCOL_VERSIONS } from "./era.ts";
 import type { SessionSettings } from "./session.ts";
+import { ADAPTER_INFO } from "../util/own-version.ts";
 
 /** Rounds of input one request may ask for before it fails: a server asking for ever must not hold a call open. */
 export const MAX_INPUT_ROUNDS = 8;
 
-export const CLIENT_INFO = { name: "pi-mcp-adapter", version: readOwnVersion() };
-
-function readOwnVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
-  } catch {
-    return "0.0.0";
-  }
-}
-
-export type InputHandlers = Pick<SessionSettings, "elicitation" | "urlElicitation" | "sampling" | "roots">;
+export type InputHandlers = Pick<SessionSettings, "elicitation" | "urlElicitation" | "sampling" | "roots" | "viewsOffered">;
 
 /** What a server may ask of the client, wherever it asks it. */
 export type InputRequest =
@@ -62,13 +53,14 @@ export type InputAnswer<R extends InputRequest> = R extends { kind: "roots" }
 const receivers = new WeakMap<Client, TaskReceiverBinding>();
 
 /**
- * A client that offers each elicitation mode, and sampling, only when someone answers it (the SDK then refuses the
- * others before they get here), and roots always: Pi's working directory, as a `file://` URI. It takes 2025-era
- * task-augmented requests for what it offers.
+ * A client that offers each elicitation mode, and sampling (with tools; not `sampling.context`, whose
+ * `includeContext` the handler ignores), only when someone answers it (the SDK then refuses the others before they
+ * get here), roots always (Pi's working directory, as a `file://` URI), and MCP Apps to the servers whose views may
+ * open. It takes 2025-era task-augmented requests for the forms and completions it offers.
  */
 export function newClient(serverName: string, handlers: InputHandlers, plan: ConnectPlan): Client {
-  const client = new Client(CLIENT_INFO, {
-    capabilities: clientCapabilities(handlers),
+  const client = new Client(ADAPTER_INFO, {
+    capabilities: clientCapabilities(serverName, handlers),
     supportedProtocolVersions: [...OUR_PROTOCOL_VERSIONS],
     versionNegotiation: plan.negotiation,
     inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
@@ -88,7 +80,6 @@ export function newClient(serverName: string, handlers: InputHandlers, plan: Con
       sampling: async (request, { signal }) =>
         (await answer({ kind: "sampling", params: request.params as unknown as CreateMessageRequestParams }, signal)) as never,
     });
-    // ext-tasks types its capabilities exactly; the SDK types the field as open JSON.
     client.registerCapabilities({ tasks: { ...receiver.capabilities } });
     receivers.set(client, receiver);
   }
@@ -130,10 +121,20 @@ async function answer(serverName: string, handlers: InputHandlers, request: Inpu
   return handlers.elicitation(serverName, params, signal);
 }
 
-/** What the client offers a server (sent at `initialize`, and with every 2026-era request). */
-export function clientCapabilities({ elicitation: form, urlElicitation: url, sampling }: InputHandlers): ClientCapabilities {
+/**
+ * What the client offers a server (sent at `initialize`, and with every 2026-era request), MCP Apps included when
+ * the server's views may open (the SDK sends `extensions` in both eras).
+ */
+export function clientCapabilities(serverName: string, handlers: InputHandlers): ClientCapabilities {
+  const { elicitation: form, urlElicitation: url, sampling } = handlers;
+  const views = handlers.viewsOffered?.(serverName) === true;
   const modes = { ...(form ? { form: { applyDefaults: true } } : {}), ...(url ? { url: {} } : {}) };
-  return { roots: { listChanged: true }, ...(form || url ? { elicitation: modes } : {}), ...(sampling ? { sampling: {} } : {}) };
+  return {
+    roots: { listChanged: true },
+    ...(form || url ? { elicitation: modes } : {}),
+    ...(sampling ? { sampling: { tools: {} } } : {}),
+    ...(views ? { extensions: uiExtension() } : {}),
+  };
 }
 
 function fileRoot(directory: string): Root {

@@ -10,6 +10,7 @@ import type {
   CallToolResult,
   CreateMessageRequestParams,
   CreateMessageResult,
+  CreateMessageResultWithTools,
   DiscoverResult,
   ElicitRequestFormParams,
   ElicitRequestURLParams,
@@ -42,7 +43,7 @@ export type SamplingHandler = (
   serverName: string,
   request: CreateMessageRequestParams,
   signal: AbortSignal,
-) => Promise<CreateMessageResult>;
+) => Promise<CreateMessageResult | CreateMessageResultWithTools>;
 
 /**
  * Which protocol a server speaks, as a connect found it: the 2025 era (`initialize`, one session) or the 2026-07-28
@@ -67,6 +68,8 @@ export interface SessionSettings {
   sampling?: SamplingHandler;
   /** The directories answered to `roots/list`, read when the server asks. */
   roots: () => readonly string[];
+  /** Is the server told the client renders tools' views (MCP Apps)? Asked at each connect; unset: never. */
+  viewsOffered?: (serverName: string) => boolean;
 }
 
 /** How the SDK half opens one session (connection/sdk-session.ts `openSession`). */
@@ -185,6 +188,8 @@ export interface AuthChallenge {
   resourceMetadataUrl?: string;
   /** HTTP 403 `insufficient_scope`: the token is valid but lacks `scope` (a step-up sign-in is needed). */
   insufficientScope: boolean;
+  /** The challenge names the DPoP scheme (RFC 9449 §7.1): the server wants tokens bound to a key. */
+  dpop?: boolean;
 }
 
 /** One server's OAuth situation during a session, shared by its connects and its sign-ins. */

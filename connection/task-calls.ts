@@ -43,7 +43,8 @@ import { debugLog, ignored } from "../util/debug-log.ts";
 import { formatDuration } from "../util/format-time.ts";
 import { isJsonObject } from "../util/guards.ts";
 import type { McpTool } from "../types.ts";
-import { answerInput, CLIENT_INFO, clientCapabilities, type InputHandlers, MAX_INPUT_ROUNDS } from "./mcp-client.ts";
+import { ADAPTER_INFO } from "../util/own-version.ts";
+import { answerInput, clientCapabilities, type InputHandlers, MAX_INPUT_ROUNDS } from "./mcp-client.ts";
 import { RawRequests } from "./raw-requests.ts";
 import type { RunningTask, TaskOutcome, TaskPolicy, TaskReference, TaskView, ToolCallStart } from "./running-task.ts";
 import { declaresHeaders } from "./tool-headers.ts";
@@ -179,8 +180,8 @@ export class TaskCalls {
       rawDispatch: (request: JsonValue, options?: DispatchOptions) => raw.dispatch(request, options),
       v2RequestFraming: {
         protocolVersion: client.getNegotiatedProtocolVersion() ?? "",
-        clientInfo: CLIENT_INFO,
-        clientCapabilities: clientCapabilities(handlers) as Record<string, JsonValue>,
+        clientInfo: ADAPTER_INFO,
+        clientCapabilities: clientCapabilities(this.parts.serverName, handlers) as Record<string, JsonValue>,
       },
     };
   }
