@@ -142,9 +142,14 @@ export class TaskCalls {
   /**
    * The end of the session: tasks still followed (not released) are cancelled, at most CANCEL_AT_CLOSE_MS each; on a
    * connection that is gone already (a crash) there is nothing to tell, and each task says what happened by itself.
+   * Released tasks are let go first: ext-tasks' session close cancels every execution it still holds, and a released
+   * one is dropped from its hold only once its end has gone round (detaching it is not enough).
    */
   async close(): Promise<void> {
-    if (this.parts.client.transport) await Promise.all([...this.running].map((task) => task.cancelAtClose(CANCEL_AT_CLOSE_MS)));
+    const running = [...this.running];
+    if (this.parts.client.transport) await Promise.all(running.map((task) => task.cancelAtClose(CANCEL_AT_CLOSE_MS)));
+    await Promise.all(running.filter((task) => task.isReleased).map((task) => task.outcome));
+    await new Promise((resolve) => setImmediate(resolve));
     const tasks = this.tasks;
     this.tasks = undefined;
     if (!tasks) return;
@@ -267,6 +272,11 @@ class ExtTask implements RunningTask {
   release(reason: string): void {
     this.released = reason;
     void this.execution.detach();
+  }
+
+  /** Released: left running on its server (see `release`), not stopped with it. */
+  get isReleased(): boolean {
+    return this.released !== undefined && this.released !== STOPPED_WITH_SERVER;
   }
 
   /** At the end of the session: cancelled, unless released; waits at most `ms`. */
