@@ -21,7 +21,14 @@
  * back costs little (bench/tasks.ts: about 1.6 ms of CPU per poll) and its end is still seen within a tenth of its run.
  * A task's whole run is bounded by the caller (tasks.ts): here each request has the call's time limit.
  */
-import { type CallToolResult, type Client, SdkError, SdkErrorCode, type Transport } from "@modelcontextprotocol/client";
+import {
+  type CallToolResult,
+  type Client,
+  SdkError,
+  SdkErrorCode,
+  type ServerCapabilities,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import {
   type ConnectedMcpSessionPort,
   createApplicationInputHandler,
@@ -96,10 +103,8 @@ export class TaskCalls {
 
   /** Whether a call of `tool` goes through ext-tasks (it may become a task), rather than the SDK's plain call. */
   handles(tool: McpTool | undefined, policy: TaskPolicy): boolean {
-    const capabilities = this.parts.client.getServerCapabilities();
-    if (this.modern) return hasTaskServerCapabilityV2(capabilities) && !(this.parts.http && declaresHeaders(tool?.inputSchema));
-    // A required tool goes through ext-tasks even when the server lacks the capability: it says what is wrong.
-    return tool?.taskSupport === "required" || (tool?.taskSupport === "optional" && policy.optionalAsTask && !!capabilities?.tasks);
+    const server = { modern: this.modern, http: this.parts.http, capabilities: this.parts.client.getServerCapabilities() };
+    return callsThroughTasks(server, tool, policy);
   }
 
   async start(tool: McpTool, args: Record<string, unknown>, options: TaskCallOptions, policy: TaskPolicy): Promise<ToolCallStart> {
@@ -220,6 +225,23 @@ export class TaskCalls {
     this.tasks = { session, port };
     return session;
   }
+}
+
+/** What decides a call's path: the server's era, its transport, what it offers. */
+export interface TaskServer {
+  modern: boolean;
+  http: boolean;
+  capabilities: ServerCapabilities | undefined;
+}
+
+/**
+ * Whether a call of `tool` goes through ext-tasks (see the module comment): in the 2026 era, every call to a server
+ * with the Tasks extension but a tool declaring HTTP headers over HTTP; in the 2025 one, a `required` tool (even on a
+ * server without the capability: ext-tasks then says what is wrong), and an `optional` one when `policy` asks.
+ */
+export function callsThroughTasks(server: TaskServer, tool: McpTool | undefined, policy: TaskPolicy): boolean {
+  if (server.modern) return hasTaskServerCapabilityV2(server.capabilities) && !(server.http && declaresHeaders(tool?.inputSchema));
+  return tool?.taskSupport === "required" || (tool?.taskSupport === "optional" && policy.optionalAsTask && !!server.capabilities?.tasks);
 }
 
 interface ExtTaskDeps {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseSettings } from "../config/settings.ts";
-import { POLL_INTERVAL_BOUNDS, withBoundedPollIntervals } from "../connection/task-calls.ts";
+import { callsThroughTasks, POLL_INTERVAL_BOUNDS, withBoundedPollIntervals } from "../connection/task-calls.ts";
 import type { RunningTask, TaskView } from "../server-manager.ts";
 import { taskDeadline } from "../tasks/board.ts";
 import { DEFAULT_MAX_TASK_RUN_MS, DEFAULT_TASK_WAIT_MS, taskLimits } from "../tasks/limits.ts";
@@ -107,6 +107,35 @@ describe("what people and the model read", () => {
       ].join("\n"),
     );
     expect(tasksReport([], [])).toBe("No MCP tasks in this session.");
+  });
+});
+
+describe("which calls may become tasks", () => {
+  const tasks2025 = { tasks: { requests: { tools: { call: {} } } } };
+  const tasks2026 = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+  const tool = (taskSupport?: "required" | "optional" | "forbidden", inputSchema: unknown = { type: "object" }) => ({
+    name: "t",
+    inputSchema,
+    ...(taskSupport ? { taskSupport } : {}),
+  });
+  const plain = { optionalAsTask: false };
+  const optionalAsTask = { optionalAsTask: true };
+  it("2025: a required tool always (its server saying what is wrong if it lacks tasks); an optional one when asked; others never", () => {
+    const server = { modern: false, http: false, capabilities: tasks2025 };
+    expect(callsThroughTasks(server, tool("required"), plain)).toBe(true);
+    expect(callsThroughTasks({ ...server, capabilities: {} }, tool("required"), plain)).toBe(true);
+    expect(callsThroughTasks(server, tool("optional"), plain)).toBe(false);
+    expect(callsThroughTasks(server, tool("optional"), optionalAsTask)).toBe(true);
+    expect(callsThroughTasks({ ...server, capabilities: {} }, tool("optional"), optionalAsTask)).toBe(false);
+    expect(callsThroughTasks(server, tool("forbidden"), optionalAsTask)).toBe(false);
+    expect(callsThroughTasks(server, tool(), optionalAsTask)).toBe(false);
+  });
+  it("2026: every call to a server with the extension, but a tool declaring headers over HTTP (the SDK alone sends them)", () => {
+    const headers = { type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } } };
+    expect(callsThroughTasks({ modern: true, http: false, capabilities: tasks2026 }, tool(), plain)).toBe(true);
+    expect(callsThroughTasks({ modern: true, http: false, capabilities: {} }, tool("required"), plain)).toBe(false);
+    expect(callsThroughTasks({ modern: true, http: true, capabilities: tasks2026 }, tool(undefined, headers), plain)).toBe(false);
+    expect(callsThroughTasks({ modern: true, http: false, capabilities: tasks2026 }, tool(undefined, headers), plain)).toBe(true);
   });
 });
 

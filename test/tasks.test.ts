@@ -1,7 +1,8 @@
 /**
  * Tool calls that run as tasks, without Pi: the session's tasks (tasks.ts) over a real server manager, against real
- * servers: the everything server (2025-11-25 tasks, SEP-1686) and our 2026-07-28 fixture with the Tasks extension
- * (test/fixtures/servers/tasks-server.mjs) over stdio and HTTP. The host a session gives the tasks is recorded here
+ * servers: our 2026-07-28 fixture with the Tasks extension (test/fixtures/servers/tasks-server.mjs) over stdio and
+ * HTTP, and a 2025-11-25 server that answers with a task it should not (rogue-task-server.mjs). The everything
+ * server's 2025 tasks are tested in the real Pi (tasks.e2e.test.ts). The host a session gives the tasks is recorded here
  * (what is delivered, what is recorded in the session). In the real Pi: tasks.e2e.test.ts.
  */
 import type { ElicitRequestFormParams } from "@modelcontextprotocol/client";
@@ -13,7 +14,7 @@ import type { ServerDefinition, TaskSettings } from "../types.ts";
 import { trackAdapterTimers } from "./helpers/adapter-timers.ts";
 import { readEvents } from "./helpers/fixture-log.ts";
 import { type FixtureProcess, startFixtureProcess } from "./helpers/fixture-process.ts";
-import { everythingStdioDef, FIXTURES, failure, killLeftovers, serverDef, tempDir, waitFor } from "./server-manager-helpers.ts";
+import { FIXTURES, failure, killLeftovers, serverDef, tempDir, waitFor } from "./server-manager-helpers.ts";
 
 const TASKS_FIXTURE = join(FIXTURES, "tasks-server.mjs");
 
@@ -200,17 +201,20 @@ describe("a task-backed call, 2026-07-28 (Tasks extension)", () => {
   });
 });
 
-describe("a task-backed call, 2025-11-25 (SEP-1686, the everything server)", () => {
-  it("simulate-research-query: called as a task (it requires one), its result the call's", async () => {
-    const h = harness([everythingStdioDef("everything")]);
-    const text = await h.call("everything", "simulate-research-query", { topic: "python" });
-    expect(text).toMatch(/^# Research Report: python\n/);
-  });
-
-  it("ambiguous: the elicitation the server ties to the task arrives while it waits, and is answered", async () => {
-    const h = harness([everythingStdioDef("everything")], {}, { interpretation: "snake" });
-    const text = await h.call("everything", "simulate-research-query", { topic: "python", ambiguous: true });
-    expect(text).toMatch(/^# Research Report: python \(snake\)\n/);
+describe("/mcp tasks", () => {
+  it("cancel <id> (the start of it is enough) sends tasks/cancel; the outcome says the user cancelled it", async () => {
+    const h = harness([stdioFixture()], { waitMs: 0 });
+    const note = await h.call("tasks", "wait", { ms: 30_000 });
+    const id = /MCP task ([0-9a-f]{8})/.exec(note)![1]!;
+    expect(h.tasks.report()).toMatch(
+      new RegExp(`^Running \\(1\\):\\n {2}${id} {2}tasks/wait {2}working: waiting 30000 ms · [\\d.]+ s · handed back`),
+    );
+    expect(await h.tasks.cancel("ffffffff")).toBe('No MCP task "ffffffff" in this session.');
+    expect(await h.tasks.cancel(id.slice(0, 4))).toBe(`MCP task ${id} of tool "wait" on server "tasks": cancel sent.`);
+    await waitFor(() => h.delivered.length > 0);
+    expect(deliveredText(h.delivered[0]!)).toMatch(/was cancelled after [\d.]+ s: the user cancelled it \(\/mcp tasks cancel\)\.$/);
+    expect(requests(log(), "tasks/cancel")).toHaveLength(1);
+    expect(await h.tasks.cancel(id)).toBe(`MCP task ${id} of tool "wait" on server "tasks" has ended already (cancelled).`);
   });
 });
 
