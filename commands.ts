@@ -1,5 +1,6 @@
 /**
- * `/mcp status | tools [server] | prompts [server] | reconnect [name]` and `/mcp-auth <server>`: what the user can see and do.
+ * `/mcp status [server] | tools [server] | prompts [server] | reconnect [name]` and `/mcp-auth <server>`: what the
+ * user can see and do.
  *
  * `/mcp-auth` signs in to a server that uses OAuth (or could: any HTTP server whose config gives it no token). With
  * a UI (interactive, RPC) the sign-in runs in the background and reports when it is over, so Pi stays usable while
@@ -32,7 +33,7 @@ import { showText } from "./ui.ts";
 import { ignored } from "./util/debug-log.ts";
 
 const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
-const USAGE = `/mcp status | tools [server] | prompts [server] | reconnect [name] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
+const USAGE = `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
 
 /** `notRunning`: the answer while there is no state (a session starting or ending, or MCP off for the run). */
 export function registerCommands(
@@ -57,7 +58,7 @@ export function registerCommands(
       // Print mode has no later: answer once the startup connections and first listings have settled, so a broken
       // server shows its error rather than "connecting", and a reconnect does not race them.
       if (!ctx.hasUI) await state.startup.catch(ignored("startup, awaited by /mcp in print mode"));
-      if (subcommand === "status") return showText(ctx, statusReport(state));
+      if (subcommand === "status") return showText(ctx, statusReport(state, argument));
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "prompts") return showText(ctx, promptsReport(state, argument));
       if (subcommand === "reconnect") return reconnect(ctx, state, argument);
@@ -101,6 +102,7 @@ function panelActions(pi: ExtensionAPI, ctx: ExtensionCommandContext, state: Mcp
     reconnect: (name) => reconnect(ctx, state, name),
     toolsText: (name) => toolsReport(pi, state, name),
     lastErrorText: (name) => lastErrorLines(state, name).join("\n") || undefined,
+    logText: (name) => (state.manager.serverLog(name)?.count ? statusReport(state, name) : undefined),
     signIn: async (name) => {
       const server = state.servers.get(name);
       if (server) await startSignIn(ctx, state, server);

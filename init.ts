@@ -47,7 +47,7 @@ import { buildToolView, directRules, knownServer, type ToolView, updateServerInv
 import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, type McpUi } from "./ui.ts";
-import { reportConfigProblems, reportConnectFailure, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
+import { reportConfigProblems, reportConnectFailure, reportServerLog, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
 
 /** How long shutdown waits for the last cache and statistics writes (a lock held by another process must not hold Pi open). */
 const SHUTDOWN_FLUSH_MS = 5_000;
@@ -261,6 +261,7 @@ export class McpAdapter {
       roots: [cwd],
       known: (def) => knownServer(state?.inventories.get(def.name)),
       onSignInNeeded: whileLive(reportSignInNeeded),
+      onServerLog: whileLive(reportServerLog),
     });
     const lifecycle = new McpLifecycleManager(manager, {
       onReconnect: applyLive,

@@ -28,7 +28,8 @@ import { establish, type KnownServer } from "./connection/establish.ts";
 import { type CallOptions, DEFAULT_REQUEST_TIMEOUT_MS, requestOptions } from "./connection/request-options.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
-import type { ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
+import { logLevelOf, ServerLog, type ServerLogEntry } from "./connection/server-log.ts";
+import type { LogLevelSetting, ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
 import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-errors.ts";
 
 export { ConnectCancelledError, ShuttingDownError };
@@ -38,6 +39,7 @@ export { canSignIn } from "./connection/auth-checks.ts";
 export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
 export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
 export type { ProtocolVerdict } from "./connection/session.ts";
+export { formatLogEntry, logLevelOf, type ServerLogEntry } from "./connection/server-log.ts";
 
 export { type CallOptions, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./connection/request-options.ts";
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
@@ -85,6 +87,8 @@ export interface McpServerManagerOptions {
   roots?: readonly string[];
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
   onSignInNeeded?: SignInNeededListener;
+  /** A server logged a message at its `logLevel` or up (it is kept: `serverLog`); `firstSevere`: its first error or worse. */
+  onServerLog?: (name: string, entry: ServerLogEntry, firstSevere: boolean) => void;
 }
 
 interface PendingConnect {
@@ -100,6 +104,8 @@ interface ServerRecord {
   lastError?: string;
   transport?: TransportKind;
   stderr: OutputTail;
+  /** What it logged this session, across its connections. */
+  log: ServerLog;
   connection?: LiveConnection;
   pending?: PendingConnect;
   closing?: Promise<void>;
@@ -116,6 +122,7 @@ export class McpServerManager {
   private readonly requestTimeoutMs: number;
   private readonly signIns: SignIns;
   private readonly known?: (def: ServerDefinition) => KnownServer | undefined;
+  private readonly onServerLog?: McpServerManagerOptions["onServerLog"];
   /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
   private shuttingDown = false;
 
@@ -123,6 +130,7 @@ export class McpServerManager {
     const { agentDir, elicitation, urlElicitation, sampling, roots = [] } = options;
     this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, sampling, roots: () => roots };
     this.known = options.known;
+    this.onServerLog = options.onServerLog;
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.signIns = new SignIns(options.agentDir, options.onSignInNeeded);
@@ -136,7 +144,7 @@ export class McpServerManager {
     if (record.pending) return record.pending.promise;
     const cancel = new AbortController();
     const promise = this.establish(def, record, cancel.signal).then(
-      (connection) => this.adopt(record, connection, cancel.signal),
+      (connection) => this.adopt(record, connection, cancel.signal, logLevelOf(def.logLevel)),
       (error: unknown) => {
         record.pending = undefined;
         if (cancel.signal.aborted) {
@@ -230,6 +238,11 @@ export class McpServerManager {
     return this.signIns.forget(def);
   }
 
+  /** What the server logged this session (at its `logLevel` and up), the last `MAX_LOG_ENTRIES` of it. */
+  serverLog(name: string): Pick<ServerLog, "entries" | "count"> | undefined {
+    return this.records.get(name)?.log;
+  }
+
   getPrompt(
     name: string,
     promptName: string,
@@ -315,6 +328,7 @@ export class McpServerManager {
         status: "idle",
         needsSignIn: false,
         stderr: new OutputTail(),
+        log: new ServerLog(),
         inFlight: 0,
         requests: 0,
         lastUsedAt: 0,
@@ -347,7 +361,12 @@ export class McpServerManager {
     await connection.end();
   }
 
-  private adopt(record: ServerRecord, connection: LiveConnection, cancelled: AbortSignal): Promise<ServerConnection> | ServerConnection {
+  private adopt(
+    record: ServerRecord,
+    connection: LiveConnection,
+    cancelled: AbortSignal,
+    logLevel: LogLevelSetting,
+  ): Promise<ServerConnection> | ServerConnection {
     record.pending = undefined;
     record.transport = connection.transport;
     if (cancelled.aborted) {
@@ -358,7 +377,7 @@ export class McpServerManager {
     record.status = "connected";
     record.lastUsedAt = Date.now();
     connection.startProbing();
-    this.watchConnection(record, connection);
+    this.watchConnection(record, connection, logLevel);
     return connection;
   }
 
@@ -371,12 +390,19 @@ export class McpServerManager {
     return establish(def, { settings: this.sessionSettings, stderr: record.stderr, oauth, cancelled, known: this.known?.(def) });
   }
 
-  /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */
-  private watchConnection(record: ServerRecord, connection: LiveConnection): void {
-    connection.session.watch({
-      listChanged: (list) => void connection.followListChanged(list, () => this.onMetadataChanged?.(connection.name)),
-      lost: (reason) => this.drop(record, connection, reason),
-    });
+  /** Follows the connection after it is up: list_changed refreshes, noticing when it drops, and what the server logs. */
+  private watchConnection(record: ServerRecord, connection: LiveConnection, logLevel: LogLevelSetting): void {
+    connection.session.watch(
+      {
+        listChanged: (list) => void connection.followListChanged(list, () => this.onMetadataChanged?.(connection.name)),
+        lost: (reason) => this.drop(record, connection, reason),
+        log: (message) => {
+          const kept = record.log.add(message, logLevel);
+          if (kept) this.onServerLog?.(record.name, kept.entry, kept.firstSevere);
+        },
+      },
+      logLevel,
+    );
   }
 
   /**

@@ -22,7 +22,18 @@ import type { NpxResolution } from "../npx-resolver.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./stderr-tail.ts";
 import type { Listing } from "./listing.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, SkillEntry, SkillListing, SkillRead, TransportKind } from "../types.ts";
+import type { LogMessage } from "./server-log.ts";
+import type {
+  LogLevelSetting,
+  McpPrompt,
+  McpResource,
+  McpResourceTemplate,
+  McpTool,
+  SkillEntry,
+  SkillListing,
+  SkillRead,
+  TransportKind,
+} from "../types.ts";
 
 /**
  * Answers a server's form elicitation (`elicitation/create`): asks the user, or decides without one. An `accept`
@@ -90,6 +101,8 @@ export interface SessionEvents {
   listChanged(list: McpList): void;
   /** The session is gone (the process exited, the connection closed or broke); its requests fail from now on. */
   lost(reason: string): void;
+  /** The server logged a message (`notifications/message`) at the level `watch` asked for, or (ignoring it) below. */
+  log(message: LogMessage): void;
 }
 
 /**
@@ -109,8 +122,12 @@ export interface McpSession {
   readonly protocol: ProtocolVerdict;
   /** Ends the session, and for stdio every process the server started. */
   shutdown(): Promise<void>;
-  /** Starts reporting list changes (2026 era: over a `subscriptions/listen` stream it opens) and the end of the session. */
-  watch(events: SessionEvents): void;
+  /**
+   * Starts reporting list changes (2026 era: over a `subscriptions/listen` stream it opens), the end of the session,
+   * and the server's log messages, which it is asked for from `logLevel` up (2025 era: `logging/setLevel`; 2026: each
+   * request's `_meta`). A server without the logging capability is not asked.
+   */
+  watch(events: SessionEvents, logLevel: LogLevelSetting): void;
   /**
    * `tools/call`. With the tool as listed, a 2026-07-28 HTTP session also sends the headers its input schema
    * declares (SEP-2243 `x-mcp-header`). Input the server asks for (`input_required`) is answered on the way.

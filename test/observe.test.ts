@@ -1,0 +1,107 @@
+/**
+ * What the adapter lets a user see of a server, without Pi: its log messages (connection/server-log.ts, through the
+ * manager against real servers of both eras).
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { atLeast, MAX_LOG_ENTRIES, MAX_LOG_TEXT_CHARS, ServerLog } from "../connection/server-log.ts";
+import { loadConfig } from "../config.ts";
+import { McpServerManager, type ServerLogEntry } from "../server-manager.ts";
+import { FIXTURES, serverDef, tempDir, waitFor } from "./server-manager-helpers.ts";
+
+const V2_SERVER = join(FIXTURES, "v2-server.mjs");
+const v2Def = (name: string, env: Record<string, string> = {}, extra = {}) =>
+  serverDef(name, { command: process.execPath, args: [V2_SERVER], env: { V2_OBSERVE: "1", ...env }, ...extra });
+
+describe("a server's log", () => {
+  it("keeps the messages at the threshold and up, the last MAX_LOG_ENTRIES, each cut; the first error or worse is told once", () => {
+    const log = new ServerLog();
+    expect(log.add({ level: "info", data: "chatter" }, "warning")).toBeUndefined();
+    expect(log.add({ level: "bogus", data: "?" }, "debug")).toBeUndefined();
+    expect(log.add({ level: "warning", data: { disk: "90%" }, logger: "db" }, "warning")).toMatchObject({
+      entry: { level: "warning", logger: "db", text: '{"disk":"90%"}' },
+      firstSevere: false,
+    });
+    expect(log.add({ level: "critical", data: "x".repeat(5000) }, "warning")).toMatchObject({ firstSevere: true });
+    expect(log.entries().at(-1)!.text).toHaveLength(MAX_LOG_TEXT_CHARS);
+    expect(log.add({ level: "error", data: "again" }, "warning")?.firstSevere).toBe(false);
+    for (let index = 0; index < MAX_LOG_ENTRIES; index++) log.add({ level: "error", data: `n${index}` }, "warning");
+    expect(log.entries()).toHaveLength(MAX_LOG_ENTRIES);
+    expect(log.entries()[0]!.text).toBe("n0");
+    expect(log.count).toBe(MAX_LOG_ENTRIES + 3);
+    expect(atLeast("emergency", "off")).toBe(false);
+    expect(atLeast("debug", "debug")).toBe(true);
+  });
+
+  it("logLevel in a config: one of the levels or off; another value is a warning naming file, server and field, and the default applies", () => {
+    const dir = tempDir();
+    try {
+      const file = join(dir.path, "mcp.json");
+      writeFileSync(
+        file,
+        JSON.stringify({ mcpServers: { quiet: { command: "x", logLevel: "off" }, loud: { command: "x", logLevel: "verbose" } } }),
+      );
+      const config = loadConfig({ agentDir: dir.path, cwd: dir.path });
+      expect(config.servers.find((server) => server.name === "quiet")?.logLevel).toBe("off");
+      expect(config.servers.find((server) => server.name === "loud")?.logLevel).toBeUndefined();
+      expect(config.problems.map((problem) => problem.message)).toContainEqual(
+        expect.stringMatching(
+          /mcp\.json.*"loud".*logLevel.*must be one of "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "off" \(got "verbose"\); using the default \("warning"\)/,
+        ),
+      );
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
+describe("servers' logs, through the manager", () => {
+  let dir: ReturnType<typeof tempDir>;
+  let manager: McpServerManager;
+  let logged: [string, ServerLogEntry, boolean][];
+
+  beforeEach(() => {
+    dir = tempDir();
+    logged = [];
+    manager = new McpServerManager({
+      agentDir: dir.path,
+      onServerLog: (name, entry, firstSevere) => logged.push([name, entry, firstSevere]),
+    });
+  });
+
+  afterEach(async () => {
+    await manager.closeAll();
+    dir.remove();
+  });
+
+  const levels = (name: string) =>
+    manager
+      .serverLog(name)
+      ?.entries()
+      .map((entry) => `${entry.level} ${entry.text}`);
+
+  it("a 2026 server (stdio) and a 2025 one (the same server, legacy) are asked for their logLevel; what they log at it and up is kept", async () => {
+    await manager.connect(v2Def("modern", {}, { logLevel: "error" }));
+    await manager.connect(v2Def("legacy", { V2_LEGACY: "serve" }, { logLevel: "info" }));
+    expect(manager.getConnection("modern")!.protocol.era).toBe("modern");
+    for (const name of ["modern", "legacy"]) {
+      for (const level of ["debug", "info", "error"]) await manager.callTool(name, "log", { level, text: `${level} from ${name}` });
+    }
+    await waitFor(() => (levels("legacy")?.length ?? 0) >= 2);
+    expect(levels("modern")).toEqual(["error error from modern"]);
+    expect(levels("legacy")).toEqual(["info info from legacy", "error error from legacy"]);
+    expect(logged.map(([name, entry, first]) => `${name} ${entry.level} ${first}`)).toEqual([
+      "modern error true",
+      "legacy info false",
+      "legacy error true",
+    ]);
+    expect(manager.serverLog("modern")!.entries()[0]!.logger).toBe("fixture");
+  });
+
+  it("logLevel off: nothing is kept, and a 2026 server is not asked to log", async () => {
+    await manager.connect(v2Def("off", {}, { logLevel: "off" }));
+    await manager.callTool("off", "log", { level: "emergency", text: "never" });
+    expect(manager.serverLog("off")!.count).toBe(0);
+  });
+});
