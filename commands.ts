@@ -1,6 +1,6 @@
 /**
- * `/mcp status [server] | tools [server] | prompts [server] | reconnect [name]` and `/mcp-auth <server>`: what the
- * user can see and do.
+ * `/mcp status [server] | tools [server] | prompts [server] | reconnect [name]`, `/mcp-auth
+ * <server>` and `/mcp-resource` (calls/resource-command.ts): what the user can see and do.
  *
  * `/mcp-auth` signs in to a server that uses OAuth (or could: any HTTP server whose config gives it no token). With
  * a UI (interactive, RPC) the sign-in runs in the background and reports when it is over, so Pi stays usable while
@@ -31,6 +31,7 @@ import {
 } from "./commands/status-report.ts";
 import { showText } from "./ui.ts";
 import { ignored } from "./util/debug-log.ts";
+import { registerResourceCommand } from "./calls/resource-command.ts";
 
 const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
 const USAGE = `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
@@ -66,6 +67,8 @@ export function registerCommands(
       showText(ctx, `Unknown subcommand "${subcommand}". Usage: ${USAGE}`);
     },
   });
+
+  registerResourceCommand(pi, currentState, notRunning);
 
   pi.registerCommand("mcp-auth", {
     description: "Sign in to an MCP server (OAuth), or see how to give it credentials: /mcp-auth <server> [--logout | --cancel]",

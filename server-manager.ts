@@ -13,6 +13,7 @@ import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@model
 import { withOwnSignal } from "./util/abort.ts";
 import { forEachAtMost } from "./util/async-work.ts";
 import {
+  type CompletionRequest,
   type ElicitationHandler,
   NeedsAuthError,
   type SamplingHandler,
@@ -38,7 +39,7 @@ export { ConnectCancelledError, ShuttingDownError };
 export { canSignIn } from "./connection/auth-checks.ts";
 export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
 export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
-export type { ProtocolVerdict } from "./connection/session.ts";
+export type { CompletionRequest, ProtocolVerdict } from "./connection/session.ts";
 export { formatLogEntry, logLevelOf, type ServerLogEntry } from "./connection/server-log.ts";
 
 export { type CallOptions, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./connection/request-options.ts";
@@ -241,6 +242,20 @@ export class McpServerManager {
   /** What the server logged this session (at its `logLevel` and up), the last `MAX_LOG_ENTRIES` of it. */
   serverLog(name: string): Pick<ServerLog, "entries" | "count"> | undefined {
     return this.records.get(name)?.log;
+  }
+
+  /**
+   * The values the server suggests for a prompt's argument or a resource template's variable; none from a server
+   * without the capability (never asked). The server is connected first when `options.connect` is given.
+   */
+  complete(
+    name: string,
+    request: CompletionRequest,
+    options: Pick<CallOptions, "signal" | "connect" | "timeoutMs"> = {},
+  ): Promise<string[]> {
+    return this.track(name, options, (connection, signal) =>
+      connection.session.complete(request, requestOptions(this.requestTimeoutMs, options, signal)),
+    );
   }
 
   getPrompt(

@@ -34,6 +34,7 @@ const SKILL_URI_SCHEME = "skill://";
 export { matchesAnyPattern, patternNames } from "./tools/filters.ts";
 /** A tool's exposure as the config names it (Pi 1.x's `exposure` / `toolExposure`), for the areas that register tools. */
 export { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
+export { expandTemplate } from "./tools/resource-tools.ts";
 
 /** One server's tools and resources (and what else it offers), live or from the metadata cache. */
 export interface ServerInventory {

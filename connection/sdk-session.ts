@@ -29,7 +29,14 @@ import {
 } from "@modelcontextprotocol/client";
 import { stat } from "node:fs/promises";
 import { abortable } from "../util/abort.ts";
-import { type McpSession, NeedsAuthError, type OpenOptions, type ProtocolVerdict, type SessionEvents } from "./session.ts";
+import {
+  type CompletionRequest,
+  type McpSession,
+  NeedsAuthError,
+  type OpenOptions,
+  type ProtocolVerdict,
+  type SessionEvents,
+} from "./session.ts";
 import { mergeEnv, parseServerUrl, transportFamily } from "./server-target.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
 import { errorMessage, parseJsonOrUndefined } from "../util/guards.ts";
@@ -173,6 +180,13 @@ class SdkSession implements McpSession {
 
   getPrompt(name: string, args: Record<string, string>, options: RequestOptions): Promise<GetPromptResult> {
     return this.settle(this.client.getPrompt(this.withMeta({ name, arguments: args }), options));
+  }
+
+  async complete({ ref, argument, context }: CompletionRequest, options: RequestOptions): Promise<string[]> {
+    if (!this.client.getServerCapabilities()?.completions) return [];
+    const params = this.withMeta({ ref, argument, ...(context && { context: { arguments: context } }) });
+    const { completion } = await this.settle(this.client.complete(params, options));
+    return completion.values;
   }
 
   async listTools(options: RequestOptions): Promise<Listing<McpTool>> {

@@ -105,6 +105,14 @@ export interface SessionEvents {
   log(message: LogMessage): void;
 }
 
+/** What a completion (`completion/complete`) is asked for: a prompt's argument, or a resource template's variable. */
+export interface CompletionRequest {
+  ref: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
+  argument: { name: string; value: string };
+  /** The values of the other arguments already given. */
+  context?: Record<string, string>;
+}
+
 /**
  * An initialised MCP session with one server, as the manager uses it. Its requests fail with errors the user can read
  * (a stdio server's exit named, an answer of the wrong shape summed up), and one that shows the session is gone
@@ -144,6 +152,8 @@ export interface McpSession {
   listPrompts(options: RequestOptions): Promise<Listing<McpPrompt>>;
   /** Its Agent Skills (MCP Skills extension); empty for a server without the extension (it is not asked). */
   listSkills(options: RequestOptions): Promise<SkillListing>;
+  /** The values the server suggests for an argument (`completion/complete`); none from a server without the capability (not asked). */
+  complete(request: CompletionRequest, options: RequestOptions): Promise<string[]>;
   /** One file of a skill, verified against `entry`: a file that does not match is `{ ok: false }`, never bytes. */
   readSkillFile(entry: SkillEntry, fileUri: string, options: RequestOptions): Promise<SkillRead>;
 }

@@ -1,10 +1,12 @@
 /**
  * What the adapter lets a user see of a server, without Pi: its log messages (connection/server-log.ts, through the
- * manager against real servers of both eras).
+ * manager against real servers of both eras), and the values it suggests for an argument (`completion/complete`,
+ * asked only of a server with the capability; calls/command-arguments.ts makes them Pi's autocomplete items).
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { completeArguments, lastWord, type ValueSuggestions } from "../calls/command-arguments.ts";
 import { atLeast, MAX_LOG_ENTRIES, MAX_LOG_TEXT_CHARS, ServerLog } from "../connection/server-log.ts";
 import { loadConfig } from "../config.ts";
 import { McpServerManager, type ServerLogEntry } from "../server-manager.ts";
@@ -56,7 +58,7 @@ describe("a server's log", () => {
   });
 });
 
-describe("servers' logs, through the manager", () => {
+describe("servers' logs and completions, through the manager", () => {
   let dir: ReturnType<typeof tempDir>;
   let manager: McpServerManager;
   let logged: [string, ServerLogEntry, boolean][];
@@ -103,5 +105,65 @@ describe("servers' logs, through the manager", () => {
     await manager.connect(v2Def("off", {}, { logLevel: "off" }));
     await manager.callTool("off", "log", { level: "emergency", text: "never" });
     expect(manager.serverLog("off")!.count).toBe(0);
+  });
+
+  it("completions: values with the context; a server without the capability is never asked", async () => {
+    await manager.connect(v2Def("v2"));
+    await manager.connect(v2Def("plain", { V2_OBSERVE: "0", V2_LOG: join(dir.path, "plain.log") }));
+    const prompt = { type: "ref/prompt", name: "team" } as const;
+    expect(await manager.complete("v2", { ref: prompt, argument: { name: "department", value: "S" } })).toEqual(["Sales", "Support"]);
+    expect(
+      await manager.complete("v2", { ref: prompt, argument: { name: "member", value: "" }, context: { department: "Engineering" } }),
+    ).toEqual(["Alice", "Bob"]);
+    const template = { type: "ref/resource", uri: "notes://{project}/{note}" } as const;
+    expect(await manager.complete("v2", { ref: template, argument: { name: "note", value: "" }, context: { project: "alpha" } })).toEqual([
+      "todo",
+      "ideas",
+    ]);
+    expect(
+      await manager.complete("plain", { ref: { type: "ref/prompt", name: "introduce" }, argument: { name: "style", value: "" } }),
+    ).toEqual([]);
+    expect(readFileSync(join(dir.path, "plain.log"), "utf8")).not.toContain("completion/complete");
+  });
+});
+
+describe("completing a command's arguments", () => {
+  const args = [
+    { name: "department", required: true, description: "Which one" },
+    { name: "member", required: false },
+  ];
+  const asked: [string, string, Record<string, string>][] = [];
+  const suggest: ValueSuggestions = async (argument, value, context) => {
+    asked.push([argument, value, context]);
+    return argument === "department" ? ["Engineering", "Customer Care"].filter((name) => name.startsWith(value)) : ["Alice"];
+  };
+
+  it("suggests values for the positional or named argument being typed, with what was typed before as context, then names", async () => {
+    asked.length = 0;
+    expect(await completeArguments(args, "E", suggest)).toEqual([
+      { value: "Engineering", label: "Engineering", description: "department" },
+    ]);
+    expect(await completeArguments(args, "", suggest)).toEqual([
+      { value: "Engineering", label: "Engineering", description: "department" },
+      { value: '"Customer Care"', label: "Customer Care", description: "department" },
+      { value: "department=", label: "department=", description: "required: Which one" },
+      { value: "member=", label: "member=", description: "optional" },
+    ]);
+    expect(await completeArguments(args, "Engineering A", suggest)).toEqual([
+      { value: "Engineering Alice", label: "Alice", description: "member" },
+    ]);
+    expect(await completeArguments(args, 'member=A department="Cus', suggest)).toEqual([
+      { value: 'member=A department="Customer Care"', label: "Customer Care", description: "department" },
+    ]);
+    expect(asked.at(-1)).toEqual(["department", "Cus", { member: "A" }]);
+    expect(asked[2]).toEqual(["member", "A", { department: "Engineering" }]);
+    expect(await completeArguments([], "x", suggest)).toBeNull();
+  });
+
+  it("reads the word being typed: after a space it is empty, an open quote keeps spaces", () => {
+    expect(lastWord("a b")).toEqual({ before: "a ", word: "b" });
+    expect(lastWord("a ")).toEqual({ before: "a ", word: "" });
+    expect(lastWord('a "b c')).toEqual({ before: "a ", word: "b c" });
+    expect(lastWord('x="b \\" c"')).toEqual({ before: "", word: 'x=b " c' });
   });
 });
