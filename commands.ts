@@ -1,5 +1,5 @@
 /**
- * `/mcp status [server] | tools [server] | prompts [server] | reconnect [name]`, `/mcp-auth
+ * `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | trace [on|off] [server]`, `/mcp-auth
  * <server>` and `/mcp-resource` (calls/resource-command.ts): what the user can see and do.
  *
  * `/mcp-auth` signs in to a server that uses OAuth (or could: any HTTP server whose config gives it no token). With
@@ -31,10 +31,11 @@ import {
 } from "./commands/status-report.ts";
 import { showText } from "./ui.ts";
 import { ignored } from "./util/debug-log.ts";
+import { TRACE_USAGE, traceCommand } from "./commands/trace.ts";
 import { registerResourceCommand } from "./calls/resource-command.ts";
 
-const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", ...MANAGE_SUBCOMMANDS] as const;
-const USAGE = `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
+const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", "trace", ...MANAGE_SUBCOMMANDS] as const;
+const USAGE = `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | ${TRACE_USAGE.slice("/mcp ".length)} | ${MANAGE_USAGE.slice("/mcp ".length)}`;
 
 /** `notRunning`: the answer while there is no state (a session starting or ending, or MCP off for the run). */
 export function registerCommands(
@@ -63,6 +64,7 @@ export function registerCommands(
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "prompts") return showText(ctx, promptsReport(state, argument));
       if (subcommand === "reconnect") return reconnect(ctx, state, argument);
+      if (subcommand === "trace") return showText(ctx, await traceCommand(state, rest));
       if (isManageSubcommand(subcommand)) return runManageCommand(ctx, state, subcommand, splitArguments(args).slice(1));
       showText(ctx, `Unknown subcommand "${subcommand}". Usage: ${USAGE}`);
     },

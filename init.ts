@@ -24,6 +24,7 @@ import { directToolsLearnedNotice } from "./direct-tools.ts";
 import { sameConfig } from "./config.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
+import { ProtocolTrace } from "./connection/protocol-trace.ts";
 import { ignored, openDebugLog } from "./util/debug-log.ts";
 import { errorMessage } from "./util/guards.ts";
 import { detectHost, duplicateToolSearch } from "./host.ts";
@@ -252,6 +253,7 @@ export class McpAdapter {
     const applyLive = whileLive((live, name: string) => this.applyLiveMetadata(live, name));
     const liveContext = () => (state && !state.shutDown ? ctx : undefined);
     const unansweredPages = new UnansweredPages();
+    const trace = new ProtocolTrace(this.agentDir);
     const manager = new McpServerManager({
       agentDir: this.agentDir,
       onMetadataChanged: applyLive,
@@ -262,6 +264,7 @@ export class McpAdapter {
       known: (def) => knownServer(state?.inventories.get(def.name)),
       onSignInNeeded: whileLive(reportSignInNeeded),
       onServerLog: whileLive(reportServerLog),
+      trace,
     });
     const lifecycle = new McpLifecycleManager(manager, {
       onReconnect: applyLive,
@@ -300,6 +303,7 @@ export class McpAdapter {
       },
       unansweredPages,
       skills: sessionSkills(this.agentDir, { manager, lifecycle }, () => state, ui.notify),
+      trace,
       shutDown: false,
     };
     return state;
@@ -440,6 +444,11 @@ export class McpAdapter {
     this.state = undefined;
     state.shutDown = true;
     await state.lifecycle.stop();
-    await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_FLUSH_MS), state.stats?.close(SHUTDOWN_FLUSH_MS), state.semantic?.stop()]);
+    await Promise.allSettled([
+      state.trace.off(),
+      state.cacheWriter.flush(SHUTDOWN_FLUSH_MS),
+      state.stats?.close(SHUTDOWN_FLUSH_MS),
+      state.semantic?.stop(),
+    ]);
   }
 }

@@ -30,6 +30,7 @@ import { type CallOptions, DEFAULT_REQUEST_TIMEOUT_MS, requestOptions } from "./
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
 import { logLevelOf, ServerLog, type ServerLogEntry } from "./connection/server-log.ts";
+import type { MessageTrace } from "./connection/protocol-trace.ts";
 import type { LogLevelSetting, ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
 import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-errors.ts";
 
@@ -90,6 +91,8 @@ export interface McpServerManagerOptions {
   onSignInNeeded?: SignInNeededListener;
   /** A server logged a message at its `logLevel` or up (it is kept: `serverLog`); `firstSevere`: its first error or worse. */
   onServerLog?: (name: string, entry: ServerLogEntry, firstSevere: boolean) => void;
+  /** The protocol trace every connection is hooked into (`/mcp trace`). */
+  trace?: MessageTrace;
 }
 
 interface PendingConnect {
@@ -128,8 +131,16 @@ export class McpServerManager {
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
-    const { agentDir, elicitation, urlElicitation, sampling, roots = [] } = options;
-    this.sessionSettings = { agentDir, resolveNpx: options.resolveNpx ?? true, elicitation, urlElicitation, sampling, roots: () => roots };
+    const { agentDir, elicitation, urlElicitation, sampling, roots = [], trace } = options;
+    this.sessionSettings = {
+      agentDir,
+      resolveNpx: options.resolveNpx ?? true,
+      elicitation,
+      urlElicitation,
+      sampling,
+      roots: () => roots,
+      trace,
+    };
     this.known = options.known;
     this.onServerLog = options.onServerLog;
     this.onMetadataChanged = options.onMetadataChanged;

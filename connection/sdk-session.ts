@@ -51,6 +51,7 @@ import { ChangeStream } from "./change-stream.ts";
 import { fetchFailed, isUnauthorized } from "./connect-failure.ts";
 import { invalidHeaderDeclaration } from "./tool-headers.ts";
 import { skillSource } from "./skills.ts";
+import { traceTransport } from "./protocol-trace.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
 import type {
   LogLevelSetting,
@@ -316,6 +317,7 @@ async function openStdio(configured: ServerDefinition, options: OpenOptions): Pr
     // Closed while the command was being prepared: start no process only to end it.
     signal.throwIfAborted();
     const transport = new GroupedStdioTransport({ command, args, env, cwd: def.cwd, maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
+    traceTransport(transport, def.name, options.trace);
     options.stderr.clear();
     transport.stderr.on("data", (chunk: Buffer) => {
       options.stderr.append(chunk.toString("utf8"));
@@ -369,6 +371,7 @@ async function openHttp(configured: ServerDefinition, options: OpenOptions): Pro
 
 async function openStreamableHttp(name: string, url: URL, http: HttpOptions, plan: ConnectPlan, options: OpenOptions): Promise<McpSession> {
   const transport = new StreamableHTTPClientTransport(url, http);
+  traceTransport(transport, name, options.trace);
   const client = newClient(name, options, plan);
   const shutdown = async () => {
     // Tell the server a 2025 session is over (spec: SHOULD), without letting a slow server hold up shutdown.
@@ -384,6 +387,7 @@ async function openStreamableHttp(name: string, url: URL, http: HttpOptions, pla
 async function openSse(name: string, url: URL, http: HttpOptions, options: OpenOptions): Promise<McpSession> {
   // The SDK adds `requestInit.headers` to the EventSource GET as well as to the POSTs.
   const transport = new SSEClientTransport(url, http);
+  traceTransport(transport, name, options.trace);
   const plan: ConnectPlan = { negotiation: { mode: "legacy" } };
   const client = newClient(name, options, plan);
   const shutdown = () => client.close().catch(ignored("closing the session"));

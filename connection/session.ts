@@ -22,6 +22,7 @@ import type { NpxResolution } from "../npx-resolver.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./stderr-tail.ts";
 import type { Listing } from "./listing.ts";
+import type { MessageTrace } from "./protocol-trace.ts";
 import type { LogMessage } from "./server-log.ts";
 import type {
   LogLevelSetting,
@@ -77,6 +78,8 @@ export interface SessionSettings {
   sampling?: SamplingHandler;
   /** The directories answered to `roots/list`, read when the server asks. */
   roots: () => readonly string[];
+  /** The protocol trace every transport is hooked into (`/mcp trace`). */
+  trace?: MessageTrace;
 }
 
 /** How the SDK half opens one session (connection/sdk-session.ts `openSession`). */

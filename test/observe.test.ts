@@ -1,16 +1,19 @@
 /**
  * What the adapter lets a user see of a server, without Pi: its log messages (connection/server-log.ts, through the
- * manager against real servers of both eras), and the values it suggests for an argument (`completion/complete`,
- * asked only of a server with the capability; calls/command-arguments.ts makes them Pi's autocomplete items).
+ * manager against real servers of both eras), the values it suggests for an argument (`completion/complete`, asked
+ * only of a server with the capability; calls/command-arguments.ts makes them Pi's autocomplete items), and the
+ * protocol trace (connection/protocol-trace.ts: what each message is, never what it says; bounded).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { completeArguments, lastWord, type ValueSuggestions } from "../calls/command-arguments.ts";
+import { ProtocolTrace } from "../connection/protocol-trace.ts";
 import { atLeast, MAX_LOG_ENTRIES, MAX_LOG_TEXT_CHARS, ServerLog } from "../connection/server-log.ts";
 import { loadConfig } from "../config.ts";
 import { McpServerManager, type ServerLogEntry } from "../server-manager.ts";
-import { FIXTURES, serverDef, tempDir, waitFor } from "./server-manager-helpers.ts";
+import { type FixtureProcess, startFixtureProcess } from "./helpers/fixture-process.ts";
+import { everythingStdioDef, FIXTURES, serverDef, tempDir, waitFor } from "./server-manager-helpers.ts";
 
 const V2_SERVER = join(FIXTURES, "v2-server.mjs");
 const v2Def = (name: string, env: Record<string, string> = {}, extra = {}) =>
@@ -58,22 +61,28 @@ describe("a server's log", () => {
   });
 });
 
-describe("servers' logs and completions, through the manager", () => {
+describe("servers' logs, completions and the trace, through the manager", () => {
   let dir: ReturnType<typeof tempDir>;
   let manager: McpServerManager;
   let logged: [string, ServerLogEntry, boolean][];
+  let trace: ProtocolTrace;
+  let http: FixtureProcess | undefined;
 
   beforeEach(() => {
     dir = tempDir();
     logged = [];
+    trace = new ProtocolTrace(dir.path);
     manager = new McpServerManager({
       agentDir: dir.path,
+      trace,
       onServerLog: (name, entry, firstSevere) => logged.push([name, entry, firstSevere]),
     });
   });
 
   afterEach(async () => {
     await manager.closeAll();
+    await http?.stop();
+    http = undefined;
     dir.remove();
   });
 
@@ -124,6 +133,66 @@ describe("servers' logs and completions, through the manager", () => {
       await manager.complete("plain", { ref: { type: "ref/prompt", name: "introduce" }, argument: { name: "style", value: "" } }),
     ).toEqual([]);
     expect(readFileSync(join(dir.path, "plain.log"), "utf8")).not.toContain("completion/complete");
+  });
+
+  it("the trace: each message's direction, method, id, size, time and error code, never its content; only the servers traced", async () => {
+    http = await startFixtureProcess(V2_SERVER, "v2 HTTP server", { V2_TRANSPORT: "http", V2_OBSERVE: "1", V2_RESULT: "RESULT-SECRET" });
+    const remote = serverDef("remote", { url: `${http.base}/mcp?apikey=QUERY-SECRET`, bearerToken: "TOKEN-SECRET" });
+    trace.on("remote");
+    await manager.connect(remote);
+    await manager.connect(everythingStdioDef("everything"));
+    await manager.callTool("remote", "echo", { text: "ARGUMENT-SECRET" });
+    await manager.callTool("remote", "reveal", {});
+    await manager.callTool("remote", "no_such_tool", {}).catch(() => undefined);
+    await manager.callTool("everything", "echo", { message: "untraced" });
+    await trace.off();
+    const text = readFileSync(trace.path!, "utf8");
+    for (const secret of ["ARGUMENT-SECRET", "RESULT-SECRET", "QUERY-SECRET", "TOKEN-SECRET", "apikey", "127.0.0.1"])
+      expect(text).not.toContain(secret);
+    const [header, ...events] = text
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(header).toMatchObject({ trace: "pi-mcp-adapter MCP protocol trace", version: 1 });
+    expect(new Set(events.map((event) => event.server))).toEqual(new Set(["remote"]));
+    const calls = events.filter((event) => event.method === "tools/call");
+    expect(calls.map((event) => [event.dir, event.type])).toEqual([
+      ["out", "request"],
+      ["in", "result"],
+      ["out", "request"],
+      ["in", "result"],
+      ["out", "request"],
+      ["in", expect.stringMatching(/^(result|error)$/)],
+    ]);
+    for (const event of calls) expect(event).toMatchObject({ id: expect.any(Number), bytes: expect.any(Number), t: expect.any(String) });
+    expect(calls[1].ms).toBeGreaterThan(0);
+    expect(calls[1].id).toBe(calls[0].id);
+    expect(Object.keys(calls[0]).sort()).toEqual(["bytes", "dir", "id", "method", "server", "t", "type"]);
+    expect(statSync(trace.path!).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe("the trace file's bound", () => {
+  it("stops at its limit with a last line that says so", async () => {
+    const dir = tempDir();
+    try {
+      const trace = new ProtocolTrace(dir.path, 2_000);
+      trace.on();
+      for (let id = 0; id < 100; id++) trace.record("s", "out", { jsonrpc: "2.0", id, method: "tools/call", params: {} });
+      await trace.flush();
+      const lines = readFileSync(trace.path!, "utf8").trimEnd().split("\n");
+      expect(statSync(trace.path!).size).toBeLessThanOrEqual(2_000);
+      expect(JSON.parse(lines.at(-1)!).stopped).toBe("the trace reached its limit of 2000 bytes");
+      expect(trace.stopped).toBe(true);
+      expect(trace.targets).toEqual({ every: true, except: [] });
+      trace.record("s", "in", { jsonrpc: "2.0", id: "server's own id", method: "roots/list" });
+      await trace.off("s");
+      expect(trace.traces("s")).toBe(false);
+      expect(trace.traces("t")).toBe(true);
+      expect(readFileSync(trace.path!, "utf8").split("\n")).toHaveLength(lines.length + 1);
+    } finally {
+      dir.remove();
+    }
   });
 });
 
