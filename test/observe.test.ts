@@ -1,8 +1,9 @@
 /**
- * What the adapter lets a user see of a server, without Pi: its log messages (connection/server-log.ts, through the
- * manager against real servers of both eras), the values it suggests for an argument (`completion/complete`, asked
- * only of a server with the capability; calls/command-arguments.ts makes them Pi's autocomplete items), and the
- * protocol trace (connection/protocol-trace.ts: what each message is, never what it says; bounded).
+ * What the adapter lets a user see of a server, without Pi (end to end: observe.e2e.test.ts): its log messages
+ * (connection/server-log.ts, through the manager against real servers of both eras), the values it suggests for an
+ * argument (`completion/complete`, asked only of a server with the capability; calls/command-arguments.ts makes them
+ * Pi's autocomplete items), and the protocol trace (connection/protocol-trace.ts: what each message is, never what it
+ * says; bounded).
  */
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
