@@ -32,6 +32,8 @@ const SKILL_URI_SCHEME = "skill://";
 
 /** Name patterns, for the other areas that match tools by them (approvals). */
 export { matchesAnyPattern, patternNames } from "./tools/filters.ts";
+/** A schema every provider accepts, for the other areas that hand a server's tools to a model (sampling with tools). */
+export { toProviderSafeSchema } from "./tools/json-schema.ts";
 /** A tool's exposure as the config names it (Pi 1.x's `exposure` / `toolExposure`), for the areas that register tools. */
 export { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
 export { expandTemplate } from "./tools/resource-tools.ts";
@@ -87,8 +89,8 @@ interface Candidate {
 }
 
 /**
- * Resources are exposed as tools unless the server says `exposeResources: false` (the default is `true`: README,
- * "Server fields").
+ * Resources are exposed as tools unless the server says `exposeResources: false` (the default is `true`:
+ * docs/configuration.md, "Server fields").
  */
 export function buildToolMetadata(inventories: readonly ServerInventory[], settings: ToolMetadataSettings = {}): ToolMetadataIndex {
   const mode = settings.toolPrefix ?? "server";

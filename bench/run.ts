@@ -3,7 +3,7 @@
  * on each host's Node), prints its markdown as it finishes, and writes the report: date, machine, commands, the
  * goals, every section's tables.
  *
- *   npm run bench                          # everything; writes bench/RESULTS.md and the README summary
+ *   npm run bench                          # everything; writes bench/RESULTS.md and the summary in docs/performance.md
  *   npm run bench -- --quick               # fewer runs: a look, not a record (bench/out/RESULTS.md)
  *   npm run bench -- tokens startup        # chosen sections (bench/out/RESULTS.md)
  *   npm run bench -- --hosts=0.73.1        # one Pi host (bench/out/RESULTS.md)
@@ -14,7 +14,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { HOSTS, type PiHost, REPO_ROOT } from "../test/helpers/hosts.ts";
+import { HOSTS, type PiHost, packageDirOf, REPO_ROOT } from "../test/helpers/hosts.ts";
 import type { Goal, SummaryLine } from "./measure.ts";
 import { benchHosts } from "./session-run.ts";
 
@@ -65,10 +65,10 @@ const SECTIONS: Section[] = [
 
 const RESULTS_FILE = join(REPO_ROOT, "bench/RESULTS.md");
 const SCRATCH_RESULTS_FILE = join(REPO_ROOT, "bench/out/RESULTS.md");
-const README = join(REPO_ROOT, "README.md");
+const SUMMARY_PAGE = join(REPO_ROOT, "docs/performance.md");
 const JITI_CLI = join(REPO_ROOT, "node_modules/jiti/lib/jiti-cli.mjs");
 const NOTES = { start: "<!-- notes:start -->", end: "<!-- notes:end -->" };
-const README_BLOCK = { start: "<!-- bench-summary:start -->", end: "<!-- bench-summary:end -->" };
+const SUMMARY_BLOCK = { start: "<!-- bench-summary:start -->", end: "<!-- bench-summary:end -->" };
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
@@ -118,8 +118,10 @@ try {
   const file = isRecord ? RESULTS_FILE : SCRATCH_RESULTS_FILE;
   mkdirSync(join(file, ".."), { recursive: true });
   writeFileSync(file, report(summary, existsSync(RESULTS_FILE) ? readFileSync(RESULTS_FILE, "utf8") : ""));
-  if (isRecord) updateReadme(summary);
-  console.error(`\nWrote ${file}${isRecord ? " and the README summary" : " (not a full run: bench/RESULTS.md is left as it was)"}.`);
+  if (isRecord) updateSummaryPage(summary);
+  console.error(
+    `\nWrote ${file}${isRecord ? " and the summary in docs/performance.md" : " (not a full run: bench/RESULTS.md is left as it was)"}.`,
+  );
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }
@@ -206,18 +208,18 @@ function machine(): string {
     .map((host) => `Pi ${host.version}`)
     .join(", ");
   const node22Version = existsSync(node22) ? execFileSync(node22, ["--version"], { encoding: "utf8" }).trim() : "not installed";
-  const piVersions = Object.values(HOSTS).map((host) => `${host.packageName} ${packageVersion(host.packageName)}`);
+  const piVersions = Object.values(HOSTS).map((host) => `${host.packageName} ${packageVersion(packageDirOf(host))}`);
   return [
     `${cpu.length} cores (${cpu[0]?.model.trim() ?? "unknown CPU"}), ${Math.round(totalmem() / 2 ** 30)} GiB memory, Linux ${release()}`,
     `Node ${process.version} (Pi 0.73.1 and the other sections) and ${node22Version} (${node22Hosts})`,
     piVersions.join(", "),
-    `@modelcontextprotocol/client ${packageVersion("@modelcontextprotocol/client")} (before the move: @modelcontextprotocol/sdk ${packageVersion("@modelcontextprotocol/sdk")})`,
+    `@modelcontextprotocol/client ${packageVersion(join(REPO_ROOT, "node_modules/@modelcontextprotocol/client"))} (before the move: @modelcontextprotocol/sdk ${packageVersion(join(REPO_ROOT, "node_modules/@modelcontextprotocol/sdk"))})`,
     "shared with other work (figures from a quiet machine would be lower, ratios about the same)",
   ].join("; ");
 }
 
-function packageVersion(name: string): string {
-  return (JSON.parse(readFileSync(join(REPO_ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+function packageVersion(dir: string): string {
+  return (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
 }
 
 function between(text: string, markers: { start: string; end: string }): string | undefined {
@@ -226,25 +228,25 @@ function between(text: string, markers: { start: string; end: string }): string 
   return start >= 0 && end > start ? text.slice(start + markers.start.length, end) : undefined;
 }
 
-/** The README's summary: the goals and other figures of this run, and where the rest is. */
-function updateReadme(summary: SummaryLine[]): void {
-  const readme = readFileSync(README, "utf8");
-  if (between(readme, README_BLOCK) === undefined) throw new Error(`README.md has no ${README_BLOCK.start} … ${README_BLOCK.end} block`);
+/** The summary in docs/performance.md: the goals and other figures of this run, and where the rest is. */
+function updateSummaryPage(summary: SummaryLine[]): void {
+  const page = readFileSync(SUMMARY_PAGE, "utf8");
+  if (between(page, SUMMARY_BLOCK) === undefined) {
+    throw new Error(`docs/performance.md has no ${SUMMARY_BLOCK.start} … ${SUMMARY_BLOCK.end} block`);
+  }
   const goals = summary.flatMap((line) => ("goal" in line ? [line.goal] : []));
   const findings = summary.flatMap((line) => ("finding" in line ? [line.finding] : []));
   const block = [
     "",
-    "## Performance",
-    "",
     `Measured by \`npm run bench\` (a few minutes on 2 cores; \`npm run bench -- --quick\` for a look) on ` +
       `${started.toISOString().slice(0, 10)}. The tables, the machine, and why a goal is missed are in ` +
-      "[bench/RESULTS.md](bench/RESULTS.md). Figures are medians, or ratios to a baseline measured in the same run.",
+      "[bench/RESULTS.md](../bench/RESULTS.md). Figures are medians, or ratios to a baseline measured in the same run.",
     "",
     goalsTable(goals),
     "",
     ...findings.map((finding) => `- ${finding}`),
     "",
   ].join("\n");
-  const start = readme.indexOf(README_BLOCK.start) + README_BLOCK.start.length;
-  writeFileSync(README, `${readme.slice(0, start)}${block}${readme.slice(readme.indexOf(README_BLOCK.end))}`);
+  const start = page.indexOf(SUMMARY_BLOCK.start) + SUMMARY_BLOCK.start.length;
+  writeFileSync(SUMMARY_PAGE, `${page.slice(0, start)}${block}${page.slice(page.indexOf(SUMMARY_BLOCK.end))}`);
 }

@@ -5,6 +5,11 @@
  * the server, what it asks (its last user message, shortened), its system prompt and how many tokens the answer may
  * take.
  *
+ * - With tools (`sampling.tools`): the tools a request brings are offered to the model, which may answer with calls
+ *   the server runs and sends back, in its next request, as tool results (calls/sampling-messages.ts). Each request
+ *   of such a loop is approved on its own, and the dialog names the tools and whether the model may, must or must
+ *   not use them (`toolChoice`). `includeContext` is ignored, as the spec lets a client that does not declare
+ *   `sampling.context`: nothing of the session goes to a server, and the dialog says it was asked for.
  * - Offered to every server unless `settings.sampling` turns it off (then servers are told the client cannot
  *   sample), also without a UI: there each request is refused, and the refusal says why, so the model reading the
  *   call's error can tell the user (a 2025-era server gets it as the error of its request; in the 2026 era the call
@@ -18,7 +23,7 @@
  */
 import type { Api, Context, Model } from "@mariozechner/pi-ai";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { CreateMessageRequestParams, CreateMessageResult } from "@modelcontextprotocol/client";
+import type { CreateMessageRequestParams, CreateMessageResult, CreateMessageResultWithTools } from "@modelcontextprotocol/client";
 import { completeWithModel } from "../host.ts";
 import type { McpServerManagerOptions } from "../server-manager.ts";
 import type { LoadedConfig, McpSettings, SamplingSettings, ServerDefinition } from "../types.ts";
@@ -27,13 +32,20 @@ import { debugLog } from "../util/debug-log.ts";
 import { formatDuration } from "../util/format-time.ts";
 import { errorMessage } from "../util/guards.ts";
 import { truncate } from "../util/text.ts";
-import { lastUserText, samplingContext, samplingResult } from "./sampling-messages.ts";
+import { lastUserText, samplingContext, samplingResult, type ToolMode, toolMode } from "./sampling-messages.ts";
 import { callLimits } from "./limits.ts";
 
 export const DEFAULT_SAMPLING_MAX_TOKENS = 4096;
 /** How much of the request the dialog shows. */
 const QUESTION_SHOWN = 300;
 const SYSTEM_PROMPT_SHOWN = 200;
+const TOOLS_SHOWN = 200;
+/** The dialog's words for what the model may do with the request's tools. */
+const TOOL_MODE_SHOWN: Record<ToolMode, string> = {
+  auto: "it may use them",
+  required: "it must use one",
+  none: "it may not use them",
+};
 
 /** `settings.sampling` with its defaults: on, at most 4096 tokens. */
 export function samplingSettings(settings: McpSettings): Required<SamplingSettings> {
@@ -63,7 +75,7 @@ interface Sampling {
 /** `context`: Pi's, undefined once the session has ended. */
 export function piSampling(context: () => ExtensionContext | undefined, session: () => SamplingConfig | undefined): SamplingHandler {
   return async (serverName, request, signal) => {
-    debugLog(`${serverName}: sampling request (${request.messages.length} messages, maxTokens ${request.maxTokens})`);
+    debugLog(`${serverName}: sampling request (${describeRequest(request)})`);
     const asked = `MCP server "${serverName}"'s request to use the user's model (sampling)`;
     try {
       const sampling = prepare(context(), session(), serverName, request);
@@ -75,9 +87,20 @@ export function piSampling(context: () => ExtensionContext | undefined, session:
       return result;
     } catch (error) {
       debugLog(`${serverName}: sampling refused or failed`, error);
-      throw error instanceof SamplingFailure ? error : new Error(`Pi refused ${asked}: ${errorMessage(error)}.`);
+      if (error instanceof SamplingFailure) throw error;
+      // A request the spec calls invalid keeps its JSON-RPC code (-32602) for a 2025-era server to read.
+      const code = (error as { code?: unknown }).code;
+      throw Object.assign(new Error(`Pi refused ${asked}: ${errorMessage(error)}.`), typeof code === "number" ? { code } : {});
     }
   };
+}
+
+/** Sizes and settings of a request, for the debug log (never what it says). */
+function describeRequest(request: CreateMessageRequestParams): string {
+  const mode = toolMode(request);
+  const context = request.includeContext && request.includeContext !== "none" ? `, includeContext ${request.includeContext} ignored` : "";
+  const tools = mode ? `, ${request.tools?.length ?? 0} tools (toolChoice ${mode})` : "";
+  return `${request.messages.length} messages, maxTokens ${request.maxTokens}${tools}${context}`;
 }
 
 /** The model failed or ran out of time after the user allowed the request (not a refusal). */
@@ -113,6 +136,10 @@ async function approve(sampling: Sampling, serverName: string, request: CreateMe
   const details = [
     `It asks: ${truncate(lastUserText(request), QUESTION_SHOWN)}`,
     ...(request.systemPrompt ? [`System prompt: ${truncate(request.systemPrompt, SYSTEM_PROMPT_SHOWN)}`] : []),
+    ...toolsShown(request),
+    ...(request.includeContext && request.includeContext !== "none"
+      ? [`It asks for context from ${request.includeContext === "thisServer" ? "this server" : "all servers"}: none is added.`]
+      : []),
     `Model: ${model.provider}/${model.id}, at most ${maxTokens} tokens.`,
     "Allow it?",
   ].join("\n");
@@ -122,16 +149,30 @@ async function approve(sampling: Sampling, serverName: string, request: CreateMe
   return approved === true && !signal.aborted;
 }
 
+/** The dialog's line on the tools the request offers the model, if it brings any. */
+function toolsShown(request: CreateMessageRequestParams): string[] {
+  const mode = toolMode(request);
+  if (!mode || !request.tools?.length) return [];
+  const names = truncate(request.tools.map((tool) => tool.name).join(", "), TOOLS_SHOWN);
+  return [`Tools for the model: ${names} (${TOOL_MODE_SHOWN[mode]}).`];
+}
+
 /** The completion, ended by the request's signal or the server's time limit. */
-async function complete(sampling: Sampling, request: CreateMessageRequestParams, signal: AbortSignal): Promise<CreateMessageResult> {
+async function complete(
+  sampling: Sampling,
+  request: CreateMessageRequestParams,
+  signal: AbortSignal,
+): Promise<CreateMessageResult | CreateMessageResultWithTools> {
   const { ctx, model, context, maxTokens, timeLimitMs } = sampling;
   const deadline = AbortSignal.timeout(timeLimitMs);
   const answer = await completeWithModel(ctx.modelRegistry, model, context, {
     maxTokens,
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    // `required` has no provider-neutral form: the answer is checked instead (samplingResult).
+    ...(toolMode(request) === "none" ? { toolChoice: "none" as const } : {}),
     signal: AbortSignal.any([signal, deadline]),
   });
   if (deadline.aborted && !signal.aborted)
     throw new Error(`the model did not answer within ${formatDuration(timeLimitMs)} (requestTimeoutMs)`);
-  return samplingResult(answer, request.stopSequences);
+  return samplingResult(answer, request);
 }

@@ -24,7 +24,8 @@ import { baselineProblems, OUTSIDE_SETS, planRuns, REQUIREMENT_SETS, readBaselin
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
-const CONFORMANCE_CLI = join(ROOT, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
+// Installed in node22/ with the other packages that need Node 22 (node22/install.mjs).
+const CONFORMANCE_CLI = join(ROOT, "node22", "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
 const DRIVER = join(HERE, "driver.ts");
 const DEFAULT_BASELINE = join(HERE, "baseline.yml");
 /** Per scenario; a healthy one takes one to three seconds. */

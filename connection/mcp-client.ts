@@ -30,8 +30,9 @@ function readOwnVersion(): string {
 type Handlers = Pick<SessionSettings, "elicitation" | "urlElicitation" | "sampling" | "roots">;
 
 /**
- * A client that offers each elicitation mode, and sampling, only when someone answers it (the SDK then refuses the
- * others before they get here), and roots always: Pi's working directory, as a `file://` URI.
+ * A client that offers each elicitation mode, and sampling (with tools; not `sampling.context`, whose
+ * `includeContext` the handler ignores), only when someone answers it (the SDK then refuses the others before they
+ * get here), and roots always: Pi's working directory, as a `file://` URI.
  */
 export function newClient(serverName: string, handlers: Handlers, plan: ConnectPlan): Client {
   const client = new Client(CLIENT_INFO, {
@@ -53,7 +54,7 @@ export function newClient(serverName: string, handlers: Handlers, plan: ConnectP
 
 function capabilities({ elicitation: form, urlElicitation: url, sampling }: Handlers): ClientCapabilities {
   const modes = { ...(form ? { form: { applyDefaults: true } } : {}), ...(url ? { url: {} } : {}) };
-  return { roots: { listChanged: true }, ...(form || url ? { elicitation: modes } : {}), ...(sampling ? { sampling: {} } : {}) };
+  return { roots: { listChanged: true }, ...(form || url ? { elicitation: modes } : {}), ...(sampling ? { sampling: { tools: {} } } : {}) };
 }
 
 function fileRoot(directory: string): Root {

@@ -10,6 +10,7 @@ import type {
   CallToolResult,
   CreateMessageRequestParams,
   CreateMessageResult,
+  CreateMessageResultWithTools,
   DiscoverResult,
   ElicitRequestFormParams,
   ElicitRequestURLParams,
@@ -53,7 +54,7 @@ export type SamplingHandler = (
   serverName: string,
   request: CreateMessageRequestParams,
   signal: AbortSignal,
-) => Promise<CreateMessageResult>;
+) => Promise<CreateMessageResult | CreateMessageResultWithTools>;
 
 /**
  * Which protocol a server speaks, as a connect found it: the 2025 era (`initialize`, one session) or the 2026-07-28

@@ -11,11 +11,15 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 
 /** What Pi 0.87 and 1.x add to the model registry (0.73's types, which we compile against, do not have it). */
 interface CompletingRegistry {
-  streamSimple(model: Model<Api>, context: Context, options?: SimpleStreamOptions): { result(): Promise<AssistantMessage> };
+  streamSimple(model: Model<Api>, context: Context, options?: CompletionOptions): { result(): Promise<AssistantMessage> };
 }
 
-/** The options a caller gives; credentials are the host's business. */
-export type CompletionOptions = Pick<SimpleStreamOptions, "maxTokens" | "temperature" | "signal">;
+/**
+ * The options a caller gives; credentials are the host's business. `toolChoice` is pi-ai's provider-neutral one,
+ * which Pi 0.87 and 1.x take (`auto` or `none`); 0.73's simple completion has none, so there it is left out and the
+ * caller must check the answer.
+ */
+export type CompletionOptions = Pick<SimpleStreamOptions, "maxTokens" | "temperature" | "signal"> & { toolChoice?: "auto" | "none" };
 
 /**
  * The model's answer. A failed or aborted completion resolves as pi-ai reports it (`stopReason` `error` or `aborted`,
@@ -31,5 +35,6 @@ export async function completeWithModel(
   if (typeof completing.streamSimple === "function") return completing.streamSimple(model, context, options).result();
   const auth = await registry.getApiKeyAndHeaders(model);
   if (!auth.ok) throw new Error(auth.error);
-  return piAi.completeSimple(model, context, { ...options, apiKey: auth.apiKey, headers: auth.headers });
+  const { toolChoice: _notTaken, ...simple } = options;
+  return piAi.completeSimple(model, context, { ...simple, apiKey: auth.apiKey, headers: auth.headers });
 }

@@ -12,8 +12,13 @@ import { Worker } from "node:worker_threads";
 import { errorMessage, isJsonObject } from "../util/guards.ts";
 import { PRELUDE_SOURCE, SCRIPT_FILE_NAME, wrapScript } from "./prelude.ts";
 
-/** Node's global `WebAssembly` (the project's type libraries declare its types, not the global itself). */
-const wasmCompiler = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }).WebAssembly;
+/**
+ * A compiled WebAssembly module. The type libraries here (ES2023, Node 20's types) declare neither Node's global
+ * `WebAssembly` nor its types, so the module is opaque to this code, which only hands it to the engine's thread.
+ */
+type WasmModule = object;
+/** Node's global `WebAssembly`. */
+const wasmCompiler = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } }).WebAssembly;
 
 const WORKER_URL = new URL("./engine-worker.mjs", import.meta.url);
 /** The engine thread must be running by then (compiling and starting take ~0.1 s; much longer on a loaded machine). */
@@ -62,15 +67,15 @@ interface CatalogEntry {
   description: string;
 }
 
-let engine: Promise<WebAssembly.Module> | undefined;
+let engine: Promise<WasmModule> | undefined;
 
 /** Reads and compiles QuickJS's wasm (~0.6 MB). */
-export async function compileEngine(): Promise<WebAssembly.Module> {
+export async function compileEngine(): Promise<WasmModule> {
   return wasmCompiler.compile(await readFile(createRequire(import.meta.url).resolve("quickjs-wasi/quickjs.wasm")));
 }
 
 /** QuickJS compiled once per process; every script's thread instantiates its own VM from it. */
-function compiledEngine(): Promise<WebAssembly.Module> {
+function compiledEngine(): Promise<WasmModule> {
   engine ??= compileEngine();
   // A failed compile is not kept: the next script tries again.
   engine.catch(() => (engine = undefined));
@@ -85,7 +90,7 @@ export async function runInSandbox(
   signal: AbortSignal | undefined,
 ): Promise<ScriptRun> {
   const printed: string[] = [];
-  let wasm: WebAssembly.Module;
+  let wasm: WasmModule;
   try {
     wasm = await compiledEngine();
   } catch (error) {

@@ -18,7 +18,7 @@ const NEW_SESSION_COMMAND = join(REPO_ROOT, "test/fixtures/extensions/new-sessio
 const CONFIG = { mcpServers: { fixture: { command: process.execPath, args: [FIXTURE] } } };
 
 /** What a copy of the extension leaves out: what Pi never loads, and the dependencies (shared by a link). */
-const NOT_COPIED = new Set(["node_modules", ".git", "test", "bench", "conformance", "demo", "examples"]);
+const NOT_COPIED = new Set(["node_modules", "node22", ".git", "test", "bench", "conformance", "demo", "examples"]);
 
 /** A second copy of the extension, as a drop-in or a second clone would be (its dependencies shared). */
 async function copyOfExtension(): Promise<string> {

@@ -8,7 +8,7 @@ import { describe, expect, test } from "vitest";
 import { hostHasCodemode } from "../host.ts";
 import { ENTRY, faultHarness } from "./helpers/fault-setup.ts";
 import { runPrint } from "./helpers/pi-print.ts";
-import { currentHost } from "./helpers/hosts.ts";
+import { currentHost, importHostSdk } from "./helpers/hosts.ts";
 import { warmCache } from "./helpers/items-fixture.ts";
 import { ordersLog, ordersServer, runOrdersTask, TASK_PROMPT, TASK_SCRIPT } from "./helpers/orders-task.ts";
 import type { PiSession } from "./helpers/pi-session.ts";
@@ -16,7 +16,7 @@ import type { PiSession } from "./helpers/pi-session.ts";
 const host = currentHost();
 const harness = faultHarness();
 /** Pi 1.x: the host's own codemode reaches our tools, and the adapter registers none. */
-const hostHasOwnCodemode = hostHasCodemode(await import(host.packageName));
+const hostHasOwnCodemode = hostHasCodemode(await importHostSdk(host));
 const PI_CODEMODE = "test/fixtures/extensions/pi-codemode.ts";
 /** What the orders task saves (the five largest disputed orders in the north of the fixture's 240). */
 const TASK_SUMMARY = { title: "North disputes", order_ids: ["ORD-1164", "ORD-1044", "ORD-1144", "ORD-1024", "ORD-1124"], total: 2144.95 };

@@ -30,6 +30,8 @@ export interface ModelRequest {
   messages: RequestMessage[];
   /** The completion's bound, when the request set one (a sampling completion does). */
   maxTokens?: number;
+  /** pi-ai's provider-neutral tool choice, when the request set one (Pi 0.87 and 1.x take it). */
+  toolChoice?: string;
 }
 
 export interface ToolCallSpec {
@@ -53,6 +55,7 @@ export interface ToolResultRecord {
 /** The options a faux provider hands to a step with the context. */
 export interface FauxOptions {
   maxTokens?: number;
+  toolChoice?: string;
 }
 
 /** The request context a faux provider hands to a step; fields by host (see the module comment). */
@@ -78,6 +81,7 @@ export function describeRequest(index: number, context: FauxContext, replay?: Tr
     systemPrompt: isTranscript ? replay.getCurrentSystemPrompt(context.messages) : (context.systemPrompt ?? ""),
     messages,
     ...(options?.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    ...(options?.toolChoice !== undefined ? { toolChoice: options.toolChoice } : {}),
   };
 }
 

@@ -13,13 +13,13 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { answerWithScript, type TranscriptReplay } from "./faux-script.ts";
 import type { CreateSdkRuntime, HostRuntime } from "./host-sdk.ts";
-import { currentHost, REPO_ROOT } from "./hosts.ts";
+import { currentHost, packageDirOf } from "./hosts.ts";
 
 const host = currentHost();
-const hostDir = join(REPO_ROOT, "node_modules", host.packageName);
+const hostDir = packageDirOf(host);
 // Node's own lookup from the host's folder: its nested pi-ai if it has one, else the top-level one.
 const nestedPiAi = join(hostDir, "node_modules/@earendil-works/pi-ai");
-const piAiDir = existsSync(nestedPiAi) ? nestedPiAi : join(REPO_ROOT, "node_modules/@earendil-works/pi-ai");
+const piAiDir = existsSync(nestedPiAi) ? nestedPiAi : join(host.modulesDir, "@earendil-works/pi-ai");
 const importFile = (path: string) => import(pathToFileURL(path).href);
 const {
   createAgentSessionFromServices,

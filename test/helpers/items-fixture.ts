@@ -33,7 +33,7 @@ export async function warmCache(dirs: McpDirs, ...names: string[]): Promise<void
   const pi = await startSession({ extensions: [ENTRY], agentDir: dirs.agentDir, cwd: dirs.cwd });
   try {
     // Listed by the server itself in this session (not only known from the cache).
-    for (const name of names) await waitForStatus(pi, new RegExp(`${name}: [^\\n]*\\d+ tools(?! \\(from the cache)`));
+    for (const name of names) await waitForStatus(pi, new RegExp(`${name}: [^\\n]*\\d+ tools?(?! \\(from the cache)`));
   } finally {
     await pi.dispose();
   }

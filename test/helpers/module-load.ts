@@ -4,10 +4,10 @@
  */
 import { execFileSync } from "node:child_process";
 import { isAbsolute, join } from "node:path";
-import { currentHost, type HostVersion, REPO_ROOT } from "./hosts.ts";
+import { currentHost, type HostVersion, packageDirOf, REPO_ROOT } from "./hosts.ts";
 
 const SCRIPT = join(REPO_ROOT, "test/helpers/jiti-import.mjs");
-/** What each host aliases `@mariozechner/pi-ai` to. */
+/** What each host aliases `@mariozechner/pi-ai` to, in the node_modules folder it is installed in. */
 const PI_AI_ENTRY: Record<HostVersion, string> = {
   "0.73.1": "@mariozechner/pi-ai/dist/index.js",
   "0.87.1": "@earendil-works/pi-ai/dist/compat.js",
@@ -25,7 +25,7 @@ export interface ModuleLoad {
 /** `modulePath`: absolute, or relative to the repository (another checkout can be measured by absolute path). */
 export function importAsPi(modulePath: string, options: { trace?: boolean } = {}): ModuleLoad {
   const host = currentHost();
-  const args = [SCRIPT, join(REPO_ROOT, "node_modules", host.packageName), join(REPO_ROOT, "node_modules", PI_AI_ENTRY[host.version])];
+  const args = [SCRIPT, packageDirOf(host), join(host.modulesDir, PI_AI_ENTRY[host.version])];
   args.push(isAbsolute(modulePath) ? modulePath : join(REPO_ROOT, modulePath));
   if (options.trace) args.push("--trace");
   return JSON.parse(execFileSync(host.nodeBinary, args, { encoding: "utf8" })) as ModuleLoad;

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { ENTRY } from "./fault-setup.ts";
 import { contentText, type ModelRequest, type ScriptStep } from "./faux-script.ts";
 import { hostHasCodemode } from "../../host.ts";
-import { currentHost, REPO_ROOT } from "./hosts.ts";
+import { currentHost, importHostSdk, REPO_ROOT } from "./hosts.ts";
 import { type McpDirs, mcpDirs } from "./mcp-setup.ts";
 import { type PiSession, startSession } from "./pi-session.ts";
 import { warmCache } from "./items-fixture.ts";
@@ -98,7 +98,7 @@ export async function runOrdersTask(mode: TaskMode): Promise<TaskRun> {
   await warmCache(dirs, "orders");
   const pi = await startSession({
     extensions: [
-      ...(mode === "script" && hostHasCodemode(await import(currentHost().packageName)) ? [PI_CODEMODE] : []),
+      ...(mode === "script" && hostHasCodemode(await importHostSdk(currentHost())) ? [PI_CODEMODE] : []),
       join(REPO_ROOT, ENTRY),
     ],
     agentDir: dirs.agentDir,

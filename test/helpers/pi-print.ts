@@ -218,7 +218,7 @@ function run(
 
 /**
  * stderr without Pi 1.x's notice that the adapter replaces its built-in MCP (it registers `/mcp`): the notice is
- * expected at every start there (README: "Coming from Pi's built-in MCP"), so a test asking for a quiet run skips it.
+ * expected at every start there (docs/coming-from-pi-builtin.md), so a test asking for a quiet run skips it.
  */
 export function withoutBuiltinMcpNotice(stderr: string): string {
   return stderr
