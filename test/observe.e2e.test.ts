@@ -91,8 +91,10 @@ describe(`server logs, completions and the protocol trace on Pi ${host.version}`
     expect(results.remote__reveal).toBe(SECRETS.result);
     expect(results.remote__echo).toBe(SECRETS.argument);
     // everything logs at once when its simulated logging starts (a random level: every level is kept at debug).
-    const logged = /server log, debug and up[^\n]*:\n {6}\d\d:\d\d:\d\d \w+: \w+[- ]level[- ]message/;
-    expect(await waitForServerLog(pi, "everything", logged)).toMatch(logged);
+    const logged = /^ {6}\d\d:\d\d:\d\d \w+: \w+[- ]level[- ]message$/m;
+    const everything = await waitForServerLog(pi, "everything", logged);
+    expect(everything).toMatch(logged);
+    expect(everything).toContain("    server log, debug and up");
     const off = (await pi.command("/mcp trace off")).text;
     expect(off).toContain("MCP protocol trace: off.");
     expect(off).toContain(`File: ${path} (`);
@@ -157,6 +159,12 @@ describe(`server logs, completions and the protocol trace on Pi ${host.version}`
     await tui.ready();
     await expect.poll(tui.screen, { timeout: TUI_STEP_TIMEOUT_MS }).toContain("MCP 3/3 up");
     const list = async (pattern: RegExp) => expect.poll(tui.screen, { timeout: TUI_STEP_TIMEOUT_MS }).toMatch(pattern);
+    // The command first, as a person types it: its arguments once the list has offered it (a long name is cut there).
+    const type = async (command: string, args: string) => {
+      tui.keys(`/${command}`);
+      await list(new RegExp(`^ *→ ${command.slice(0, 24)}`, "m"));
+      tui.keys(args);
+    };
     // Escape closes the list; a key right after it would be read as Alt+key, so the line is cleared once it is closed.
     const clear = async (typed: string) => {
       tui.keys("Escape");
@@ -166,13 +174,13 @@ describe(`server logs, completions and the protocol trace on Pi ${host.version}`
     };
 
     // plain (v2-server.mjs without V2_OBSERVE) declares no completions: its argument's name is offered, nothing asked.
-    tui.keys("/mcp__plain__introduce s");
+    await type("mcp__plain__introduce", " s");
     await list(/style= +optional/);
     await clear("/mcp__plain__introduce");
     expect(readFileSync(join(dirs.cwd, "plain.log"), "utf8")).not.toContain("completion/complete");
 
     // 2025 era: the department, then the members of that department only (the server reads it from the context).
-    tui.keys("/mcp__everything__completable-prompt E");
+    await type("mcp__everything__completable-prompt", " E");
     await list(/→ Engineering +department/);
     tui.keys("Tab", " A");
     await list(/→ Alice +name/);
@@ -180,7 +188,7 @@ describe(`server logs, completions and the protocol trace on Pi ${host.version}`
     await clear("/mcp__everything__completable-prompt");
 
     // 2026-07-28: a template's variables in /mcp-resource, the note offered from the project typed; then it is read.
-    tui.keys("/mcp-resource v2__get_project_note a");
+    await type("mcp-resource", " v2__get_project_note a");
     await list(/→ alpha +project/);
     tui.keys("Tab", " t");
     await list(/→ todo +note/);
