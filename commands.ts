@@ -1,6 +1,6 @@
 /**
- * `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | trace [on|off] [server]`, `/mcp-auth
- * <server>` and `/mcp-resource` (calls/resource-command.ts): what the user can see and do.
+ * `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | search <words> | trace [on|off]
+ * [server]`, `/mcp-auth <server>` and `/mcp-resource` (calls/resource-command.ts): what the user can see and do.
  *
  * `/mcp-auth` signs in to a server that uses OAuth (or could: any HTTP server whose config gives it no token). With
  * a UI (interactive, RPC) the sign-in runs in the background and reports when it is over, so Pi stays usable while
@@ -9,9 +9,12 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { needsApproval } from "./calls/approvals.ts";
 import { openInBrowser } from "./util/browser.ts";
-import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, splitArguments } from "./commands/manage.ts";
+import { isManageSubcommand, MANAGE_SUBCOMMANDS, MANAGE_USAGE, runManageCommand, runReported, splitArguments } from "./commands/manage.ts";
+import { searchAndAdd, searchCommand } from "./commands/registry-add.ts";
+import { importableHosts } from "./commands/ways-in.ts";
+import { registryUrl } from "./registry.ts";
 import { NeedsAuthError } from "./connection/session.ts";
-import { canSignIn } from "./server-manager.ts";
+import { canSignIn, tokensWithoutSignIn } from "./server-manager.ts";
 import { safeUrl } from "./util/http-text.ts";
 import { errorMessage } from "./util/guards.ts";
 import { promptsReport } from "./calls/prompt-commands.ts";
@@ -25,17 +28,18 @@ import {
   firstLine,
   lastErrorLines,
   panelSummary,
+  serverStatusReport,
   statusReport,
   toolCount,
   updateStatus,
 } from "./commands/status-report.ts";
-import { showText } from "./ui.ts";
+import { DIALOG_TIMEOUT_MS, showText } from "./ui.ts";
 import { ignored } from "./util/debug-log.ts";
 import { TRACE_USAGE, traceCommand } from "./commands/trace.ts";
 import { registerResourceCommand } from "./calls/resource-command.ts";
 
-const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", "trace", ...MANAGE_SUBCOMMANDS] as const;
-const USAGE = `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | ${TRACE_USAGE.slice("/mcp ".length)} | ${MANAGE_USAGE.slice("/mcp ".length)}`;
+const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", "search", "trace", ...MANAGE_SUBCOMMANDS] as const;
+const USAGE = `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | search <words> | ${TRACE_USAGE.slice("/mcp ".length)} | ${MANAGE_USAGE.slice("/mcp ".length)}`;
 
 /** `notRunning`: the answer while there is no state (a session starting or ending, or MCP off for the run). */
 export function registerCommands(
@@ -60,7 +64,12 @@ export function registerCommands(
       // Print mode has no later: answer once the startup connections and first listings have settled, so a broken
       // server shows its error rather than "connecting", and a reconnect does not race them.
       if (!ctx.hasUI) await state.startup.catch(ignored("startup, awaited by /mcp in print mode"));
-      if (subcommand === "status") return showText(ctx, statusReport(state, argument));
+      if (subcommand === "status")
+        return showText(
+          ctx,
+          argument ? serverStatusReport(state, argument) : statusReport(state, state.servers.size === 0 ? importableHosts(state) : []),
+        );
+      if (subcommand === "search") return runReported(ctx, "search", () => searchCommand(ctx, state, rest));
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "prompts") return showText(ctx, promptsReport(state, argument));
       if (subcommand === "reconnect") return reconnect(ctx, state, argument);
@@ -107,11 +116,23 @@ function panelActions(pi: ExtensionAPI, ctx: ExtensionCommandContext, state: Mcp
     reconnect: (name) => reconnect(ctx, state, name),
     toolsText: (name) => toolsReport(pi, state, name),
     lastErrorText: (name) => lastErrorLines(state, name).join("\n") || undefined,
-    logText: (name) => (state.manager.serverLog(name)?.count ? statusReport(state, name) : undefined),
+    logText: (name) => (state.manager.serverLog(name)?.count ? serverStatusReport(state, name) : undefined),
     signIn: async (name) => {
       const server = state.servers.get(name);
       if (server) await startSignIn(ctx, state, server);
     },
+    registry: () => registryUrl(state.config.settings),
+    importable: () => importableHosts(state),
+    addFromRegistry: () => runReported(ctx, "add", () => searchAndAdd(ctx, state)),
+    addByCommand: async () => {
+      const name = (await ctx.ui.input("Name of the new MCP server", "letters, digits, _ and -", { timeout: DIALOG_TIMEOUT_MS }))?.trim();
+      if (!name) return;
+      const target = await ctx.ui.input(`${name}: the command that starts it (with its arguments), or its URL`, "npx -y @scope/server", {
+        timeout: DIALOG_TIMEOUT_MS,
+      });
+      if (target?.trim()) await runManageCommand(ctx, state, "add", [name, ...splitArguments(target)]);
+    },
+    importHost: (kind) => runManageCommand(ctx, state, "import", [kind]),
   };
 }
 
@@ -166,8 +187,9 @@ async function reconnect(ctx: ExtensionCommandContext, state: McpExtensionState,
  */
 async function signIn(state: McpExtensionState, server: ServerDefinition, addressShown: () => void): Promise<void> {
   const { name } = server;
-  if (server.oauth?.grantType === "client_credentials") {
-    state.ui.show(`MCP server "${name}" gets its tokens with its client credentials (no sign-in); reconnecting.`);
+  const withoutSignIn = tokensWithoutSignIn(server);
+  if (withoutSignIn) {
+    state.ui.show(`MCP server "${name}" gets its tokens with ${withoutSignIn.how} (no sign-in); reconnecting.`);
     return reportReconnect(state, name, "Reconnected");
   }
   try {

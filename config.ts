@@ -1,15 +1,20 @@
 /**
  * Loading the adapter's configuration: our own files (user, shared project, Pi project, and the host-neutral
- * `~/.config/mcp/mcp.json` that upstream 2.x reads too), the other hosts' files named
- * in `imports`, merged by precedence. Synchronous (the extension loads it at module scope) and it never throws:
- * a broken file or server becomes a `ConfigProblem`, and everything else still loads.
+ * `~/.config/mcp/mcp.json` that upstream 2.x reads too), the other hosts' files named in `imports`, the servers of
+ * installed Pi packages (`pi.mcp`) and of Claude Code plugin folders (`claudePlugins`), and those other extensions
+ * register (Pi 1.x's `pi.registerMcpServer`, upstream's runtime event), merged by precedence in that order.
+ * Synchronous (the extension loads it at module scope) and it never throws: a broken file or server becomes a
+ * `ConfigProblem`, and everything else still loads.
  */
 import os from "node:os";
 import { join } from "node:path";
 import { readConfigFile } from "./config/files.ts";
-import { type ConfigLayer, type EntryOptions, parseServerEntry } from "./config/entry.ts";
+import { type ConfigLayer, type EntryOptions, ownEntryOptions, parseServerEntry } from "./config/entry.ts";
 import { parseSettings } from "./config/settings.ts";
 import { importHostServers } from "./config/imports.ts";
+import { type ClaudePluginRef, loadClaudePlugins, parseClaudePlugins } from "./config/claude-plugins.ts";
+import { piPackageLayers } from "./config/pi-packages.ts";
+import { RUNTIME_SOURCE_PATH, type RuntimeServer } from "./config/runtime-servers.ts";
 import { configProblem } from "./config/problems.ts";
 import { describeValue, errorMessage, isJsonObject } from "./util/guards.ts";
 import type { InterpolationContext } from "./config/interpolation.ts";
@@ -29,8 +34,16 @@ import {
 
 /** The parts of the config area that `/mcp enable|disable|add|remove` uses to edit a config file. */
 export { describeSource, describeTarget, hideConfigSecretsInDebugLog } from "./config/display.ts";
-export { parseServerEntry } from "./config/entry.ts";
-export { removeServerEntry, writeServerEnabled, writeServerEntry } from "./config/writer.ts";
+export { ownEntryOptions, parseServerEntry } from "./config/entry.ts";
+export { removeServerEntry, writeImports, writeServerEnabled, writeServerEntry } from "./config/writer.ts";
+/** Upstream's runtime registration event (pi-mcp-adapter.ts listens, init.ts keeps the registrations). */
+export {
+  RUNTIME_REGISTER_EVENT,
+  type RuntimeRegistrationHooks,
+  RuntimeRegistrations,
+  type RuntimeServer,
+  SERVER_NAME,
+} from "./config/runtime-servers.ts";
 
 export interface LoadConfigOptions {
   /** Pi's agent dir (`getAgentDir()`: `$PI_CODING_AGENT_DIR` or `~/.pi/agent`). */
@@ -53,6 +66,8 @@ export interface LoadConfigOptions {
   projectTrusted?: boolean;
   /** Servers other extensions registered with Pi (`pi.registerMcpServer`, Pi 1.x): below every file. */
   registered?: readonly ExtensionServer[];
+  /** Servers other extensions registered for this session through upstream's event: below everything else. */
+  runtime?: readonly RuntimeServer[];
 }
 
 /** A server another extension registered with Pi: its entry is in the `mcpServers` shape. */
@@ -73,13 +88,15 @@ const OWN_FILES: ReadonlyArray<{ kind: OwnFileKind; label: string }> = [
   { kind: "user-shared", label: "~/.config/mcp/mcp.json" },
 ];
 
-const OWN_TOP_LEVEL_KEYS = new Set(["mcpServers", "mcp-servers", "imports", "settings", "$schema"]);
+const OWN_TOP_LEVEL_KEYS = new Set(["mcpServers", "mcp-servers", "imports", "settings", "claudePlugins", "$schema"]);
 const PROJECT_KINDS: ReadonlySet<ConfigSourceKind> = new Set(["project", "project-shared"]);
 
 interface OwnFile {
   layer: ConfigLayer;
   settings: McpSettings;
   imports: ImportKind[];
+  /** Undefined when the file has no `claudePlugins` (a lower file's then apply). */
+  claudePlugins?: ClaudePluginRef[];
 }
 
 export function loadConfig(options: LoadConfigOptions): LoadedConfig {
@@ -111,15 +128,45 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
   });
 
   const imports = [...new Set([...ownFiles].reverse().flatMap((own) => own.imports))];
+  // The highest file that lists plugins decides the list (upstream's rule: a higher `claudePlugins` replaces a lower).
+  const plugins = loadClaudePlugins(ownFiles.find((own) => own.claudePlugins)?.claudePlugins ?? [], context, problems);
   const layers = [
     ...ownFiles.map((own) => own.layer),
     ...imports.flatMap((kind) => importHostServers(kind, context, problems, project)),
+    ...piPackageLayers({ agentDir: options.agentDir, context, project, problems }),
+    ...plugins.layers,
     ...registeredLayers(options.registered ?? [], context, problems),
   ];
-  const servers = resolveServers(layers, problems);
+  const runtime = runtimeLayer(options.runtime ?? [], layers, context, problems);
+  const servers = resolveServers(runtime ? [...layers, runtime] : layers, problems);
   // Lowest precedence first, so a project file's setting replaces the user's.
   const settings = Object.assign({}, ...[...ownFiles].reverse().map((own) => own.settings)) as McpSettings;
-  return { servers, settings, problems, userFile, ...(project.files.length > 0 ? { project } : {}) };
+  return {
+    servers,
+    settings,
+    problems,
+    userFile,
+    ...(project.files.length > 0 ? { project } : {}),
+    ...(plugins.skills.length > 0 ? { pluginSkills: plugins.skills } : {}),
+    ...(imports.length > 0 ? { imports } : {}),
+  };
+}
+
+/** Another tool's config on this machine whose servers the config does not import yet. */
+export interface ImportableHost {
+  kind: ImportKind;
+  servers: string[];
+}
+
+/** What `imports` could add: the hosts not imported yet that define servers here (a project's files once trusted). */
+export function findImportableHosts(options: LoadConfigOptions, imported: readonly ImportKind[] = []): ImportableHost[] {
+  const context = interpolationContext(options);
+  const project: ProjectConfig = { trusted: options.projectTrusted === true, files: [], servers: [] };
+  return IMPORT_KINDS.filter((kind) => !imported.includes(kind)).flatMap((kind) => {
+    const layers = importHostServers(kind, context, [], project);
+    const servers = layers.flatMap((layer) => layer.entries.filter((entry) => entry.parsed.kind === "server").map((entry) => entry.name));
+    return servers.length > 0 ? [{ kind, servers: [...new Set(servers)] }] : [];
+  });
 }
 
 /**
@@ -154,7 +201,8 @@ function readUntrustedFile(
   }));
   const disabling = entries.filter(({ parsed }) => parsed.kind === "override" && onlyDisables(parsed.entry));
   const held = entries.filter((entry) => !disabling.includes(entry)).map((entry) => entry.name);
-  if (held.length > 0 || read.data.settings !== undefined || read.data.imports !== undefined) {
+  const configures = ["settings", "imports", "claudePlugins"].some((key) => read.data[key] !== undefined);
+  if (held.length > 0 || configures) {
     project.files.push(file);
     project.servers.push(...held);
   }
@@ -170,7 +218,7 @@ function onlyDisables(entry: ServerEntry): boolean {
 function noteTrustedFile(own: OwnFile, project: ProjectConfig, problems: ConfigProblem[]): void {
   const file = own.layer.source.path;
   const servers = own.layer.entries.map((entry) => entry.name);
-  if (servers.length > 0 || Object.keys(own.settings).length > 0 || own.imports.length > 0) project.files.push(file);
+  if (servers.length > 0 || Object.keys(own.settings).length > 0 || own.imports.length > 0 || own.claudePlugins) project.files.push(file);
   project.servers.push(...servers);
   if (own.settings.trustProjectServers === undefined) return;
   delete own.settings.trustProjectServers;
@@ -189,18 +237,34 @@ function registeredLayers(registered: readonly ExtensionServer[], context: Inter
   for (const server of registered) byExtension.set(server.extensionPath, [...(byExtension.get(server.extensionPath) ?? []), server]);
   return [...byExtension].map(([file, servers]) => {
     // Pi trust-gates the extensions themselves, so what they register is the user's own: its `!command` values run.
-    const options: EntryOptions = {
-      file,
-      context,
-      interpolate: true,
-      allowOverride: false,
-      reportUnknownFields: false,
-      defaultsSyntax: true,
-      commands: "run",
-    };
+    const options = ownEntryOptions(file, context);
     const entries = servers.map(({ name, config }) => ({ name, parsed: parseServerEntry(name, config, options, problems) }));
     return { source: { kind: "extension", path: file }, entries };
   });
+}
+
+/**
+ * Servers registered through upstream's event, as the lowest layer: a name that the config defines is the
+ * configured server's (the registration was refused when it came; the file may have gained it since).
+ */
+function runtimeLayer(
+  runtime: readonly RuntimeServer[],
+  layers: readonly ConfigLayer[],
+  context: InterpolationContext,
+  problems: ConfigProblem[],
+): ConfigLayer | undefined {
+  if (runtime.length === 0) return undefined;
+  const defined = new Set(
+    layers.flatMap((layer) => layer.entries.filter((entry) => entry.parsed.kind !== "override").map((entry) => entry.name)),
+  );
+  const options = ownEntryOptions(RUNTIME_SOURCE_PATH, context);
+  const entries = runtime.flatMap(({ name, config }) => {
+    if (!defined.has(name)) return [{ name, parsed: parseServerEntry(name, config, options, problems) }];
+    const text = "registered at runtime by another extension, but a configured server has this name: the configured one is used";
+    problems.push(configProblem("warning", { file: RUNTIME_SOURCE_PATH, server: name }, text));
+    return [];
+  });
+  return { source: { kind: "runtime", path: RUNTIME_SOURCE_PATH }, entries };
 }
 
 export function interpolationContext(options: LoadConfigOptions): InterpolationContext {
@@ -264,10 +328,12 @@ function readOwnFile(
     name,
     parsed: parseServerEntry(name, raw, options, problems),
   }));
+  const claudePlugins = parseClaudePlugins(data.claudePlugins, file, context, problems);
   return {
     layer: { source, entries },
     settings: parseSettings(data.settings, file, context, problems),
     imports: parseImports(data.imports, file, problems),
+    ...(claudePlugins ? { claudePlugins } : {}),
   };
 }
 

@@ -16,12 +16,14 @@
  * Pi's `ctx` and `pi` throw once the session is shut down, and 0.73.1 may deliver events after that: everything
  * that runs later checks `state.shutDown` first.
  */
+import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import * as piHost from "@mariozechner/pi-coding-agent";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
+import { appsSettings, createAppViews, type ViewHost, viewsOffered } from "./apps.ts";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
 import { applyConfig, type ConfigChange } from "./config/apply.ts";
 import { directToolsLearnedNotice } from "./direct-tools.ts";
-import { sameConfig } from "./config.ts";
+import { interpolationContext, RuntimeRegistrations, sameConfig } from "./config.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
 import { ProtocolTrace } from "./connection/protocol-trace.ts";
@@ -39,7 +41,7 @@ import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./calls/stats.ts";
 import type { McpExtensionState } from "./state.ts";
 import { SCRIPT_TOOL_NAME, scriptSettings, scriptToolDefinition } from "./script-tool.ts";
-import { executeMcpTool, piSampling, samplingSettings } from "./tool-executor.ts";
+import { callToolForView, executeMcpTool, piSampling, readResourceForView, samplingSettings } from "./tool-executor.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
 import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
@@ -47,8 +49,22 @@ import { sessionSkills } from "./skills/session.ts";
 import { buildToolView, directRules, knownServer, type ToolView, updateServerInventory } from "./tool-view.ts";
 import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
-import { createUi, type McpUi } from "./ui.ts";
+import { createUi, DIALOG_TIMEOUT_MS, type McpUi } from "./ui.ts";
+import { browserReachesUser, openInBrowser } from "./util/browser.ts";
 import { reportConfigProblems, reportConnectFailure, reportServerLog, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
+
+/** The messages a view adds to the conversation (ui/message), and the context it gives the model (ui/update-model-context). */
+const VIEW_MESSAGE_TYPE = "mcp-view-message";
+const VIEW_CONTEXT_TYPE = "mcp-view-context";
+
+/** Pi's theme as a view's `light` or `dark` (a theme named for light is light; Pi's default is dark). */
+function piTheme(ctx: ExtensionContext | undefined): "light" | "dark" {
+  try {
+    return /light/i.test(ctx?.ui.theme.name ?? "") ? "light" : "dark";
+  } catch {
+    return "dark";
+  }
+}
 
 /** How long shutdown waits for the last cache and statistics writes (a lock held by another process must not hold Pi open). */
 const SHUTDOWN_FLUSH_MS = 5_000;
@@ -69,6 +85,8 @@ export class McpAdapter {
   private readonly run: McpToolRunner = (name, params, signal, onUpdate, ctx) =>
     executeMcpTool(this.requireState(), name, params, signal, onUpdate, ctx, { scriptResults: this.host.hasCodemode });
   private readonly sessionConfig: SessionConfig;
+  /** Servers other extensions register for the session through upstream's event (config/runtime-servers.ts). */
+  private readonly runtime: RuntimeRegistrations;
   private state: McpExtensionState | undefined;
   private early: EarlyView | undefined;
   private generation = 0;
@@ -76,7 +94,16 @@ export class McpAdapter {
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
     this.registrar = new ToolRegistrar(pi, this.host.hasCodemode);
-    this.sessionConfig = new SessionConfig(pi, this.agentDir);
+    this.runtime = new RuntimeRegistrations({
+      configured: () => {
+        const config = this.state?.config ?? this.early?.view.config;
+        return new Set(config?.servers.filter((server) => server.source.kind !== "runtime").map((server) => server.name));
+      },
+      context: () => interpolationContext({ agentDir: this.agentDir, cwd: this.state?.cwd ?? process.cwd() }),
+      // Before the session has started, its first load takes them; after, it follows them as it follows a file.
+      changed: async () => void (this.state && !this.state.shutDown && (await this.reloadConfig(this.state))),
+    });
+    this.sessionConfig = new SessionConfig(pi, this.agentDir, () => this.runtime.servers());
     this.prompts = new PromptCommandRegistry(pi, () => this.state);
     openDebugLog(this.agentDir);
   }
@@ -130,6 +157,11 @@ export class McpAdapter {
     );
   }
 
+  /** `pi-mcp-adapter:runtime-register:v1`: another extension registers a server; `request.result` is set before this returns. */
+  onRuntimeRegister(request: unknown): void {
+    this.runtime.handle(request);
+  }
+
   /** mcp_servers_change (Pi 1.x): another extension registered or removed a server; the session follows. */
   onMcpServersChange(): void {
     if (this.state && !this.state.shutDown) void this.reloadConfig(this.state).catch(() => {});
@@ -139,6 +171,8 @@ export class McpAdapter {
   async shutdown(reason?: string): Promise<void> {
     this.generation++;
     if (this.state) this.state.shutdownReason = reason;
+    // Registrations are the session's: an extension registers again when the next one starts.
+    this.runtime.clear();
     await this.stopState();
   }
 
@@ -147,6 +181,7 @@ export class McpAdapter {
     const state = this.state;
     if (!state || state.shutDown) return;
     state.offeredThisRun = new Set(this.pi.getActiveTools());
+    state.views.followTheme();
     // The model may call an MCP tool it already has (a direct tool, one loaded before) without a ToolSearch first:
     // load the connection code while it thinks, not when the call arrives.
     const offersMcpTool = [...state.offeredThisRun].some((name) => state.tools.byName.has(name));
@@ -168,6 +203,12 @@ export class McpAdapter {
     if (!next) return;
     this.registerByName(state, [...onBranch]);
     this.pi.setActiveTools(next);
+  }
+
+  /** before_agent_start: what views asked the model to know (ui/update-model-context) comes with the run. */
+  beforeAgentStart(): { message: { customType: string; content: string; display: boolean } } | undefined {
+    const context = this.state?.shutDown === false ? this.state.views.takeModelContext() : undefined;
+    return context ? { message: { customType: VIEW_CONTEXT_TYPE, content: context, display: true } } : undefined;
   }
 
   /** turn_end: bring back eager/keep-alive servers that dropped. Never waits. */
@@ -261,6 +302,7 @@ export class McpAdapter {
       urlElicitation: piUrlElicitation(liveContext, unansweredPages),
       sampling: samplingSettings(config.settings).enabled ? piSampling(liveContext, () => state) : undefined,
       roots: [cwd],
+      viewsOffered: (name) => state !== undefined && viewsOffered(state.config.settings, state.servers.get(name)),
       known: (def) => knownServer(state?.inventories.get(def.name)),
       onSignInNeeded: whileLive(reportSignInNeeded),
       onServerLog: whileLive(reportServerLog),
@@ -302,11 +344,51 @@ export class McpAdapter {
         return this.reloadConfig(state!);
       },
       unansweredPages,
+      views: createAppViews(this.viewHost(ctx, ui, liveContext, () => state)),
       skills: sessionSkills(this.agentDir, { manager, lifecycle }, () => state, ui.notify),
       trace,
       shutDown: false,
     };
     return state;
+  }
+
+  /** What the session's views (MCP Apps) use of it: the servers through the executor, the conversation, the user. */
+  private viewHost(
+    ctx: ExtensionContext,
+    ui: McpUi,
+    liveContext: () => ExtensionContext | undefined,
+    currentState: () => McpExtensionState | undefined,
+  ): ViewHost {
+    const state = () => {
+      const live = currentState();
+      if (!live || live.shutDown) throw new Error("the Pi session has ended");
+      return live;
+    };
+    return {
+      readResource: (serverName, uri) => readResourceForView(state(), serverName, uri),
+      callTool: (serverName, toolName, args, signal) => callToolForView(state(), serverName, toolName, args, signal, liveContext()),
+      sendMessage: (text, images, from) => {
+        const context = state().views.takeModelContext();
+        const said = `[From the view of ${from.toolName} (MCP server "${from.serverName}")]\n${text}`;
+        const words: TextContent = { type: "text", text: context ? `${context}\n\n${said}` : said };
+        const content = [words, ...images.map((image): ImageContent => ({ type: "image", ...image }))];
+        this.pi.sendMessage(
+          { customType: VIEW_MESSAGE_TYPE, content, display: true, details: from },
+          { deliverAs: "followUp", triggerTurn: true },
+        );
+      },
+      confirmLink: async (url, from) => {
+        const live = liveContext();
+        if (!live?.hasUI) return false;
+        const title = `The view of ${from.toolName} (MCP server "${from.serverName}") asks to open a page`;
+        return live.ui.confirm(title, url, { timeout: DIALOG_TIMEOUT_MS }).catch(() => false);
+      },
+      openInBrowser: (url) => openInBrowser(url),
+      // Without Pi's UI (print mode) a line on stderr is all the user sees.
+      notify: (message, level) => ui.notify(message, ctx.hasUI ? level : "warning"),
+      browserWanted: () => ctx.hasUI && appsSettings(currentState()?.config.settings ?? {}).openBrowser && browserReachesUser(),
+      theme: () => piTheme(liveContext()),
+    };
   }
 
   /**
@@ -443,7 +525,7 @@ export class McpAdapter {
     if (!state) return;
     this.state = undefined;
     state.shutDown = true;
-    await state.lifecycle.stop();
+    await Promise.all([state.lifecycle.stop(), state.views.close()]);
     await Promise.allSettled([
       state.trace.off(),
       state.cacheWriter.flush(SHUTDOWN_FLUSH_MS),

@@ -10,6 +10,7 @@ import { registerCommands } from "./commands.ts";
 import { claimSession, secondCopyWarning } from "./host/extension-copies.ts";
 import { hostHasOwnMcp, TRUST_FLAG } from "./host.ts";
 import { McpAdapter } from "./init.ts";
+import { RUNTIME_REGISTER_EVENT } from "./config.ts";
 import { registerSkillEvents } from "./skills/pi-events.ts";
 import { CONFIG_FLAG } from "./config/session-config.ts";
 import { createUi } from "./ui.ts";
@@ -43,15 +44,20 @@ export default function piMcpAdapter(pi: ExtensionAPI): void {
   const adapter = new McpAdapter(pi);
   adapter.registerEarly();
   registerCommands(pi, () => adapter.current());
+  // Upstream's event, which other extensions emit to add a server for the session. The bus outlives a /reload: the
+  // copy being replaced stops answering, or it would answer before the new one (the first answer wins).
+  const stopListening = pi.events.on(RUNTIME_REGISTER_EVENT, (request) => adapter.onRuntimeRegister(request));
   pi.on("session_start", (_event, ctx) => adapter.start(ctx));
   pi.on("session_shutdown", (event) => {
     claim.release();
+    if (event.reason === "reload" || event.reason === "quit") stopListening();
     return adapter.shutdown(event.reason);
   });
   pi.on("session_tree", (_event, ctx) => adapter.onTreeNavigated(ctx));
   pi.on("tool_call", (event) => adapter.beforeToolCall(event.toolName, event.input));
   registerSkillEvents(pi, () => adapter.current()?.skills);
   pi.on("agent_start", () => adapter.onAgentStart());
+  pi.on("before_agent_start", () => adapter.beforeAgentStart());
   pi.on("turn_end", () => adapter.onTurnEnd());
   // Handling this event is what tells Pi 1.x that this extension connects the servers other extensions register.
   // (An event the older hosts' types do not name.)

@@ -37,7 +37,7 @@ import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-e
 export { ConnectCancelledError, ShuttingDownError };
 
 /** Whether a server can be signed in to, for the commands that offer it. */
-export { canSignIn } from "./connection/auth-checks.ts";
+export { canSignIn, tokensWithoutSignIn } from "./connection/auth-checks.ts";
 export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
 export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
 export type { CompletionRequest, ProtocolVerdict } from "./connection/session.ts";
@@ -87,6 +87,8 @@ export interface McpServerManagerOptions {
    * life: a Pi session never changes its directory, and a new session gets a new manager (its servers restart).
    */
   roots?: readonly string[];
+  /** Which servers are told the client renders tools' views (MCP Apps); unset: none. */
+  viewsOffered?: (serverName: string) => boolean;
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
   onSignInNeeded?: SignInNeededListener;
   /** A server logged a message at its `logLevel` or up (it is kept: `serverLog`); `firstSevere`: its first error or worse. */
@@ -131,7 +133,7 @@ export class McpServerManager {
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
-    const { agentDir, elicitation, urlElicitation, sampling, roots = [], trace } = options;
+    const { agentDir, elicitation, urlElicitation, sampling, roots = [], trace, viewsOffered } = options;
     this.sessionSettings = {
       agentDir,
       resolveNpx: options.resolveNpx ?? true,
@@ -140,6 +142,7 @@ export class McpServerManager {
       sampling,
       roots: () => roots,
       trace,
+      viewsOffered,
     };
     this.known = options.known;
     this.onServerLog = options.onServerLog;

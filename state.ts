@@ -2,6 +2,7 @@
  * What one Pi session of the adapter knows: its configuration, its connections, every server's tools, and what the
  * model has been given. Built at `session_start` (init.ts), dropped at `session_shutdown`.
  */
+import type { AppViews } from "./apps.ts";
 import type { SessionApprovals } from "./calls/approvals.ts";
 import type { ConfigChange } from "./config/apply.ts";
 import type { UnansweredPages } from "./connection/elicitation-url.ts";
@@ -49,6 +50,8 @@ export interface McpExtensionState extends ToolView {
   readonly reloadConfig: () => Promise<ConfigChange>;
   /** The servers' skills offered to Pi (skills/session.ts). */
   readonly skills: SkillSession;
+  /** Tools' views (MCP Apps): the page in the user's browser, started with the first view. */
+  readonly views: AppViews;
   /** Pages servers asked the user to open when nobody could be asked (print mode): told to the model with the result. */
   readonly unansweredPages: UnansweredPages;
   /** The protocol trace (`/mcp trace`): off until the user turns it on. */

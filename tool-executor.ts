@@ -8,7 +8,8 @@
  * what went wrong and what the model can do about it: for argument errors, the parameters the tool expects.
  */
 import type { AgentToolResult, AgentToolUpdateCallback, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { Progress } from "@modelcontextprotocol/client";
+import type { CallToolResult, Progress } from "@modelcontextprotocol/client";
+import { type AppViews, callableByViews, type ViewCall, viewsOffered } from "./apps.ts";
 import { type ApprovalContext, askApproval, needsApproval } from "./calls/approvals.ts";
 import { callLimits, timeoutMessage, type CallLimits } from "./calls/limits.ts";
 import { callWithUrlElicitation, type UnansweredPages } from "./connection/elicitation-url.ts";
@@ -34,11 +35,14 @@ export { requestLimitLine } from "./calls/limits.ts";
 export { piSampling, samplingSettings } from "./calls/sampling.ts";
 import type { ToolView } from "./tool-view.ts";
 import { getServerPrefix, PREFIX_SEPARATOR } from "./tool-names.ts";
+import { matchesAnyPattern, patternNames } from "./tool-metadata.ts";
 import { TOOL_SEARCH_NAME, type ToolMetadata } from "./types.ts";
 import { McpErrorCode, SdkErrorCode } from "./util/mcp-error-codes.ts";
 
 /** What running a tool uses of the session (its state has it all). */
 export interface ToolCallContext extends ApprovalContext, Pick<ToolView, "tools" | "inventories"> {
+  /** A tool with a view opens it here (MCP Apps); unset: no view opens. */
+  readonly views?: Pick<AppViews, "toolCalled">;
   /** Results too large for the model are kept in files under it (calls/result-spill.ts). */
   readonly agentDir: string;
   readonly manager: Pick<McpServerManager, "getConnection" | "getState" | "callTool" | "readResource">;
@@ -119,33 +123,27 @@ async function callTool(
     maxTextLines: limits.maxTextLines,
   };
   if (options.toonEncode) await loadToonEncoder();
-  // The server was connected for this call, but it may be closed before the request goes out (the end of a listing).
-  const connect = () => state.lifecycle.ensureConnected(tool.serverName, signal);
-  const timeouts = { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs, connect };
   let result: TransformedResult;
   let scriptResult: ScriptResult | undefined;
+  let view: ViewCall | undefined;
   try {
     const resourceUri = tool.uriTemplate ? await expandTemplate(tool.uriTemplate, asArguments(params)) : tool.resourceUri;
     if (resourceUri) {
-      const raw = await state.manager.readResource(tool.serverName, resourceUri, timeouts);
+      const raw = await state.manager.readResource(tool.serverName, resourceUri, callTimeouts(state, tool.serverName, limits, signal));
       if (callOptions.scriptResults) scriptResult = scriptResultOfRead(raw);
       result = transformResourceResult(raw, options);
     } else {
-      const raw = await callWithUrlElicitation(
-        () =>
-          state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
-            ...timeouts,
-            onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
-          }),
-        tool.serverName,
-        ctx,
-        signal,
-      );
+      view = openView(state, tool, params);
+      const raw = await requestCall(state, tool, params, limits, signal, onUpdate, ctx);
+      view?.result(raw);
+      await view?.shown;
       if (callOptions.scriptResults) scriptResult = scriptResultOfCall(raw);
       result = transformMcpResult(raw, options);
     }
   } catch (error) {
-    throw callFailure(state, tool, limits, error, signal);
+    const failure = callFailure(state, tool, limits, error, signal);
+    view?.failed(failure.message);
+    throw failure;
   }
   if (result.overflow) {
     const dir = resultDir(state.agentDir);
@@ -164,6 +162,100 @@ async function callTool(
   // The model reads an error result as it reads a thrown one; the script still gets what the server said.
   const content = result.isError ? [{ type: "text" as const, text: errorResultText(result) }] : result.content;
   return { content, details, structuredContent: scriptResult, ...(result.isError ? { isError: true } : {}) };
+}
+
+/** A request's time limits, cancel and fallback connect (the server was connected for the call, but may close before it goes out). */
+function callTimeouts(state: ToolCallContext, serverName: string, limits: CallLimits, signal: AbortSignal | undefined) {
+  const connect = () => state.lifecycle.ensureConnected(serverName, signal);
+  return { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs, connect };
+}
+
+/** `tools/call` within the server's limits, with progress, and the pages a server asks the user to open on the way. */
+function requestCall(
+  state: ToolCallContext,
+  tool: ToolMetadata,
+  params: unknown,
+  limits: CallLimits,
+  signal: AbortSignal | undefined,
+  onUpdate: AgentToolUpdateCallback<unknown> | undefined,
+  ctx: ExtensionContext | undefined,
+): Promise<CallToolResult> {
+  return callWithUrlElicitation(
+    () =>
+      state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
+        ...callTimeouts(state, tool.serverName, limits, signal),
+        onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
+      }),
+    tool.serverName,
+    ctx,
+    signal,
+  );
+}
+
+/** A tool with a view (MCP Apps) opens it, unless views are off for its server; the view is told how the call ends. */
+function openView(state: ToolCallContext, tool: ToolMetadata, params: unknown): ViewCall | undefined {
+  if (!tool.viewUri || !state.views || !viewsOffered(state.config.settings, state.servers.get(tool.serverName))) return undefined;
+  const listed = state.inventories.get(tool.serverName)?.tools.find((candidate) => candidate.name === tool.originalName);
+  const call = {
+    serverName: tool.serverName,
+    toolName: tool.originalName,
+    viewUri: tool.viewUri,
+    tool: listed ?? { name: tool.originalName },
+  };
+  return state.views.toolCalled(call, asArguments(params));
+}
+
+/**
+ * A view's `tools/call` (MCP Apps): a tool of the view's own server that the server lets views call and the config
+ * does not exclude, asked about (`approveTools`) and limited as the model's calls are; answered with the whole result.
+ */
+export async function callToolForView(
+  state: ToolCallContext,
+  serverName: string,
+  toolName: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+  ctx: ExtensionContext | undefined,
+): Promise<CallToolResult> {
+  let tool = toolForView(state, serverName, toolName);
+  if (needsApproval(state, tool)) await askApproval(state, tool, args, ctx, signal);
+  if (!state.manager.getConnection(serverName)) {
+    await state.lifecycle.ensureConnected(serverName, signal);
+    tool = toolForView(state, serverName, toolName);
+  }
+  const limits = callLimits(state.servers.get(serverName), state.config.settings);
+  try {
+    return await requestCall(state, tool, args, limits, signal, undefined, ctx);
+  } catch (error) {
+    throw callFailure(state, tool, limits, error, signal);
+  }
+}
+
+/** A view's resource read (its `ui://` page, or what it asks for), on its own server, within the server's limits. */
+export async function readResourceForView(state: ToolCallContext, serverName: string, uri: string): Promise<unknown> {
+  const limits = callLimits(state.servers.get(serverName), state.config.settings);
+  if (!state.manager.getConnection(serverName)) await state.lifecycle.ensureConnected(serverName);
+  return state.manager.readResource(serverName, uri, callTimeouts(state, serverName, limits, undefined));
+}
+
+function toolForView(state: ToolCallContext, serverName: string, toolName: string): ToolMetadata {
+  const listed = state.inventories.get(serverName)?.tools.find((tool) => tool.name === toolName);
+  const label = `MCP tool "${toolName}" of server "${serverName}"`;
+  if (!listed) throw new Error(`MCP server "${serverName}" offers no tool "${toolName}": a view calls only its own server's tools.`);
+  if (!callableByViews(listed.ui)) throw new Error(`${label} is for the model only: the server does not let views call it.`);
+  const server = state.servers.get(serverName);
+  if (matchesAnyPattern(server?.excludeTools, patternNames(serverName, [toolName])))
+    throw new Error(`${label} is left out by the "excludeTools" of server "${serverName}"${server ? ` in ${server.source.path}` : ""}.`);
+  const offered = state.tools.byServer.get(serverName)?.find((tool) => tool.originalName === toolName && !tool.resourceUri);
+  return (
+    offered ?? {
+      name: toolName,
+      serverName,
+      originalName: toolName,
+      description: listed.description ?? "",
+      inputSchema: { type: "object" },
+    }
+  );
 }
 
 /** Pages the server asked the user to open during the call that nobody could be asked about: the model is told. */

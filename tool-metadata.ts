@@ -5,6 +5,7 @@
  * (tools/exposure.ts): a tool left out is never registered, found or called. A server's own `toolPrefix` wins over
  * the setting.
  */
+import { offeredToModel } from "./apps.ts";
 import { toProviderSafeSchema } from "./tools/json-schema.ts";
 import {
   resourceToolDescription,
@@ -157,6 +158,8 @@ function collectCandidates(inventory: ServerInventory, skipped: SkippedTool[]): 
       continue;
     }
     taken.add(name);
+    // A tool only its view may call (MCP Apps visibility ["app"]) is never the model's: the view finds it in the inventory.
+    if (!offeredToModel(tool.ui)) continue;
     candidates.push(toolCandidate(inventory.definition, tool, inventory.schemasProviderSafe === true));
   }
   if (inventory.definition.exposeResources === false) return candidates;
@@ -243,6 +246,7 @@ function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe
       description: textOr(tool.description, textOr(tool.title, "")),
       inputSchema: schemaIsSafe ? (tool.inputSchema as Record<string, unknown>) : toProviderSafeSchema(tool.inputSchema),
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+      ...(tool.ui?.resourceUri ? { viewUri: tool.ui.resourceUri } : {}),
     }),
   };
 }

@@ -62,6 +62,39 @@ export interface OAuthSettings {
    * metadata (which names the wrong authorization server, or none); Pi 1.x's built-in field. HTTPS or loopback.
    */
   authServerMetadataUrl?: string;
+  /**
+   * DPoP (RFC 9449, SEP-1932) for a sign-in: the tokens are bound to a key kept with them, and every request proves it
+   * holds the key. `true`: always; `false`: never; absent: when the server's 401 asks for the DPoP scheme.
+   */
+  dpop?: boolean;
+  /**
+   * Workload identity federation (SEP-1933): the workload's own JWT (a CI job's or a cloud's identity token), sent as a
+   * JWT-bearer grant to `authorizationServer` for each token: as written, `${VAR}`, or a `!command` that prints it.
+   */
+  workloadToken?: string;
+  /** Workload identity federation: a file holding the workload's JWT, read for each token (platforms rotate it). */
+  workloadTokenFile?: string;
+  /**
+   * Enterprise-managed authorization (SEP-990): the user's ID token from the company's identity provider is exchanged
+   * there for an authorization grant (ID-JAG), which `authorizationServer` takes from the client `clientId`.
+   */
+  identityProvider?: IdentityProviderSettings;
+}
+
+/** The company's identity provider, for enterprise-managed authorization (an `oauth.identityProvider` object). */
+export interface IdentityProviderSettings {
+  /** Its issuer URL: its metadata (token endpoint) is discovered from it. */
+  issuer: string;
+  /** Its token endpoint, where the ID token is exchanged; absent: the one its metadata names. */
+  tokenEndpoint?: string;
+  /** The adapter's client at the identity provider. */
+  clientId: string;
+  clientSecret?: string;
+  /**
+   * The user's ID token: as written, `${VAR}`, or a `!command` that prints it (run for each token). Absent: the user
+   * signs in at the identity provider in the browser with /mcp-auth, and the ID token is kept with the tokens.
+   */
+  idToken?: string;
 }
 
 export const IMPORT_KINDS = ["cursor", "claude-code", "claude-desktop", "codex", "windsurf", "vscode"] as const;
@@ -107,8 +140,9 @@ export interface ServerEntry {
   /** Tool name or `*` pattern → exposure: an exact name wins over patterns, then the first pattern that matches. */
   toolExposure?: Record<string, ToolExposure>;
   /**
-   * Fields (`env.<KEY>`, `headers.<Name>`, `oauth.clientSecret`) whose value is a `!command`: run in a shell when the
-   * server starts (the secret: when it is needed), its output (trimmed) being the value (connection/command-values.ts).
+   * Fields (`env.<KEY>`, `headers.<Name>`, `oauth.clientSecret` and the other `oauth` secrets) whose value is a
+   * `!command`: run in a shell when the server starts (an `oauth` secret: when it is needed), its output (trimmed) being
+   * the value (connection/command-values.ts).
    * Only set for files allowed to run commands.
    */
   commandValues?: string[];
@@ -126,6 +160,8 @@ export interface ServerEntry {
   excludeSkills?: string[];
   /** Overrides `settings.approveTools` for this server. */
   approveTools?: ApprovalRule;
+  /** `false`: the server's tools open no view (MCP Apps), and the server is not told the client renders them. */
+  apps?: boolean;
   /** Overrides `settings.toolPrefix` for this server. */
   toolPrefix?: ToolPrefixMode;
   debug?: boolean;
@@ -182,6 +218,17 @@ export interface SamplingSettings {
   maxTokens?: number;
 }
 
+/**
+ * `settings.apps`: may tools' interactive views (MCP Apps) open? On unless set to `false`; servers are then not told
+ * the client renders views.
+ */
+export interface AppsSettings {
+  /** `settings.apps: false` is `{ "enabled": false }`. */
+  enabled?: boolean;
+  /** `false`: the page's address is shown, the browser is not opened (default: opened where a browser can open). */
+  openBrowser?: boolean;
+}
+
 export interface McpSettings {
   toolPrefix?: ToolPrefixMode;
   /** Minutes; default 10; 0 disables idle shutdown. */
@@ -199,18 +246,44 @@ export interface McpSettings {
   search?: SearchSettings;
   script?: boolean | ScriptSettings;
   sampling?: boolean | SamplingSettings;
+  apps?: boolean | AppsSettings;
   /** Use every project's MCP config without asking (read from the user's files only: a project cannot trust itself). */
   trustProjectServers?: boolean;
+  /** The MCP Registry `/mcp search` and `/mcp add <registry name>` use: `false` turns them off. */
+  registry?: boolean | RegistrySettings;
 }
 
-/** Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process. */
-/** `user-shared`: `~/.config/mcp/mcp.json`, the host-neutral file upstream 2.x reads too. */
-/** `extension`: registered by another Pi extension (`pi.registerMcpServer`, Pi 1.x); `path` is that extension's. */
-export type ConfigSourceKind = "user" | "project" | "project-shared" | "user-shared" | "extension" | ImportKind;
+/** `settings.registry`: where the MCP Registry API (v0.1) is; a company's sub-registry speaks the same API. */
+export interface RegistrySettings {
+  /** Default: the official registry, `https://registry.modelcontextprotocol.io`. */
+  url?: string;
+}
+
+/**
+ * Where a server definition came from: shown by `/mcp status`, so people can see which file starts a process.
+ * - `user-shared`: `~/.config/mcp/mcp.json`, the host-neutral file upstream 2.x reads too.
+ * - `pi-package`: a Pi package the user installed declares it (`"pi": { "mcp": … }` in its package.json); `path` is
+ *   the package's config file, `label` its source as Pi's settings list it.
+ * - `claude-plugin`: a Claude Code plugin folder named in `claudePlugins`; `path` is its `.mcp.json`, `label` its name.
+ * - `extension`: registered by another Pi extension (`pi.registerMcpServer`, Pi 1.x); `path` is that extension's.
+ * - `runtime`: registered by another extension for this session through upstream's event; `path` names the event.
+ */
+export type ConfigSourceKind =
+  | "user"
+  | "project"
+  | "project-shared"
+  | "user-shared"
+  | "pi-package"
+  | "claude-plugin"
+  | "extension"
+  | "runtime"
+  | ImportKind;
 
 export interface ConfigSource {
   kind: ConfigSourceKind;
   path: string;
+  /** What the kind alone does not say: the package's source (`npm:@acme/tools`), the plugin's name. */
+  label?: string;
 }
 
 /** A server ready to use: interpolated, validated, with its name and origin. */
@@ -239,6 +312,10 @@ export interface LoadedConfig {
   userFile: string;
   /** What the project directory's files configure, applied only once the project is trusted (absent: they configure nothing). */
   project?: ProjectConfig;
+  /** `SKILL.md` files of the Claude Code plugins listed with `"skills": true`: Pi reads them as its own skills. */
+  pluginSkills?: string[];
+  /** The hosts whose files the config imports (`imports` of all our files). */
+  imports?: ImportKind[];
 }
 
 /**
@@ -265,6 +342,19 @@ export interface McpTool {
   inputSchema?: unknown;
   /** The JSON Schema of the tool's `structuredContent`, when the server declares one. */
   outputSchema?: Record<string, unknown>;
+  /** Its interactive view (MCP Apps, the tool's `_meta.ui`), as apps/tool-ui.ts reads it. */
+  ui?: McpToolUi;
+}
+
+/** Who may call a tool with a view: the model, the view (`app`), or both (MCP Apps `visibility`). */
+export type McpToolAudience = "model" | "app";
+
+/** A tool's `_meta.ui`: the view that shows its results, and who may call it. */
+export interface McpToolUi {
+  /** The `ui://` resource holding the view's HTML. */
+  resourceUri?: string;
+  /** Unset: both. */
+  visibility?: McpToolAudience[];
 }
 
 export interface McpResource {
@@ -368,6 +458,8 @@ export interface ToolMetadata {
   resourceUri?: string;
   /** Set for resource templates exposed as tools: the arguments fill the template, the URI made is read. */
   uriTemplate?: string;
+  /** The `ui://` resource of the tool's interactive view (MCP Apps), opened when the tool is called. */
+  viewUri?: string;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,39 +1,32 @@
 /**
- * `/mcp enable | disable <server>`, `/mcp add <name> <command …> | <url>` and `/mcp remove <name>`: changing which
- * servers Pi uses from inside the session. Each writes one of our config files (config/writer.ts keeps everything
- * else in it as it was) and then the session follows the new config at once (no /reload): a server's tools come or
- * go, its process is started or stopped.
+ * `/mcp enable | disable <server>`, `/mcp add <name> <command …> | <url>` (or `<registry name>`: commands/registry-add.ts),
+ * `/mcp remove <name>` and `/mcp import <host>`: changing which servers Pi uses from inside the session. Each writes
+ * one of our config files (config/writer.ts keeps everything else in it as it was) and then the session follows the
+ * new config at once (no /reload): a server's tools come or go, its process is started or stopped.
  *
  * enable/disable write `{ "enabled": … }` to the file the user picks, among those where it takes effect: the user
  * file (offered first) or the project's `.pi/mcp.json` for a server the user file can override, the project's file
  * alone for a server the project defines (an override in a lower file than the definition would be ignored). With no
- * UI, `--project` or `--user` picks, else the user file when it can. add writes the user file; remove edits the file that defines the server.
+ * UI, `--project` or `--user` picks, else the user file when it can. add and import write the user file; remove edits
+ * the file that defines the server.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { describeSource } from "../config.ts";
-import { parseServerEntry } from "../config.ts";
-import { interpolationContext } from "../config.ts";
-import { removeServerEntry, writeServerEnabled, writeServerEntry } from "../config.ts";
+import { describeSource, removeServerEntry, writeImports, writeServerEnabled } from "../config.ts";
 import { errorMessage } from "../util/guards.ts";
 import type { McpExtensionState } from "../state.ts";
-import type { ConfigProblem, ConfigSourceKind, ServerDefinition } from "../types.ts";
+import { type ConfigSourceKind, IMPORT_KINDS, type ImportKind, type ServerDefinition } from "../types.ts";
 import { DIALOG_TIMEOUT_MS, showText } from "../ui.ts";
+import { addServerEntry, toolSummary } from "./new-server.ts";
+import { addFromRegistry, isRegistryAdd } from "./registry-add.ts";
 
-export const MANAGE_SUBCOMMANDS = ["enable", "disable", "add", "remove"] as const;
+export const MANAGE_SUBCOMMANDS = ["enable", "disable", "add", "remove", "import"] as const;
 export type ManageSubcommand = (typeof MANAGE_SUBCOMMANDS)[number];
 
-/** How a user with no server adds one: said by `/mcp status` and the empty `/mcp` panel. */
-export function addServerHint(userFile: string): string {
-  return `Add one with /mcp add <name> <command or url>, or add them to ${userFile} (see the README).`;
-}
-
 export const MANAGE_USAGE =
-  "/mcp enable|disable <server> [--project|--user] | add <name> <command> [args…] | add <name> <url> | remove <name>";
+  "/mcp enable|disable <server> [--project|--user] | add <name> <command> [args…] | add <name> <url> | add <registry name> [name] | remove <name> | import <host>";
 
-/** Names that make good tool prefixes and config keys: letters, digits, `_` and `-`. */
-const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 /** Files whose servers /mcp remove may delete (our own formats; imported host files are left to their host). */
 const OWN_KINDS: ReadonlySet<ConfigSourceKind> = new Set(["project", "project-shared", "user", "user-shared"]);
 
@@ -62,9 +55,14 @@ export async function runManageCommand(
   subcommand: ManageSubcommand,
   words: string[],
 ): Promise<void> {
+  await runReported(ctx, subcommand, () => manage(ctx, state, subcommand, words));
+}
+
+/** Runs a `/mcp` subcommand: its report shown, its failure one line (an error notice; stderr without a UI). */
+export async function runReported(ctx: ExtensionCommandContext, subcommand: string, work: () => Promise<unknown>): Promise<void> {
   try {
-    const report = await manage(ctx, state, subcommand, words);
-    if (report) showText(ctx, report);
+    const report = await work();
+    if (typeof report === "string" && report !== "") showText(ctx, report);
   } catch (error) {
     const text = `/mcp ${subcommand}: ${errorMessage(error)}`;
     if (ctx.hasUI) ctx.ui.notify(text, "error");
@@ -78,7 +76,8 @@ async function manage(
   subcommand: ManageSubcommand,
   words: string[],
 ): Promise<string | undefined> {
-  if (subcommand === "add") return addServer(state, words);
+  if (subcommand === "add") return isRegistryAdd(words) ? addFromRegistry(ctx, state, words) : addServer(state, words);
+  if (subcommand === "import") return importHosts(state, words);
   // A name with spaces may come unquoted: every word that is not a --flag is part of it.
   const name = words.filter((word) => !word.startsWith("--")).join(" ");
   const flags = words.filter((word) => word.startsWith("--"));
@@ -111,19 +110,30 @@ async function setEnabled(
 
 async function addServer(state: McpExtensionState, words: readonly string[]): Promise<string> {
   const [name = "", target, ...args] = words;
-  if (!target) throw new Error(`usage: /mcp add <name> <command> [args…] | /mcp add <name> <url>`);
-  checkNewName(state, name);
+  if (!target) throw new Error(`usage: /mcp add <name> <command> [args…] | /mcp add <name> <url> | /mcp add <registry name> [name]`);
   const entry: Record<string, unknown> =
     isUrl(target) && args.length === 0 ? { url: target } : { command: target, ...(args.length > 0 ? { args } : {}) };
+  return (await addServerEntry(state, name, entry)).text;
+}
+
+/** `/mcp import <host…>`: the hosts join `imports` in the user file, and their servers the session. */
+async function importHosts(state: McpExtensionState, words: readonly string[]): Promise<string> {
+  const known = IMPORT_KINDS.join(", ");
+  if (words.length === 0) throw new Error(`name a host to import: ${known}`);
+  const unknown = words.filter((word) => !(IMPORT_KINDS as readonly string[]).includes(word));
+  if (unknown.length > 0) throw new Error(`${unknown.join(", ")}: not a host this adapter imports (${known})`);
+  const kinds = words as ImportKind[];
   const file = state.config.userFile;
-  validateEntry(state, file, name, entry);
-  await writeServerEntry(file, name, entry);
+  const before = new Set(state.servers.keys());
+  await writeImports(file, kinds);
   await state.reloadConfig();
-  const live = state.manager.getState(name);
-  if (!state.inventories.has(name)) {
-    return `Added MCP server "${name}" to ${file}, but it did not connect: ${live.lastError?.split("\n")[0] ?? live.status}. Fix it, then /mcp reconnect ${name}.`;
-  }
-  return `Added MCP server "${name}" to ${file}: ${toolSummary(state, name)}.`;
+  const added = [...state.servers.values()].filter(
+    (server) => !before.has(server.name) && (kinds as string[]).includes(server.source.kind),
+  );
+  const names = added.map((server) => server.name);
+  return names.length > 0
+    ? `Imported ${kinds.join(", ")} (written to "imports" in ${file}): ${names.length} ${names.length === 1 ? "server" : "servers"}, ${names.join(", ")}.`
+    : `Imported ${kinds.join(", ")} (written to "imports" in ${file}), but no server came with it: /mcp status says why.`;
 }
 
 async function removeServer(state: McpExtensionState, name: string): Promise<string> {
@@ -145,37 +155,6 @@ function requireServer(state: McpExtensionState, name: string): ServerDefinition
   if (server) return server;
   const known = [...state.servers.keys()].join(", ") || "none";
   throw new Error(name ? `no MCP server named "${name}" (servers: ${known})` : `name a server (servers: ${known})`);
-}
-
-function checkNewName(state: McpExtensionState, name: string): void {
-  if (!SERVER_NAME.test(name)) {
-    throw new Error(`"${name}" is not a usable server name: use letters, digits, "_" and "-" (up to 64, starting with a letter or digit)`);
-  }
-  const existing = state.servers.get(name);
-  if (existing)
-    throw new Error(`a server named "${name}" exists already (${existing.source.path}); /mcp remove ${name} first, or pick another name`);
-  const skipped = state.config.problems.find((problem) => problem.server === name);
-  if (skipped) throw new Error(`a server named "${name}" is configured already (${skipped.file}), though not loaded: ${skipped.message}`);
-}
-
-/** The same validation as loading the file: a refused entry is never written. */
-function validateEntry(state: McpExtensionState, file: string, name: string, entry: Record<string, unknown>): void {
-  const problems: ConfigProblem[] = [];
-  const context = interpolationContext({ agentDir: state.agentDir, cwd: state.cwd });
-  // `add` writes the user's own file, whose "!command" values run when the server starts.
-  const options = {
-    file,
-    context,
-    interpolate: true,
-    allowOverride: false,
-    reportUnknownFields: true,
-    defaultsSyntax: true,
-    commands: "run" as const,
-  };
-  const parsed = parseServerEntry(name, entry, options, problems);
-  const errors = parsed.kind === "server" ? [...problems, ...parsed.unresolved] : problems;
-  const refused = errors.filter((problem) => problem.level === "error");
-  if (parsed.kind !== "server" || refused.length > 0) throw new Error(`not added: ${refused.map((problem) => problem.message).join("; ")}`);
 }
 
 /**
@@ -211,14 +190,6 @@ async function pickFile(
   const labels = choices.map((choice) => `${choice.label}: ${choice.path}${choice.note ? ` (${choice.note})` : ""}`);
   const picked = await ctx.ui.select(title, labels, { timeout: DIALOG_TIMEOUT_MS });
   return picked === undefined ? undefined : choices[labels.indexOf(picked)];
-}
-
-function toolSummary(state: McpExtensionState, name: string): string {
-  const tools = state.tools.byServer.get(name) ?? [];
-  if (tools.length === 0) return state.inventories.has(name) ? "no tools" : "its tools are listed on first use";
-  const names = tools.map((tool) => tool.name);
-  const shown = names.slice(0, 8).join(", ");
-  return `${tools.length} ${tools.length === 1 ? "tool" : "tools"} (${shown}${names.length > 8 ? ", …" : ""}), found through ToolSearch`;
 }
 
 /** Any scheme: an `ftp://` address is then refused as a URL, not tried as a command. */

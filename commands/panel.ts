@@ -1,17 +1,21 @@
 /**
  * `/mcp` with no argument in the interactive TUI: a panel of Pi's own components (SelectList between borders)
- * listing every server with its state, tools and source. Enter opens the server's actions (reconnect, show the last
- * error when it has one, show what it logged when it did, enable or disable, show tools, sign in) in Pi's select dialog; after one runs, the panel
- * comes back with the new state and the cursor on that server; Esc closes it. Modes without a TUI never render a
- * custom component (RPC answers `undefined` without building it): the caller then prints the status text instead.
+ * listing every server with its state, tools and source, then the ways to add one: from the MCP Registry, by command
+ * or URL, and by importing another tool's config found on this machine (with no server yet, those are the panel).
+ * Enter opens a server's actions (reconnect, show the last error when it has one, show what it logged when it did,
+ * enable or disable, show tools, sign in) in Pi's select dialog, or runs an adding row; after either, the panel comes
+ * back with the new state and the cursor on that row; Esc closes it. Modes without a TUI never render a custom
+ * component (RPC answers `undefined` without building it): the caller then prints the status text instead.
  */
 import { DynamicBorder, type ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { Container, type SelectItem, SelectList, Text } from "@mariozechner/pi-tui";
+import type { ImportableHost } from "../config.ts";
 import { canSignIn } from "../server-manager.ts";
-import { addServerHint, runManageCommand } from "./manage.ts";
+import { runManageCommand } from "./manage.ts";
 import type { McpExtensionState } from "../state.ts";
-import type { ServerDefinition } from "../types.ts";
+import type { ImportKind, ServerDefinition } from "../types.ts";
 import { DIALOG_TIMEOUT_MS, showText } from "../ui.ts";
+import { describeImportable } from "./ways-in.ts";
 
 /** What the panel's actions do, implemented where the commands are (commands.ts). */
 export interface PanelActions {
@@ -24,6 +28,13 @@ export interface PanelActions {
   /** What /mcp status <server> says (its log included); undefined when the server logged nothing. */
   logText(name: string): string | undefined;
   signIn(name: string): Promise<void>;
+  /** The registry's address when it is on. */
+  registry(): string | undefined;
+  /** Other tools' configs on this machine whose servers the session does not import. */
+  importable(): readonly ImportableHost[];
+  addFromRegistry(): Promise<void>;
+  addByCommand(): Promise<void>;
+  importHost(kind: ImportKind): Promise<void>;
 }
 
 const MAX_VISIBLE = 12;
@@ -36,7 +47,7 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
     let rendered = false;
     const picked = await ctx.ui.custom<string | undefined>((tui, theme, _keybindings, done) => {
       rendered = true;
-      const items = serverItems(state, actions);
+      const items = [...serverItems(state, actions), ...addingItems(actions)];
       const border = () => new DynamicBorder((text: string) => theme.fg("accent", text));
       const list = new SelectList(items, Math.min(Math.max(items.length, 1), MAX_VISIBLE), {
         selectedPrefix: (text) => theme.fg("accent", text),
@@ -56,6 +67,7 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
       const panel = new Container();
       panel.addChild(border());
       panel.addChild(new Text(theme.fg("accent", theme.bold(`MCP servers (${state.servers.size})`))));
+      if (state.servers.size === 0) panel.addChild(new Text(theme.fg("muted", "No servers yet. Three ways to add one:")));
       panel.addChild(list);
       panel.addChild(new Text(theme.fg("dim", "↑↓ select · enter actions · esc close")));
       panel.addChild(border());
@@ -71,20 +83,44 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
       };
     });
     if (!rendered) return false;
-    const server = picked === undefined ? undefined : state.servers.get(picked);
-    if (!server || state.shutDown) return true;
-    actedOn = server.name;
-    await runAction(ctx, state, server, actions);
+    if (picked === undefined || state.shutDown) return true;
+    actedOn = picked;
+    const adding = addingAction(picked, actions);
+    const server = state.servers.get(picked);
+    if (adding) await adding();
+    else if (server) await runAction(ctx, state, server, actions);
+    else return true;
   }
 }
 
-/** The value of the one row the panel shows when there is no server: choosing it closes the panel. */
-const NO_SERVER_ROW = "";
+/** Row values of the adding rows: they start with a character no server name in a config file can start with. */
+const ADD_FROM_REGISTRY = "\u0000registry";
+const ADD_BY_COMMAND = "\u0000command";
+const IMPORT_PREFIX = "\u0000import:";
+
+function addingItems(actions: PanelActions): SelectItem[] {
+  const registry = actions.registry();
+  return [
+    ...actions.importable().map((host) => ({
+      value: `${IMPORT_PREFIX}${host.kind}`,
+      label: `+ Import from ${host.kind}`,
+      description: `found on this machine: ${describeImportable(host)}`,
+    })),
+    ...(registry
+      ? [{ value: ADD_FROM_REGISTRY, label: "+ Add from the MCP Registry", description: `search ${registry}, then pick a server` }]
+      : []),
+    { value: ADD_BY_COMMAND, label: "+ Add by command or URL", description: "a command that starts a stdio server, or an http(s) URL" },
+  ];
+}
+
+function addingAction(value: string, actions: PanelActions): (() => Promise<void>) | undefined {
+  if (value === ADD_FROM_REGISTRY) return () => actions.addFromRegistry();
+  if (value === ADD_BY_COMMAND) return () => actions.addByCommand();
+  if (value.startsWith(IMPORT_PREFIX)) return () => actions.importHost(value.slice(IMPORT_PREFIX.length) as ImportKind);
+  return undefined;
+}
 
 function serverItems(state: McpExtensionState, actions: PanelActions): SelectItem[] {
-  if (state.servers.size === 0) {
-    return [{ value: NO_SERVER_ROW, label: "No servers yet", description: addServerHint(state.config.userFile) }];
-  }
   return [...state.servers.values()].map((server) => ({
     value: server.name,
     label: server.name,

@@ -3,9 +3,9 @@
  * status line and the notices of config problems and failed connects. The report and the status line take a narrow
  * view of the session, so they are tested without a Pi session.
  */
-import { describeSource, describeTarget } from "../config.ts";
+import { describeSource, describeTarget, type ImportableHost } from "../config.ts";
 import type { McpLifecycleManager } from "../lifecycle.ts";
-import { addServerHint } from "./manage.ts";
+import { waysInLines } from "./ways-in.ts";
 import { describeNpxResolution } from "../npx-resolver.ts";
 import type { SemanticRanker } from "../tool-search.ts";
 import {
@@ -40,12 +40,12 @@ export interface StatusContext extends Pick<ToolView, "config" | "servers" | "in
 /** Log lines `/mcp status <server>` shows (the manager keeps more: `MAX_LOG_ENTRIES`). */
 const LOG_LINES_SHOWN = 20;
 
-/** `/mcp status`: every server; `/mcp status <server>`: that one, with what it logged. */
-export function statusReport(state: StatusContext, serverName?: string): string {
-  if (serverName !== undefined) return serverReport(state, serverName);
+/** `importable`: other tools' configs found on this machine, offered when no server is configured. */
+export function statusReport(state: StatusContext, importable: readonly ImportableHost[] = []): string {
   const servers = [...state.servers.values()];
   const skipped = skippedServers(state);
   const lines = [statusHeadline(state, servers, skipped.size)];
+  if (nothingConfigured(state, servers, skipped.size)) lines.push(...waysInLines(state.config.userFile, state.config.settings, importable));
   if (state.semantic) lines.push(state.semantic.statusLine());
   for (const server of servers) lines.push(...serverStatus(state, server));
   for (const [name, problems] of skipped)
@@ -59,7 +59,13 @@ export function statusReport(state: StatusContext, serverName?: string): string 
   return lines.join("\n");
 }
 
-function serverReport(state: StatusContext, name: string): string {
+/** No server, and no error that would explain it: a first run, for which the ways in are offered. */
+export function nothingConfigured(state: Pick<StatusContext, "config">, servers: readonly ServerDefinition[], skipped: number): boolean {
+  return servers.length === 0 && skipped === 0 && !state.config.problems.some((problem) => problem.level === "error");
+}
+
+/** `/mcp status <server>`: that server's lines, with what it logged. */
+export function serverStatusReport(state: StatusContext, name: string): string {
   const server = state.servers.get(name);
   if (!server) {
     const skipped = skippedServers(state).get(name);
@@ -92,12 +98,9 @@ function severity(entry: ServerLogEntry): number {
 }
 
 function statusHeadline(state: StatusContext, servers: readonly ServerDefinition[], skipped: number): string {
-  const { userFile, problems } = state.config;
-  if (servers.length === 0 && skipped === 0) {
-    return problems.some((problem) => problem.level === "error")
-      ? `MCP: no servers loaded (see the errors below). Your config file: ${userFile}`
-      : `MCP: no servers configured. ${addServerHint(userFile)}`;
-  }
+  if (nothingConfigured(state, servers, skipped)) return "MCP: no servers configured. Three ways to add one:";
+  if (servers.length === 0 && skipped === 0)
+    return `MCP: no servers loaded (see the errors below). Your config file: ${state.config.userFile}`;
   const enabled = servers.filter((server) => server.enabled !== false).length;
   const counts = [`${enabled} enabled`];
   if (servers.length > enabled) counts.push(`${servers.length - enabled} disabled`);
@@ -285,7 +288,8 @@ export function reportConnectFailure(state: McpExtensionState, name: string, err
   // Told once, by reportSignInNeeded: a lazy server's every call would say it again.
   if (error instanceof NeedsAuthError && error.signIn) return updateStatus(state);
   const status = state.manager.getState(name).status;
-  const hint = status === "needs-auth" ? ` Run /mcp-auth ${name} for what to configure.` : "";
+  // Unless the message already names the command to run.
+  const hint = status === "needs-auth" && !error.message.includes("/mcp-auth") ? ` Run /mcp-auth ${name} for what to configure.` : "";
   // The manager's connect errors already start with `MCP server "<name>"`.
   state.ui.notify(`${error.message}${hint}`, status === "needs-auth" ? "warning" : "error");
   updateStatus(state);

@@ -55,8 +55,9 @@ export function hideSecretArguments(args: readonly string[]): string[] {
 
 /**
  * The debug log hides the values of a config that may be credentials wherever they turn up (util/debug-log.ts):
- * env and header values, tokens (a token variable's value too), OAuth secrets, the arguments /mcp status hides, the
- * embeddings endpoint's key.
+ * env and header values, tokens (a token variable's value too), OAuth secrets (a workload's JWT and an ID token
+ * among them, as configured: what a `!command` prints is hidden where it is read), the arguments /mcp status hides,
+ * the embeddings endpoint's key.
  */
 export function hideConfigSecretsInDebugLog(config: LoadedConfig, env: NodeJS.ProcessEnv = process.env): void {
   const apiKeyEnv = config.settings.search?.embeddings?.apiKeyEnv;
@@ -73,6 +74,9 @@ function secretValues(server: ServerDefinition, env: NodeJS.ProcessEnv): Array<s
     server.bearerTokenEnv ? env[server.bearerTokenEnv] : undefined,
     server.oauth?.clientSecret,
     server.oauth?.privateKey,
+    server.oauth?.workloadToken,
+    server.oauth?.identityProvider?.clientSecret,
+    server.oauth?.identityProvider?.idToken,
     ...args.filter((arg, index) => shown[index] !== arg),
   ];
 }
@@ -97,7 +101,10 @@ function quoted(word: string): string {
   return /^[\w@%+=:,./<>~-]+$/.test(word) ? word : JSON.stringify(word);
 }
 
-/** A config file as messages name it: `/home/me/.pi/agent/mcp.json (user)`. */
+/**
+ * A config file as messages name it: `/home/me/.pi/agent/mcp.json (user)`, with what the kind alone does not say:
+ * `…/node_modules/acme-tools/mcp.json (pi-package: npm:acme-tools)`.
+ */
 export function describeSource(source: ConfigSource): string {
-  return `${source.path} (${source.kind})`;
+  return `${source.path} (${source.kind}${source.label ? `: ${source.label}` : ""})`;
 }

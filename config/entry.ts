@@ -32,7 +32,7 @@ import {
   transportName,
 } from "./checks.ts";
 import { configProblem, type ProblemLocation } from "./problems.ts";
-import { type CheckedOAuth, OAUTH_CHECKS, settleOAuth } from "./oauth-entry.ts";
+import { type CheckedOAuth, IDENTITY_PROVIDER_CHECKS, OAUTH_CHECKS, settleOAuth } from "./oauth-entry.ts";
 import { describeValue, isJsonObject } from "../util/guards.ts";
 import { interpolate, interpolationProblem, type InterpolationContext } from "./interpolation.ts";
 import { expandHome, pathModule } from "../util/paths.ts";
@@ -62,7 +62,7 @@ export interface EntryOptions {
   /** The host that owns the file reads `${VAR:-default}` too (ours, Claude Code): an unset variable's hint may suggest it. */
   defaultsSyntax?: boolean;
   /**
-   * What an `env`, `headers` or `oauth.clientSecret` value written as `!command` is: `run` (the user's own files, a
+   * What an `env`, `headers` or `oauth` secret value written as `!command` is: `run` (the user's own files, a
    * trusted project's: run when the server starts, the secret when it is needed), `refused` (an untrusted project's:
    * the server cannot start), `literal` (other tools' files, which never meant a command: passed as written).
    */
@@ -70,6 +70,14 @@ export interface EntryOptions {
 }
 
 export type CommandValues = "run" | "refused" | "literal";
+
+/**
+ * How an entry that is the user's own but not written in one of their config files is read: another extension's, an
+ * installed package's, or one `/mcp add` is about to write. Substituted, never an override, its `!command` values run.
+ */
+export function ownEntryOptions(file: string, context: InterpolationContext, reportUnknownFields = false): EntryOptions {
+  return { file, context, interpolate: true, allowOverride: false, reportUnknownFields, defaultsSyntax: true, commands: "run" };
+}
 
 export type ParsedEntry =
   | {
@@ -107,6 +115,7 @@ const BEHAVIOUR_CHECKS = {
   includeSkills: stringList,
   excludeSkills: stringList,
   approveTools: approvalRule,
+  apps: boolean,
   toolPrefix: toolPrefixMode,
   debug: boolean,
   logLevel: oneOf<LogLevelSetting>([...LOG_LEVELS, "off"]),
@@ -136,6 +145,8 @@ const BEHAVIOUR_FALLBACKS: Readonly<Record<string, Fallback>> = {
   approveTools: { means: "every tool of this server asks before it runs", value: true },
   // A server's skills are text the model follows: a value that may have meant "no" keeps them out.
   skills: { means: "its skills are not offered", value: false },
+  // A view runs the server's code in the user's browser: a value that may have meant "no" opens none.
+  apps: { means: "its tools open no view", value: false },
 };
 
 const CONNECTION_CHECKS = {
@@ -259,7 +270,7 @@ function warnOfCommandValues(
     if (!value?.startsWith("!")) continue;
     const message = value.startsWith("!!")
       ? `begins with "!!", which pi-mcp-adapter 2.x reads as one literal "!"; this adapter passes the value as written`
-      : `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env, headers and oauth.clientSecret values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
+      : `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env, headers and oauth secret values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
     problems.push(configProblem("warning", at(field), message));
   }
 }
@@ -267,6 +278,13 @@ function warnOfCommandValues(
 /** The `oauth` object, checked field by field (config/oauth-entry.ts says what they are) and as a whole; null on an error. */
 function checkOAuth(raw: Record<string, unknown>, options: EntryOptions, at: Locator, problems: ConfigProblem[]): OAuthSettings | null {
   const checked = checkFields(raw, OAUTH_CHECKS, "oauth.", options, at, problems) as CheckedOAuth | undefined;
+  if (checked?.identityProvider) {
+    // An object: it passed OAUTH_CHECKS.
+    const fields = raw.identityProvider as Record<string, unknown>;
+    const provider = checkFields(fields, IDENTITY_PROVIDER_CHECKS, "oauth.identityProvider.", options, at, problems);
+    if (!provider) return null;
+    checked.identityProvider = provider;
+  }
   return checked ? settleOAuth(checked, at, problems) : null;
 }
 
@@ -447,6 +465,18 @@ function connectionEntry(
     // A secret written as `!command` is one like an env value's (Pi's built-in runs it too); it runs when needed.
     if (oauth.clientSecret !== undefined) entry.oauth.clientSecret = mapValue(oauth.clientSecret, "oauth.clientSecret");
     if (oauth.privateKey !== undefined) entry.oauth.privateKey = text(oauth.privateKey, "oauth.privateKey");
+    // A workload's JWT or a user's ID token: short-lived, so mostly a command's output or a variable's value.
+    if (oauth.workloadToken !== undefined) entry.oauth.workloadToken = mapValue(oauth.workloadToken, "oauth.workloadToken");
+    if (oauth.workloadTokenFile !== undefined)
+      entry.oauth.workloadTokenFile = text(oauth.workloadTokenFile, "oauth.workloadTokenFile", true);
+    if (oauth.identityProvider !== undefined) {
+      const { issuer, tokenEndpoint, clientId, clientSecret, idToken } = oauth.identityProvider;
+      const field = "oauth.identityProvider";
+      entry.oauth.identityProvider = { issuer: text(issuer, `${field}.issuer`), clientId: text(clientId, `${field}.clientId`) };
+      if (tokenEndpoint !== undefined) entry.oauth.identityProvider.tokenEndpoint = text(tokenEndpoint, `${field}.tokenEndpoint`);
+      if (clientSecret !== undefined) entry.oauth.identityProvider.clientSecret = mapValue(clientSecret, `${field}.clientSecret`);
+      if (idToken !== undefined) entry.oauth.identityProvider.idToken = mapValue(idToken, `${field}.idToken`);
+    }
   }
   if (commandValues.length > 0) entry.commandValues = commandValues;
   return entry;

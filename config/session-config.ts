@@ -1,11 +1,12 @@
 /**
  * The config a session runs with: the user's files always, the project's once the project is trusted
- * (host/project-trust.ts), and the servers other extensions registered with Pi. What the project may do is decided
+ * (host/project-trust.ts), and the servers other extensions registered (with Pi, or through upstream's event for
+ * this session). What the project may do is decided
  * here, once per load, so that nothing downstream (startup, listing, npx resolution, `!command` values) has to ask:
  * an untrusted project's servers are simply not in the config.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { type ExtensionServer, hideConfigSecretsInDebugLog, loadConfig } from "../config.ts";
+import { type ExtensionServer, hideConfigSecretsInDebugLog, loadConfig, type RuntimeServer } from "../config.ts";
 import { hostMcpServers, hostProjectTrust, ProjectTrust, TRUST_FLAG, type TrustQuestion, type TrustVerdict } from "../host.ts";
 import type { LoadedConfig } from "../types.ts";
 import { DIALOG_TIMEOUT_MS } from "../ui.ts";
@@ -21,6 +22,8 @@ interface LoadInputs {
   trustFlag: boolean;
   /** `pi.getMcpServers()` where Pi has it. */
   registered: readonly ExtensionServer[];
+  /** Registered through upstream's event for this session. */
+  runtime: readonly RuntimeServer[];
 }
 
 export class SessionConfig {
@@ -41,10 +44,14 @@ export class SessionConfig {
   /** What the last load read: a reload after the user's own edit reads the same sources. */
   private lastInputs: LoadInputs | undefined;
 
-  constructor(pi: Pick<ExtensionAPI, "getFlag">, agentDir: string) {
+  /** The servers registered through upstream's event, as they are now. */
+  private readonly runtime: () => readonly RuntimeServer[];
+
+  constructor(pi: Pick<ExtensionAPI, "getFlag">, agentDir: string, runtime: () => readonly RuntimeServer[] = () => []) {
     this.pi = pi;
     this.agentDir = agentDir;
     this.trust = new ProjectTrust(agentDir);
+    this.runtime = runtime;
   }
 
   /**
@@ -58,6 +65,7 @@ export class SessionConfig {
       configPath: typeof configPath === "string" ? configPath : undefined,
       trustFlag: flagFromArgv(process.argv, TRUST_FLAG) !== undefined,
       registered: [],
+      runtime: [],
     });
   }
 
@@ -74,6 +82,7 @@ export class SessionConfig {
       configPath: typeof configPath === "string" ? configPath : undefined,
       trustFlag: this.pi.getFlag(TRUST_FLAG) === true,
       registered: hostMcpServers(pi),
+      runtime: this.runtime(),
     });
   }
 
@@ -108,7 +117,8 @@ export class SessionConfig {
   }
 
   private loadOptions(inputs: LoadInputs) {
-    return { agentDir: this.agentDir, cwd: inputs.cwd, configPath: inputs.configPath, registered: inputs.registered };
+    const { cwd, configPath, registered, runtime } = inputs;
+    return { agentDir: this.agentDir, cwd, configPath, registered, runtime };
   }
 
   private decideAndLoad(inputs: LoadInputs): LoadedConfig {

@@ -10,6 +10,7 @@ import {
   checkUrl,
   directToolsSetting,
   type Fallback,
+  httpUrl,
   nonEmptyString,
   number,
   outputGuard,
@@ -161,10 +162,12 @@ function parseSearchSettings(value: unknown, file: string, problems: ConfigProbl
   return search;
 }
 
-/** Settings that are `true`, `false` or an object of fields: `script`, `sampling`. */
+/** Settings that are `true`, `false` or an object of fields: `script`, `sampling`, `apps`, `registry`. */
 const SWITCH_CHECKS: Readonly<Record<string, Readonly<Record<string, Check<unknown>>>>> = {
   script: { enabled: boolean, timeoutMs: number(0, false), memoryMb: number(1, true) },
   sampling: { enabled: boolean, maxTokens: positiveWholeNumber },
+  apps: { enabled: boolean, openBrowser: boolean },
+  registry: { url: httpUrl },
 };
 
 /** `true`, `false` or `{ enabled, … }`; a bad field is left out (its default applies). */

@@ -51,6 +51,18 @@ export function writeServerEntry(file: string, name: string, entry: Record<strin
   });
 }
 
+/** Adds hosts to the file's `imports` (creating it); those it lists already stay where they are. */
+export function writeImports(file: string, kinds: readonly string[]): Promise<void> {
+  return editConfigFile(file, (data) => {
+    if (data.imports !== undefined && !Array.isArray(data.imports)) {
+      throw new Error(`${file}: "imports" is not an array; fix it before changing it from Pi`);
+    }
+    const current: unknown[] = data.imports ?? [];
+    const added = kinds.filter((kind) => !current.includes(kind));
+    return added.length === 0 ? [] : [{ path: ["imports"], value: [...current, ...added] }];
+  });
+}
+
 /** Removes the server's entry; refuses when the file has none. */
 export function removeServerEntry(file: string, name: string): Promise<void> {
   return editConfigFile(file, (data) => {

@@ -9,9 +9,11 @@
  * When the server wants a sign-in, the driver does what a user does with `/mcp-auth`: the manager's sign-in, with
  * conformance/headless-browser.mjs's `follow` as the browser (it follows the authorization server's redirect to the
  * adapter's own loopback callback), then the same steps again; at most MAX_SIGN_INS times (auth/scope-retry-limit checks the
- * bound). The scenario's MCP_CONFORMANCE_CONTEXT becomes the server's `oauth` config, as a user would write it.
+ * bound). The scenario's MCP_CONFORMANCE_CONTEXT becomes the server's `oauth` config, as a user would write it: a
+ * pre-registered client, client credentials, an identity provider with the user's ID token (SEP-990), a workload's
+ * token file (SEP-1933), DPoP (SEP-1932).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NeedsAuthError } from "../connection/session.ts";
@@ -34,14 +36,17 @@ async function main(): Promise<void> {
   if (!plan) throw new Error(`unknown scenario "${scenario}" (MCP_CONFORMANCE_SCENARIO)`);
   if (!URL.canParse(url)) throw new Error(`the last argument must be the test server URL, got "${url}"`);
 
+  // test/conformance.test.ts proves that a failing scenario outside the baseline fails the run.
+  if (process.env.PI_MCP_CONFORMANCE_BREAK === scenario)
+    throw new Error(`scenario "${scenario}" broken on purpose (PI_MCP_CONFORMANCE_BREAK)`);
   const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as ScenarioContext;
-  const oauth = await oauthConfig(scenario, url, context);
-  const server: ServerDefinition = { name: "conformance", url, oauth, source: { kind: "user", path: "conformance/driver.ts" } };
   // Tokens and registrations of one scenario must not reach the next.
   const agentDir = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-driver-"));
   // Pi gives its servers its working directory as their one root.
   const manager = new McpServerManager({ agentDir, resolveNpx: false, elicitation: acceptElicitationDefaults, roots: [process.cwd()] });
   try {
+    const oauth = await oauthConfig(scenario, url, context, agentDir);
+    const server: ServerDefinition = { name: "conformance", url, oauth, source: { kind: "user", path: "conformance/driver.ts" } };
     await withSignIns(manager, server, async () => {
       const connection = await manager.connect(server);
       console.log(`connected over ${connection.transport}; tools: ${connection.tools.map((tool) => tool.name).join(", ") || "(none)"}`);
@@ -69,7 +74,7 @@ async function withSignIns(manager: McpServerManager, server: ServerDefinition, 
 }
 
 /** What a user would put in the server's `oauth` object for this scenario. */
-async function oauthConfig(scenario: string, url: string, context: ScenarioContext): Promise<OAuthSettings | undefined> {
+async function oauthConfig(scenario: string, url: string, context: ScenarioContext, agentDir: string): Promise<OAuthSettings | undefined> {
   if (scenario === "auth/basic-cimd") return { clientMetadataUrl: CIMD_URL };
   if (scenario === "auth/pre-registration") return { clientId: context.client_id, clientSecret: context.client_secret };
   if (scenario === "auth/client-credentials-basic" || scenario === "auth/client-credentials-jwt") {
@@ -83,13 +88,35 @@ async function oauthConfig(scenario: string, url: string, context: ScenarioConte
       authorizationServer: await authorizationServerOf(url),
     };
   }
-  if (scenario === "auth/enterprise-managed-authorization")
-    throw new Error("enterprise-managed authorization (SEP-990: token exchange at an IdP, then a JWT-bearer grant) is not supported");
-  if (scenario === "auth/wif-jwt-bearer") throw new Error("workload identity federation (SEP-1933: a JWT-bearer grant) is not supported");
+  if (scenario === "auth/enterprise-managed-authorization") {
+    return {
+      clientId: context.client_id,
+      clientSecret: context.client_secret,
+      authorizationServer: await authorizationServerOf(url),
+      identityProvider: {
+        issuer: context.idp_issuer!,
+        // The scenario's identity provider publishes OpenID metadata without fields OpenID requires, which the SDK refuses.
+        tokenEndpoint: context.idp_token_endpoint,
+        clientId: context.idp_client_id!,
+        idToken: context.idp_id_token,
+      },
+    };
+  }
+  if (scenario === "auth/wif-jwt-bearer") {
+    // Where a workload platform would mount its token.
+    const workloadTokenFile = join(agentDir, "workload-token.jwt");
+    writeFileSync(workloadTokenFile, `${context.valid_jwt}\n`, { mode: 0o600 });
+    return { clientId: context.client_id, workloadTokenFile, authorizationServer: await authorizationServerOf(url) };
+  }
+  // A server known to want DPoP is configured so; without it, the server's DPoP challenge asks for it (auth/dpop-nonce).
+  if (scenario === "auth/dpop") return { dpop: true };
   return undefined;
 }
 
-/** A user knows which authorization server their machine client belongs to; the driver reads it from the server's metadata. */
+/**
+ * A user knows which authorization server their machine client (or workload, or enterprise client) belongs to; the
+ * driver reads it from the server's metadata.
+ */
 async function authorizationServerOf(url: string): Promise<string> {
   const server = new URL(url);
   const metadata = (await (await fetch(new URL(`/.well-known/oauth-protected-resource${server.pathname}`, server))).json()) as {

@@ -19,6 +19,13 @@ export interface ScenarioContext {
   client_secret?: string;
   private_key_pem?: string;
   signing_algorithm?: string;
+  /** auth/enterprise-managed-authorization: the company's identity provider, the adapter's client there, the user's ID token. */
+  idp_issuer?: string;
+  idp_token_endpoint?: string;
+  idp_client_id?: string;
+  idp_id_token?: string;
+  /** auth/wif-jwt-bearer: the workload's JWT (the scenario also hands out a wrong-audience and an expired one). */
+  valid_jwt?: string;
   /** http-custom-headers: the calls to make (the values test the headers' encoding). */
   toolCalls?: { name: string; arguments: Record<string, unknown> }[];
 }

@@ -19,6 +19,23 @@ export function authorizationServerAnswer(code: string, description?: string): s
   return `the authorization server answered "${code}"${description ? `: ${description}` : ""}`;
 }
 
+/**
+ * How a server gets its OAuth tokens when nobody signs in, in words, with the config fields that decide it; none when
+ * a user signs in in the browser (at the server's authorization server or the company's identity provider).
+ */
+export function tokensWithoutSignIn(def: ServerDefinition): { how: string; fields: string } | undefined {
+  const oauth = def.oauth;
+  if (oauth?.grantType === "client_credentials")
+    return { how: "its client credentials", fields: `"oauth.clientId", "oauth.clientSecret" or "oauth.privateKey", and "oauth.scope"` };
+  if (oauth?.workloadToken !== undefined || oauth?.workloadTokenFile !== undefined) {
+    const source = oauth.workloadToken !== undefined ? "oauth.workloadToken" : "oauth.workloadTokenFile";
+    return { how: "its workload token", fields: `"${source}", "oauth.authorizationServer" and "oauth.scope"` };
+  }
+  if (oauth?.identityProvider?.idToken !== undefined)
+    return { how: "the ID token in its config", fields: `"oauth.identityProvider" and "oauth.clientId"` };
+  return undefined;
+}
+
 /** A token, or an `Authorization` header, given in the config: the server is not signed in to with OAuth. */
 function hasStaticCredentials(def: ServerDefinition): boolean {
   return def.bearerToken !== undefined || def.bearerTokenEnv !== undefined || hasAuthorizationHeader(def);

@@ -1,8 +1,9 @@
 /**
  * `env` and `headers` values written as `!command` (Pi 1.x's built-in MCP and pi-mcp-adapter 2.x run them): the
  * command runs in a shell when the server starts (never at Pi's startup, and again at every start, so a token it
- * prints is fresh), and its output, trimmed, is the value. `oauth.clientSecret` too (as Pi's built-in reads it), but
- * only when the secret is needed: a sign-in, a refresh, a client-credentials token (connection/oauth-provider.ts).
+ * prints is fresh), and its output, trimmed, is the value. `oauth.clientSecret` too (as Pi's built-in reads it), and
+ * the other `oauth` secrets (a workload's JWT, the identity provider's secret and the user's ID token), but only when
+ * the secret is needed: a sign-in, a refresh, a token request (connection/oauth-provider.ts, oauth-jwt-grants.ts).
  * Only the fields config/entry.ts marked run: the user's own files and a trusted project's, never other tools' files.
  * A failure names the server and the field and never shows the output, which is a secret.
  */
@@ -26,7 +27,7 @@ export async function withCommandValues(
   if (!def.commandValues?.length) return def;
   const maps = { env: { ...def.env }, headers: { ...def.headers } };
   await Promise.all(
-    // `oauth.clientSecret` is not one of these maps: it waits for `clientSecret`.
+    // The `oauth` secrets are not in these maps: they wait for `oauthSecret`.
     def.commandValues.map(async (field) => {
       const dot = field.indexOf(".");
       const map = maps[field.slice(0, dot) as keyof typeof maps];
@@ -39,12 +40,26 @@ export async function withCommandValues(
   return { ...def, ...(def.env ? { env: maps.env } : {}), ...(def.headers ? { headers: maps.headers } : {}) };
 }
 
-/** The configured client secret, its command run if it is one (each call runs it again); throws on a failure. */
-export async function clientSecret(def: ServerDefinition, signal: AbortSignal): Promise<string | undefined> {
-  const field = "oauth.clientSecret";
-  const secret = def.oauth?.clientSecret;
+/** The `oauth` fields that hold a secret and may be a `!command`, each run only when the secret is needed. */
+const OAUTH_SECRETS = {
+  "oauth.clientSecret": (def: ServerDefinition) => def.oauth?.clientSecret,
+  "oauth.workloadToken": (def: ServerDefinition) => def.oauth?.workloadToken,
+  "oauth.identityProvider.clientSecret": (def: ServerDefinition) => def.oauth?.identityProvider?.clientSecret,
+  "oauth.identityProvider.idToken": (def: ServerDefinition) => def.oauth?.identityProvider?.idToken,
+} as const;
+
+export type OAuthSecretField = keyof typeof OAUTH_SECRETS;
+
+/** A configured `oauth` secret, its command run if it is one (each call runs it again); throws on a failure. */
+export async function oauthSecret(def: ServerDefinition, field: OAuthSecretField, signal: AbortSignal): Promise<string | undefined> {
+  const secret = OAUTH_SECRETS[field](def);
   if (!secret?.startsWith("!") || !def.commandValues?.includes(field)) return secret;
   return runValueCommand(secret.slice(1), `MCP server "${def.name}": "${field}"`, signal, COMMAND_VALUE_TIMEOUT_MS);
+}
+
+/** The configured client secret, its command run if it is one (each call runs it again); throws on a failure. */
+export function clientSecret(def: ServerDefinition, signal: AbortSignal): Promise<string | undefined> {
+  return oauthSecret(def, "oauth.clientSecret", signal);
 }
 
 function runValueCommand(command: string, what: string, signal: AbortSignal, timeoutMs: number): Promise<string> {

@@ -3,16 +3,28 @@
  * a refused port, a login page where an MCP server should be, an authorization server's answer), and never a token.
  * A refusal for want of credentials becomes a NeedsAuthError that says what fixes it: the config, or a sign-in.
  */
-import { SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
+import { type FetchLike, SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
 import { IncompatibleServerError, NeedsAuthError, type ServerAuthState } from "./session.ts";
-import { canSignIn, hasAuthorizationHeader, signInNeeded } from "./auth-checks.ts";
+import { canSignIn, hasAuthorizationHeader, signInNeeded, tokensWithoutSignIn } from "./auth-checks.ts";
 import { describeOAuthError } from "./oauth-provider.ts";
+import { discoverAuthorizationServer } from "./oauth-discovery.ts";
+import { parseServerUrl } from "./server-target.ts";
+import { abortable } from "../util/abort.ts";
+import { debugLog } from "../util/debug-log.ts";
 import { briefHttpError, safeUrl } from "../util/http-text.ts";
 import { errorMessage } from "../util/guards.ts";
 import type { ServerDefinition } from "../types.ts";
 
+/** How long the look for an unannounced sign-in may take (RFC 9728 and RFC 8414 documents, two or three requests). */
+const DISCOVERY_PROBE_MS = 5_000;
+
 /** The error a failed connect rejects with: names the server, says why, never repeats a token. */
-export function describeConnectFailure(def: ServerDefinition, error: unknown, stderrTail: string[], authState: ServerAuthState): Error {
+export async function describeConnectFailure(
+  def: ServerDefinition,
+  error: unknown,
+  stderrTail: string[],
+  authState: ServerAuthState,
+): Promise<Error> {
   if (error instanceof NeedsAuthError || error instanceof IncompatibleServerError) return error;
   if (isUnauthorized(error)) return unauthorized(def, authState);
   let message = `MCP server "${def.name}" failed to connect: ${failureReason(def, error)}`;
@@ -28,20 +40,34 @@ export function isUnauthorized(error: unknown): boolean {
 }
 
 /**
- * A 401 the connection could not answer. With OAuth in play (or announced by the server's challenge, RFC 9728) the
- * user must sign in; otherwise the configured credentials are missing or wrong.
+ * A 401 the connection could not answer. With OAuth in play, or offered by the server (its challenge names its
+ * metadata, or the well-known addresses have it: RFC 9728 lets a challenge leave it out), the user must sign in;
+ * otherwise the configured credentials are missing or wrong.
  */
-function unauthorized(def: ServerDefinition, authState: ServerAuthState): NeedsAuthError {
-  if (def.oauth?.grantType === "client_credentials") {
-    const fields = `"oauth.clientId", "oauth.clientSecret" or "oauth.privateKey", and "oauth.scope"`;
+async function unauthorized(def: ServerDefinition, authState: ServerAuthState): Promise<NeedsAuthError> {
+  const withoutSignIn = tokensWithoutSignIn(def);
+  if (withoutSignIn)
     return new NeedsAuthError(
       def.name,
-      `MCP server "${def.name}" refused the token its client credentials got: check ${fields} in its config.`,
+      `MCP server "${def.name}" refused the token ${withoutSignIn.how} got: check ${withoutSignIn.fields} in its config.`,
     );
-  }
   if (canSignIn(def) && authState.usesOAuth) return signInNeeded(def.name, "needs a new sign-in (it refused its OAuth token)");
-  if (canSignIn(def) && authState.challenge?.resourceMetadataUrl) return signInNeeded(def.name, "needs a sign-in (OAuth)");
+  if (canSignIn(def) && (authState.challenge?.resourceMetadataUrl || (await offersSignIn(def))))
+    return signInNeeded(def.name, "needs a sign-in (OAuth)");
   return new NeedsAuthError(def.name, needsAuthMessage(def));
+}
+
+/** Whether the server publishes where to sign in (RFC 9728 resource metadata, or RFC 8414 / OpenID metadata at its origin). */
+async function offersSignIn(def: ServerDefinition): Promise<boolean> {
+  const signal = AbortSignal.timeout(DISCOVERY_PROBE_MS);
+  const fetchFn: FetchLike = (url, init) => fetch(url, { ...init, signal });
+  try {
+    const found = await abortable(discoverAuthorizationServer(def, parseServerUrl(def), { fetchFn }), signal);
+    return found.resourceMetadata !== undefined || found.authorizationServerMetadata !== undefined;
+  } catch (error) {
+    debugLog(`MCP server "${def.name}": looking for its OAuth metadata after a 401`, error);
+    return false;
+  }
 }
 
 function needsAuthMessage(def: ServerDefinition): string {
@@ -55,7 +81,12 @@ function needsAuthMessage(def: ServerDefinition): string {
           ? `the "Authorization" header`
           : undefined;
   if (source) return `MCP server "${def.name}" needs authentication: ${where} to the token from ${source}. Check that it is valid.`;
-  return `MCP server "${def.name}" needs authentication: ${where}. Set "bearerToken" or "bearerTokenEnv" (or an "Authorization" header) in its config.`;
+  // No OAuth metadata anywhere: a token is the likely way in, but an OAuth server may publish none (2025-03-26 servers).
+  return (
+    `MCP server "${def.name}" needs authentication: ${where} and publishes no OAuth metadata. Give it a token in its ` +
+    `config ("bearerToken", "bearerTokenEnv" or an "Authorization" header); if it signs in with OAuth all the same, set ` +
+    `"auth": "oauth" in its config and run /mcp-auth ${def.name}.`
+  );
 }
 
 /** A system error code in an error's text (`connect ECONNREFUSED 127.0.0.1:8080`). */

@@ -80,7 +80,7 @@ async function attempt(def: ServerDefinition, options: EstablishOptions): Promis
     await new Promise((resolve) => setImmediate(resolve));
     // Without the SDK half (it failed to load) there is no SDK error to read.
     if (!mcp) throw new Error(`MCP server "${def.name}" failed to connect: ${errorMessage(error)}`, { cause: error });
-    throw mcp.describeConnectFailure(def, error, stderr.lines(), options.oauth.state);
+    throw await mcp.describeConnectFailure(def, error, stderr.lines(), options.oauth.state);
   } finally {
     clearDeadline();
   }

@@ -9,6 +9,7 @@
  * the first page's hints come back with the items (the metadata cache keeps them).
  */
 import type { Client, RequestOptions, StandardSchemaV1 } from "@modelcontextprotocol/client";
+import { readToolUi } from "../apps.ts";
 import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool } from "../types.ts";
 import { isJsonObject } from "../util/guards.ts";
 
@@ -51,12 +52,15 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
     seen.add(name);
     const tool = entry as Record<string, unknown>;
     const annotations = isJsonObject(tool.annotations) ? tool.annotations : {};
+    const { ui, problem } = readToolUi(name, tool._meta);
+    if (problem) problems.push(problem);
     tools.push({
       name,
       title: nonEmptyString(tool.title) ?? nonEmptyString(annotations.title),
       description: nonEmptyString(tool.description),
       inputSchema: tool.inputSchema,
       ...(isJsonObject(tool.outputSchema) ? { outputSchema: tool.outputSchema } : {}),
+      ...(ui ? { ui } : {}),
     });
   }
   return { items: tools, problems, ...hints };

@@ -6,37 +6,29 @@
  * a call with `input_required`, and the SDK fulfils that through these handlers and retries the call (at most
  * MAX_INPUT_ROUNDS times; its opaque `requestState` goes back untouched, and is never logged or shown).
  */
-import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client, type ClientCapabilities, type Root } from "@modelcontextprotocol/client";
+import { uiExtension } from "../apps.ts";
 import type { ConnectPlan } from "./era.ts";
 import { OUR_PROTOCOL_VERSIONS } from "./era.ts";
 import type { SessionSettings } from "./session.ts";
+import { ADAPTER_INFO } from "../util/own-version.ts";
 
 /** Rounds of input one request may ask for before it fails: a server asking for ever must not hold a call open. */
 export const MAX_INPUT_ROUNDS = 8;
 
-const CLIENT_INFO = { name: "pi-mcp-adapter", version: readOwnVersion() };
-
-function readOwnVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
-  } catch {
-    return "0.0.0";
-  }
-}
-
-type Handlers = Pick<SessionSettings, "elicitation" | "urlElicitation" | "sampling" | "roots">;
+type Handlers = Pick<SessionSettings, "elicitation" | "urlElicitation" | "sampling" | "roots" | "viewsOffered">;
 
 /**
  * A client that offers each elicitation mode, and sampling (with tools; not `sampling.context`, whose
  * `includeContext` the handler ignores), only when someone answers it (the SDK then refuses the others before they
- * get here), and roots always: Pi's working directory, as a `file://` URI.
+ * get here), roots always (Pi's working directory, as a `file://` URI), and MCP Apps to the servers whose views may
+ * open.
  */
 export function newClient(serverName: string, handlers: Handlers, plan: ConnectPlan): Client {
-  const client = new Client(CLIENT_INFO, {
-    capabilities: capabilities(handlers),
+  const client = new Client(ADAPTER_INFO, {
+    capabilities: capabilities(handlers, handlers.viewsOffered?.(serverName) === true),
     supportedProtocolVersions: [...OUR_PROTOCOL_VERSIONS],
     versionNegotiation: plan.negotiation,
     inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
@@ -52,9 +44,15 @@ export function newClient(serverName: string, handlers: Handlers, plan: ConnectP
   return client;
 }
 
-function capabilities({ elicitation: form, urlElicitation: url, sampling }: Handlers): ClientCapabilities {
+/** `views`: the MCP Apps extension is declared (the SDK sends `extensions` in both eras: `initialize`, and each 2026 request). */
+function capabilities({ elicitation: form, urlElicitation: url, sampling }: Handlers, views: boolean): ClientCapabilities {
   const modes = { ...(form ? { form: { applyDefaults: true } } : {}), ...(url ? { url: {} } : {}) };
-  return { roots: { listChanged: true }, ...(form || url ? { elicitation: modes } : {}), ...(sampling ? { sampling: { tools: {} } } : {}) };
+  return {
+    roots: { listChanged: true },
+    ...(form || url ? { elicitation: modes } : {}),
+    ...(sampling ? { sampling: { tools: {} } } : {}),
+    ...(views ? { extensions: uiExtension() } : {}),
+  };
 }
 
 function fileRoot(directory: string): Root {

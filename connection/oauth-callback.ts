@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type AuthorizationServerMetadata, validateAuthorizationResponseIssuer } from "@modelcontextprotocol/client";
 import { abortable } from "../util/abort.ts";
 import { authorizationServerAnswer } from "./auth-checks.ts";
 import { oneLine } from "../util/text.ts";
@@ -113,6 +114,19 @@ export class CallbackListener {
     this.settled = true;
     this.settle(outcome);
   }
+}
+
+/**
+ * The authorization server's refusal, once its `iss` shows it is this sign-in's: an error page from another server
+ * (a mix-up) is not repeated to the user, as the SDK does not repeat a code's (it throws IssuerMismatchError).
+ */
+export function refusal(answer: AuthorizationResponse & { error: string }, metadata: AuthorizationServerMetadata | undefined): Error {
+  validateAuthorizationResponseIssuer({
+    iss: answer.iss,
+    expectedIssuer: metadata?.issuer,
+    issParameterSupported: metadata?.authorization_response_iss_parameter_supported === true,
+  });
+  return new Error(answer.error);
 }
 
 function page(response: ServerResponse, status: number, text: string): void {

@@ -63,7 +63,10 @@ function tokenAnswer(tokens: OAuthTokens): Response {
   return new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": "application/json" } });
 }
 
-/** For a server's transports: remembers its last `WWW-Authenticate` challenge (the scope a sign-in must ask for). */
+/**
+ * For a server's transports: remembers its last `WWW-Authenticate` challenge (the scope a sign-in must ask for, and
+ * whether it wants DPoP).
+ */
 export function recordingChallenges(serverUrl: URL, authState: ServerAuthState): FetchLike {
   const endpoint = `${serverUrl.origin}${serverUrl.pathname}`;
   return async (input, init) => {
@@ -73,8 +76,12 @@ export function recordingChallenges(serverUrl: URL, authState: ServerAuthState):
     if (`${url.origin}${url.pathname}` !== endpoint) return response;
     const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(response);
     const insufficientScope = error === "insufficient_scope";
+    const dpop = DPOP_CHALLENGE.test(response.headers.get("www-authenticate") ?? "");
     if (response.status === 401 || insufficientScope)
-      authState.challenge = { scope, resourceMetadataUrl: resourceMetadataUrl?.href, insufficientScope };
+      authState.challenge = { scope, resourceMetadataUrl: resourceMetadataUrl?.href, insufficientScope, dpop };
     return response;
   };
 }
+
+/** A `DPoP` challenge among those of a `WWW-Authenticate` header (RFC 9110 §11.6.1: schemes separated by commas). */
+const DPOP_CHALLENGE = /(?:^|,)\s*DPoP(?:\s|,|$)/i;

@@ -21,6 +21,7 @@ import {
   ClientCredentialsProvider,
   computeScopeUnion,
   createFetchWithInit,
+  type DpopSession,
   IssuerMismatchError,
   type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
@@ -32,16 +33,18 @@ import {
   type OAuthTokens,
   PrivateKeyJwtProvider,
   type StoredOAuthClientInformation,
-  validateAuthorizationResponseIssuer,
 } from "@modelcontextprotocol/client";
 import { abortable } from "../util/abort.ts";
 import type { AuthChallenge, ServerAuthState } from "./session.ts";
 import { authorizationServerAnswer, canSignIn, signInNeeded } from "./auth-checks.ts";
 import { parseServerUrl } from "./server-target.ts";
-import { type AuthorizationResponse, CALLBACK_PATH, CallbackListener } from "./oauth-callback.ts";
+import { CALLBACK_PATH, CallbackListener, refusal } from "./oauth-callback.ts";
 import { discoverAuthorizationServer } from "./oauth-discovery.ts";
 import { clientSecret, withCommandValues } from "./command-values.ts";
-import type { OAuthStore } from "./oauth-store.ts";
+import type { OAuthRecord, OAuthStore, StoredDpopKey } from "./oauth-store.ts";
+import { dpopAlgorithm, newDpopKey, storedDpopSession } from "./oauth-dpop.ts";
+import { enterpriseProvider, workloadIdentityProvider } from "./oauth-jwt-grants.ts";
+import { signedInIdToken, signInAtIdentityProvider } from "./oauth-identity-provider.ts";
 import type { OAuthSettings, ServerDefinition } from "../types.ts";
 import { safeUrl } from "../util/http-text.ts";
 
@@ -66,6 +69,15 @@ interface SignInInteraction {
   state: string;
   open(url: string): void | Promise<void>;
   discovery: OAuthDiscoveryState;
+  /** The new key the tokens are to be bound to (DPoP), when they are. */
+  dpop?: SignInDpop;
+}
+
+interface SignInDpop {
+  session: DpopSession;
+  stored: StoredDpopKey;
+  /** `oauth.dpop` is true: tokens not bound to the key are refused. */
+  required: boolean;
 }
 
 /**
@@ -83,8 +95,11 @@ export async function authProviderFor(
   // Every connection gets its token with the secret: it is needed now.
   if (oauth?.grantType === "client_credentials")
     return clientCredentialsProvider({ ...oauth, clientSecret: await clientSecret(def, signal) });
+  if (oauth?.workloadToken !== undefined || oauth?.workloadTokenFile !== undefined) return workloadIdentityProvider(def, signal);
+  if (oauth?.identityProvider) return enterpriseProvider(def, signal, signedInIdToken(store));
   // Without `auth`, a server is treated as OAuth once it was signed in to (a 401 then says so first).
-  if (def.auth === "oauth" || oauth || (await store.read(def.url!))) return new StoredOAuthProvider(def, store, authState, signal);
+  const record = await store.read(def.url!);
+  if (def.auth === "oauth" || oauth || record) return new StoredOAuthProvider(def, store, authState, signal, { dpop: !!record?.dpopKey });
   return undefined;
 }
 
@@ -121,10 +136,15 @@ function issuerMismatch(error: IssuerMismatchError): string {
   return `the metadata of the authorization server${where} names another issuer (RFC 8414), so it was not used`;
 }
 
-/** The authorization code flow for one server: opens the browser side, waits for the callback, stores the tokens. */
+/**
+ * The authorization code flow for one server (or for its identity provider): opens the browser side, waits for the
+ * callback, stores the tokens.
+ */
 export async function signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
   try {
-    await authorizationCodeFlow(def, options);
+    // Enterprise-managed authorization: the user signs in at the company's identity provider, not at the server's.
+    if (def.oauth?.identityProvider) await signInAtIdentityProvider(def, options);
+    else await authorizationCodeFlow(def, options);
   } catch (error) {
     const described = describeOAuthError(error);
     if (!described) throw error;
@@ -144,21 +164,25 @@ async function authorizationCodeFlow(def: ServerDefinition, options: SignInOptio
     options.onListening?.(listener);
     const resourceMetadataUrl = authState.challenge?.resourceMetadataUrl ? new URL(authState.challenge.resourceMetadataUrl) : undefined;
     const discovery = await abortable(discoverAuthorizationServer(def, serverUrl, { resourceMetadataUrl, fetchFn }), signal);
-    const scope = requestedScope(def, authState.challenge, (await store.read(def.url!))?.tokens?.scope);
+    const record = await store.read(def.url!);
+    const scope = requestedScope(def, authState.challenge, record?.tokens?.scope);
     const provider = new StoredOAuthProvider(def, store, authState, signal, {
-      redirectUrl: listener.redirectUrl,
-      state: listener.state,
-      // A sign-in cancelled meanwhile must not send the browser anywhere.
-      open: (url) => {
-        signal.throwIfAborted();
-        return options.open(url);
+      signIn: {
+        redirectUrl: listener.redirectUrl,
+        state: listener.state,
+        // A sign-in cancelled meanwhile must not send the browser anywhere.
+        open: (url) => {
+          signal.throwIfAborted();
+          return options.open(url);
+        },
+        discovery: { ...discovery, resourceMetadataUrl: resourceMetadataUrl?.href },
+        dpop: await signInDpop(def, authState, record, discovery),
       },
-      discovery: { ...discovery, resourceMetadataUrl: resourceMetadataUrl?.href },
     });
     // Without tokens to refresh, this ends by sending the browser to the authorization URL (`open`).
     await abortable(auth(provider, { serverUrl, scope, resourceMetadataUrl, fetchFn }), signal);
     const answer = await listener.response(signal);
-    if ("error" in answer) throw refusal(answer, discovery);
+    if ("error" in answer) throw refusal(answer, discovery.authorizationServerMetadata);
     // The SDK checks `iss` (RFC 9207) before the code is sent anywhere.
     const { code: authorizationCode, iss } = answer;
     await abortable(auth(provider, { serverUrl, scope, resourceMetadataUrl, authorizationCode, iss, fetchFn }), signal);
@@ -168,17 +192,22 @@ async function authorizationCodeFlow(def: ServerDefinition, options: SignInOptio
 }
 
 /**
- * The authorization server's refusal, once its `iss` shows it is this sign-in's: an error page from another server
- * (a mix-up) is not repeated to the user, as the SDK does not repeat a code's (it throws IssuerMismatchError).
+ * A new DPoP key for the sign-in's tokens, when they are to be bound to one: `oauth.dpop` says so, or else the server
+ * (its 401 named the DPoP scheme, or the tokens it had were bound). None when the authorization server takes no
+ * algorithm the SDK signs with, unless `oauth.dpop` requires one (an error then).
  */
-function refusal(answer: AuthorizationResponse & { error: string }, discovery: OAuthServerInfo): Error {
-  const metadata = discovery.authorizationServerMetadata;
-  validateAuthorizationResponseIssuer({
-    iss: answer.iss,
-    expectedIssuer: metadata?.issuer,
-    issParameterSupported: metadata?.authorization_response_iss_parameter_supported === true,
-  });
-  return new Error(answer.error);
+async function signInDpop(
+  def: ServerDefinition,
+  authState: ServerAuthState,
+  record: OAuthRecord | undefined,
+  discovery: OAuthServerInfo,
+): Promise<SignInDpop | undefined> {
+  const required = def.oauth?.dpop === true;
+  if (!(def.oauth?.dpop ?? (authState.challenge?.dpop || record?.dpopKey !== undefined))) return undefined;
+  const alg = dpopAlgorithm(discovery.authorizationServerMetadata);
+  if (!alg && required)
+    throw new Error(`the authorization server signs DPoP proofs with no algorithm the adapter has ("oauth.dpop" is true)`);
+  return alg && { ...(await newDpopKey(alg)), required };
 }
 
 /**
@@ -229,14 +258,30 @@ class StoredOAuthProvider implements OAuthClientProvider {
   private hadTokens = false;
   /** The scope this sign-in's authorization request asked for, as the SDK settled it. */
   private askedScope?: string;
+  /** The session of the stored DPoP key, and the key it was made from. */
+  private dpopSession?: { key: string; session: Promise<DpopSession> };
+  /**
+   * The DPoP session (RFC 9449): the SDK then signs a proof into every token request and presents DPoP-bound tokens
+   * with proofs. Only for tokens bound to a key (a sign-in that binds its tokens, a connection with stored DPoP
+   * tokens): without it the transports send bearer tokens as before.
+   */
+  readonly dpop?: () => Promise<DpopSession | undefined>;
 
-  constructor(def: ServerDefinition, store: OAuthStore, authState: ServerAuthState, signal: AbortSignal, signIn?: SignInInteraction) {
+  constructor(
+    def: ServerDefinition,
+    store: OAuthStore,
+    authState: ServerAuthState,
+    signal: AbortSignal,
+    options: { signIn?: SignInInteraction; dpop?: boolean },
+  ) {
     this.def = def;
     this.url = def.url!;
     this.store = store;
     this.authState = authState;
     this.signal = signal;
-    this.signIn = signIn;
+    this.signIn = options.signIn;
+    if (this.signIn?.dpop) this.dpop = async () => this.signIn?.dpop?.session;
+    else if (options.dpop) this.dpop = () => this.storedDpop();
   }
 
   get redirectUrl(): string {
@@ -295,13 +340,35 @@ class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
+    const dpopKey = this.boundKey(tokens);
     // The scope granted, for a later step-up to keep: an answer that names none granted what was asked for (RFC 6749
     // §5.1), a refresh what the tokens it replaces had (§6).
     await this.store.update(this.url, (record) => {
       const scope = tokens.scope ?? (this.signIn ? this.askedScope : record.tokens?.scope);
-      return { ...record, tokens: scope === undefined ? tokens : { ...tokens, scope }, codeVerifier: undefined };
+      const next = { ...record, tokens: scope === undefined ? tokens : { ...tokens, scope }, codeVerifier: undefined };
+      // A sign-in's tokens go with its own key (or none); a refresh keeps the key its tokens are bound to.
+      return this.signIn ? { ...next, dpopKey } : next;
     });
     this.authState.challenge = undefined;
+  }
+
+  /** The key a sign-in's new tokens are bound to: its DPoP key when the authorization server bound them (RFC 9449 §5). */
+  private boundKey(tokens: OAuthTokens): StoredDpopKey | undefined {
+    const dpop = this.signIn?.dpop;
+    if (!dpop) return undefined;
+    if (tokens.token_type.toLowerCase() === "dpop") return dpop.stored;
+    if (dpop.required)
+      throw new Error(`the authorization server issued a ${tokens.token_type} token, not one bound to a DPoP key ("oauth.dpop" is true)`);
+    return undefined;
+  }
+
+  /** The session of the key the stored tokens are bound to (read each time: another Pi process may sign in anew). */
+  private async storedDpop(): Promise<DpopSession | undefined> {
+    const stored = (await this.store.read(this.url))?.dpopKey;
+    if (!stored) return undefined;
+    const key = JSON.stringify(stored);
+    if (this.dpopSession?.key !== key) this.dpopSession = { key, session: storedDpopSession(stored) };
+    return this.dpopSession.session;
   }
 
   async saveCodeVerifier(verifier: string): Promise<void> {
@@ -338,8 +405,10 @@ class StoredOAuthProvider implements OAuthClientProvider {
     await this.store.update(this.url, (record) => {
       const next = { ...record };
       // Another Pi process may have stored newer tokens meanwhile: those are kept.
-      if ((scope === "all" || scope === "tokens") && (this.signIn || next.tokens?.access_token === this.handedOut?.access_token))
+      if ((scope === "all" || scope === "tokens") && (this.signIn || next.tokens?.access_token === this.handedOut?.access_token)) {
         delete next.tokens;
+        delete next.dpopKey;
+      }
       if (scope === "all" || scope === "client") delete next.client;
       if (scope === "all" || scope === "verifier") delete next.codeVerifier;
       return next;

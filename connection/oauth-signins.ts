@@ -11,11 +11,11 @@
 import { abortAfter } from "../util/abort.ts";
 import { loadConnectionCode } from "./sdk-loader.ts";
 import type { NeedsAuthError, OpenOptions, ServerAuthState } from "./session.ts";
-import { canSignIn } from "./auth-checks.ts";
+import { canSignIn, tokensWithoutSignIn } from "./auth-checks.ts";
 import { formatDuration } from "../util/format-time.ts";
 import { errorMessage } from "../util/guards.ts";
 import type { CallbackListener } from "./oauth-callback.ts";
-import { OAuthStore } from "./oauth-store.ts";
+import { identityProviderKey, OAuthStore } from "./oauth-store.ts";
 import type { ServerDefinition } from "../types.ts";
 
 /** How long a sign-in waits for the browser to come back. */
@@ -62,8 +62,8 @@ export class SignIns {
   async signIn(def: ServerDefinition, options: SignInOptions): Promise<void> {
     if (!canSignIn(def))
       throw new Error(`MCP server "${def.name}" does not sign in with OAuth (it is a local process, or its config gives it a token)`);
-    if (def.oauth?.grantType === "client_credentials")
-      throw new Error(`MCP server "${def.name}" gets its tokens with its client credentials: nobody signs in`);
+    const withoutSignIn = tokensWithoutSignIn(def);
+    if (withoutSignIn) throw new Error(`MCP server "${def.name}" gets its tokens with ${withoutSignIn.how}: nobody signs in`);
     this.pending.get(def.name)?.cancel.abort(new Error(`The sign-in to MCP server "${def.name}" was replaced by a new one.`));
     const pending: PendingSignIn = { cancel: new AbortController() };
     this.pending.set(def.name, pending);
@@ -121,14 +121,19 @@ export class SignIns {
     return this.pending.get(name)?.listener?.deliver(address);
   }
 
-  /** Whether tokens from a sign-in are stored for the server's URL. */
+  /** Whether tokens from a sign-in are stored for the server's URL (or for its identity provider). */
   isSignedIn(def: ServerDefinition): boolean {
-    return canSignIn(def) && this.store.hasTokens(def.url!);
+    return canSignIn(def) && this.store.hasTokens(signInKey(def));
   }
 
-  /** Forgets the server's tokens and client registration. True if any were stored. */
-  forget(def: ServerDefinition): Promise<boolean> {
-    return def.url ? this.store.remove(def.url) : Promise.resolve(false);
+  /**
+   * Forgets the server's tokens and client registration, and its sign-in at its identity provider (which the servers
+   * naming the same one share). True if any were stored.
+   */
+  async forget(def: ServerDefinition): Promise<boolean> {
+    if (!def.url) return false;
+    const forgotten = await Promise.all([this.store.remove(def.url), this.store.remove(signInKey(def))]);
+    return forgotten.includes(true);
   }
 
   /** The server refused us and a sign-in is the way (`error.signIn`): the user is told, unless told already. */
@@ -150,4 +155,10 @@ export class SignIns {
     }
     return state;
   }
+}
+
+/** Where a server's sign-in is kept: under its URL, or under its identity provider (enterprise-managed authorization). */
+function signInKey(def: ServerDefinition): string {
+  const idp = def.oauth?.identityProvider;
+  return idp ? identityProviderKey(idp) : def.url!;
 }

@@ -1,7 +1,7 @@
 /**
  * What OAuth sign-ins leave behind, kept for the next session: `<agentDir>/mcp-oauth/`, one private file (0600, in a
- * 0700 directory) per server URL holding its tokens, its client registration and the PKCE verifier of a sign-in under
- * way. Never in the metadata cache, never in a message.
+ * 0700 directory) per server URL holding its tokens (and the DPoP key they are bound to), its client registration and
+ * the PKCE verifier of a sign-in under way. Never in the metadata cache, never in a message.
  *
  * Keyed by the server's URL, not its name: names come from config files (a project's among them), and a server whose
  * URL changed must not send another server's tokens. The file name is a hash of the URL, so no config text becomes a
@@ -36,6 +36,14 @@ export interface OAuthRecord {
   configuredClient?: { client_id: string; issuer: string };
   /** The PKCE verifier of the sign-in under way. */
   codeVerifier?: string;
+  /** The key DPoP-bound tokens are bound to (RFC 9449): kept, and forgotten, with them. */
+  dpopKey?: StoredDpopKey;
+}
+
+/** A DPoP key pair as stored: its JWS algorithm and its private JWK (RFC 7517, the public members included). */
+export interface StoredDpopKey {
+  alg: string;
+  jwk: Record<string, unknown>;
 }
 
 interface StoredFile extends OAuthRecord {
@@ -119,6 +127,14 @@ export class OAuthStore {
   }
 }
 
+/**
+ * Where a sign-in at a company's identity provider is kept (for enterprise-managed authorization): one record per
+ * identity provider and client there, shared by the servers that name them. Not an http(s) URL, so never a server's.
+ */
+export function identityProviderKey(idp: { issuer: string; clientId: string }): string {
+  return `identity-provider:${idp.issuer}?client_id=${encodeURIComponent(idp.clientId)}`;
+}
+
 /** One spelling per URL (`HTTP://Host:443/x` and `http://host:443/x` are the same server), fragment dropped. */
 export function storeKey(url: string): string {
   try {
@@ -145,6 +161,9 @@ function parseRecord(text: string, key: string): OAuthRecord | undefined {
   if (isJsonObject(configured) && typeof configured.client_id === "string" && typeof configured.issuer === "string")
     record.configuredClient = { client_id: configured.client_id, issuer: configured.issuer };
   if (typeof data.codeVerifier === "string") record.codeVerifier = data.codeVerifier;
+  const dpopKey = data.dpopKey;
+  if (isJsonObject(dpopKey) && typeof dpopKey.alg === "string" && isJsonObject(dpopKey.jwk) && typeof dpopKey.jwk.kty === "string")
+    record.dpopKey = { alg: dpopKey.alg, jwk: dpopKey.jwk };
   return record;
 }
 

@@ -81,6 +81,8 @@ export interface SessionSettings {
   roots: () => readonly string[];
   /** The protocol trace every transport is hooked into (`/mcp trace`). */
   trace?: MessageTrace;
+  /** Is the server told the client renders tools' views (MCP Apps)? Asked at each connect; unset: never. */
+  viewsOffered?: (serverName: string) => boolean;
 }
 
 /** How the SDK half opens one session (connection/sdk-session.ts `openSession`). */
@@ -202,6 +204,8 @@ export interface AuthChallenge {
   resourceMetadataUrl?: string;
   /** HTTP 403 `insufficient_scope`: the token is valid but lacks `scope` (a step-up sign-in is needed). */
   insufficientScope: boolean;
+  /** The challenge names the DPoP scheme (RFC 9449 §7.1): the server wants tokens bound to a key. */
+  dpop?: boolean;
 }
 
 /** One server's OAuth situation during a session, shared by its connects and its sign-ins. */

@@ -22,6 +22,8 @@ export interface SkillSessionOptions {
   servers: SkillServers;
   /** The servers the session uses, in the config's order, with their last listing's skills (none for those not known). */
   listings(): readonly ServerSkills[];
+  /** `SKILL.md` files on this machine the config names (Claude Code plugins'): Pi reads them as it reads its own. */
+  localSkills?(): readonly string[];
   notify(message: string, level: "info" | "warning"): void;
 }
 
@@ -54,7 +56,7 @@ export interface SessionServers {
 export function sessionSkills(
   agentDir: string,
   { manager, lifecycle }: SessionServers,
-  view: () => Pick<ToolView, "servers" | "inventories"> | undefined,
+  view: () => Pick<ToolView, "servers" | "inventories" | "config"> | undefined,
   notify: SkillSessionOptions["notify"],
 ): SkillSession {
   return new SkillSession({
@@ -67,6 +69,7 @@ export function sessionSkills(
     },
     listings: () =>
       [...(view()?.servers.values() ?? [])].map((server) => ({ server, entries: view()?.inventories.get(server.name)?.skills ?? [] })),
+    localSkills: () => view()?.config.pluginSkills ?? [],
     notify,
   });
 }
@@ -87,7 +90,7 @@ export class SkillSession {
     this.fetcher = new SkillFetcher(this.root, options.servers, (message) => options.notify(message, "warning"));
   }
 
-  /** `resources_discover`: the folders of the skills offered, each with its stub written. */
+  /** `resources_discover`: the folders of the skills offered, each with its stub written, and the config's local skills. */
   async discover(): Promise<string[]> {
     this.offer = offerSkills(this.options.listings());
     const placed = this.offer.offered.map((skill) => ({
@@ -107,7 +110,7 @@ export class SkillSession {
     for (const { server, name, reason } of this.offer.leftOut)
       if (reason.startsWith("server "))
         this.options.notify(`MCP: skill "${name}" of server "${server}" is not offered: ${reason}.`, "warning");
-    return this.placed.map(({ folder }) => folder);
+    return [...this.placed.map(({ folder }) => folder), ...(this.options.localSkills?.() ?? [])];
   }
 
   /** `tool_call`: a read of a skill's file, or a tool naming a skill's folder, gets the files first; refused if they fail. */

@@ -137,14 +137,19 @@ describe(`URL elicitation and roots on Pi ${host.version}`, () => {
     expect(features.events().filter((event) => event.event === "paid")).toHaveLength(1);
   });
 
-  test("roots/list is answered with Pi's working directory; the client offers roots, both elicitation modes and sampling with tools", async () => {
+  test("roots/list is answered with Pi's working directory; the client offers roots, both elicitation modes, sampling with tools and MCP Apps", async () => {
     const features = await setup();
     const { result } = await run(features, "list_roots", {});
     const cwdUri = pathToFileURL(features.dirs.cwd).href;
     expect(JSON.parse(result.text)).toEqual([{ uri: cwdUri, name: features.dirs.cwd.split("/").at(-1) }]);
     expect(features.events()[0]).toEqual({
       event: "capabilities",
-      capabilities: { roots: { listChanged: true }, elicitation: { form: { applyDefaults: true }, url: {} }, sampling: { tools: {} } },
+      capabilities: {
+        roots: { listChanged: true },
+        elicitation: { form: { applyDefaults: true }, url: {} },
+        sampling: { tools: {} },
+        extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
+      },
     });
   });
 });

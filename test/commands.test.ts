@@ -142,11 +142,26 @@ describe("/mcp status", () => {
     );
   });
 
-  it("with no servers, names the config file to add them to (or says the errors stopped them)", () => {
+  it("with no servers, offers the three ways in: import what was found, search the registry, add by hand (or says the errors stopped them)", () => {
     const empty: LoadedConfig = { servers: [], settings: {}, problems: [], userFile: "/u/mcp.json" };
-    expect(statusReport(context(empty, []))).toBe(
-      "MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to /u/mcp.json (see the README).",
+    const found = [
+      { kind: "claude-code" as const, servers: ["github", "memory"] },
+      { kind: "cursor" as const, servers: ["docs"] },
+    ];
+    expect(statusReport(context(empty, []), found)).toBe(
+      [
+        "MCP: no servers configured. Three ways to add one:",
+        "  1. Import what was found on this machine: /mcp import claude-code (servers: github, memory), /mcp import cursor (server: docs)",
+        "  2. Search the MCP Registry (https://registry.modelcontextprotocol.io): /mcp search <words>, then /mcp add <registry name>",
+        "  3. Add by command or URL: /mcp add <name> <command> [args…] or /mcp add <name> <url> (or edit /u/mcp.json)",
+      ].join("\n"),
     );
+    // Nothing found elsewhere, and a company's registry.
+    const company = { ...empty, settings: { registry: { url: "https://mcp.example.com/registry" } } };
+    expect(statusReport(context(company, [])).split("\n").slice(1, 3)).toEqual([
+      "  1. Import from another tool: none of cursor, claude-code, claude-desktop, codex, windsurf, vscode configures a server here",
+      "  2. Search the MCP registry at https://mcp.example.com/registry: /mcp search <words>, then /mcp add <registry name>",
+    ]);
     const broken = { ...empty, problems: [problem("error", "/u/mcp.json: not valid JSON")] };
     expect(statusReport(context(broken, []))).toBe(
       [

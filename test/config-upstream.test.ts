@@ -114,7 +114,7 @@ describe("upstream 2.x configs", () => {
       commandValues: ["env.TOKEN"],
     });
     expect(serversByName(config).remote).toMatchObject({ headers: { "X-Key": "!literal" } });
-    const why = `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env, headers and oauth.clientSecret values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
+    const why = `begins with "!", which pi-mcp-adapter 2.x runs as a command for the secret; this adapter runs only the env, headers and oauth secret values of your own files (and a trusted project's) and passes this one as written (put the secret in an environment variable and use \${VAR})`;
     expect(problemLines(config)).toEqual([`warning ${file}: server "remote": "bearerToken": ${why}`]);
   });
 

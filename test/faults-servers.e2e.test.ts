@@ -299,8 +299,9 @@ describe(`server faults on Pi ${host.version}`, () => {
       {
         level: "warning",
         message:
-          `MCP server "locked" needs authentication: ${base}/401 answered 401 Unauthorized. ` +
-          `Set "bearerToken" or "bearerTokenEnv" (or an "Authorization" header) in its config. Run /mcp-auth locked for what to configure.`,
+          `MCP server "locked" needs authentication: ${base}/401 answered 401 Unauthorized and publishes no OAuth metadata. ` +
+          `Give it a token in its config ("bearerToken", "bearerTokenEnv" or an "Authorization" header); if it signs in with ` +
+          `OAuth all the same, set "auth": "oauth" in its config and run /mcp-auth locked.`,
       },
       {
         level: "error",

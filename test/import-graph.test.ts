@@ -112,7 +112,8 @@ describe("import graph", () => {
   });
 
   it("holds the front doors only at the top level", () => {
-    expect(productModules().filter((module) => areaOf(module) === undefined).length).toBeLessThanOrEqual(20);
+    // 22: apps.ts (MCP Apps: views of tool results) and registry.ts (the MCP Registry) joined as front doors of their areas.
+    expect(productModules().filter((module) => areaOf(module) === undefined).length).toBeLessThanOrEqual(22);
   });
 
   it("finds a module reaching into another area, and lets front doors, util/ and its own area through", () => {

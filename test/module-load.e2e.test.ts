@@ -1,6 +1,6 @@
 /**
- * Loading the extension the way Pi does (jiti without a module cache, in a fresh process) must not load the MCP SDK
- * or the npx resolver: with lazy servers nothing connects at startup, and they are most of the load time. The SDK half
+ * Loading the extension the way Pi does (jiti without a module cache, in a fresh process) must not load the MCP SDK,
+ * the npx resolver or the app bridge of tools' views: with lazy servers nothing connects at startup, and they are most of the load time. The SDK half
  * of the connection code comes with the first connect.
  */
 import { describe, expect, it } from "vitest";
@@ -12,6 +12,8 @@ const CONNECTION_ONLY = [
   "/@modelcontextprotocol/core/",
   "/node_modules/zod/",
   "/node_modules/npm-package-arg/",
+  // The app bridge (MCP Apps) comes with the first view.
+  "/@modelcontextprotocol/ext-apps/",
 ];
 
 function connectionOnlyFiles(module: string): string[] {
@@ -20,7 +22,7 @@ function connectionOnlyFiles(module: string): string[] {
 }
 
 describe(`module loading on Pi ${currentHost().version}`, () => {
-  it("the extension and the server manager load no file of the MCP SDK, zod or the npx resolver", () => {
+  it("the extension and the server manager load no file of the MCP SDK, zod, the npx resolver or the app bridge", () => {
     expect(connectionOnlyFiles("pi-mcp-adapter.ts")).toEqual([]);
     expect(connectionOnlyFiles("server-manager.ts")).toEqual([]);
   });

@@ -151,11 +151,150 @@ describe("server entries: oauth", () => {
       ["warning", `${f}: server "bearer": "oauth": ignored: "auth" is "bearer"`],
       ["warning", `${f}: server "local": "oauth": only applies to an HTTP server (url); ignored`],
       ["warning", `${f}: server "stray": "oauth.colour": unknown field, ignored`],
-      ["warning", `${f}: server "stray": "oauth.authorizationServer": only applies to "grantType": "client_credentials"; ignored`],
+      [
+        "warning",
+        `${f}: server "stray": "oauth.authorizationServer": only applies to "grantType": "client_credentials", a workload token ("workloadToken", "workloadTokenFile"), or an identity provider ("identityProvider"); ignored`,
+      ],
       ["warning", `${f}: server "stray": "oauth.privateKey": only applies to "grantType": "client_credentials"; ignored`],
       [
         "warning",
-        `${f}: server "machine": "oauth.authServerMetadataUrl": only applies to a sign-in; with "client_credentials" the authorization server is "oauth.authorizationServer"; ignored`,
+        `${f}: server "machine": "oauth.authServerMetadataUrl": only applies to a sign-in; with "grantType": "client_credentials" the authorization server is "oauth.authorizationServer"; ignored`,
+      ],
+    ]);
+    expect(JSON.stringify(config.problems)).not.toMatch(/hidden-/);
+  });
+
+  it("reads the company sign-ins: a workload's token file (~ expanded) or value, an identity provider, DPoP; secrets substituted, commands marked", () => {
+    const company = { clientId: "pi", clientSecret: "${SECRET}", authorizationServer: "https://auth.example.com" };
+    const config = load(
+      {
+        ci: { url: URL_, oauth: { workloadTokenFile: "~/tokens/ci.jwt", authorizationServer: "https://auth.example.com", scope: "mcp" } },
+        job: { url: URL_, oauth: { workloadToken: "${JOB_TOKEN}", authorizationServer: "https://auth.example.com", clientId: "job" } },
+        cloud: { url: URL_, oauth: { workloadToken: "!cloud print-identity-token", authorizationServer: "https://auth.example.com" } },
+        docs: {
+          url: URL_,
+          oauth: {
+            ...company,
+            identityProvider: {
+              issuer: "https://acme.okta.com",
+              tokenEndpoint: "https://acme.okta.com/oauth2/v1/token",
+              clientId: "pi-cli",
+              clientSecret: "${IDP_SECRET}",
+              idToken: "!acme-sso id-token",
+            },
+          },
+        },
+        wiki: { url: URL_, oauth: { ...company, identityProvider: { issuer: "https://acme.okta.com", clientId: "pi-cli" } } },
+        bound: { url: URL_, oauth: { dpop: true } },
+      },
+      { SECRET: "s3cret", JOB_TOKEN: "eyJ.job.jwt", IDP_SECRET: "idp-s3cret" },
+    );
+    expect(config.problems).toEqual([]);
+    const withSecret = { ...company, clientSecret: "s3cret" };
+    expect(serversByName(config)).toEqual({
+      ci: {
+        enabled: true,
+        url: URL_,
+        oauth: {
+          workloadTokenFile: path.join(sandbox.home, "tokens/ci.jwt"),
+          authorizationServer: "https://auth.example.com",
+          scope: "mcp",
+        },
+      },
+      job: {
+        enabled: true,
+        url: URL_,
+        oauth: { workloadToken: "eyJ.job.jwt", authorizationServer: "https://auth.example.com", clientId: "job" },
+      },
+      cloud: {
+        enabled: true,
+        url: URL_,
+        oauth: { workloadToken: "!cloud print-identity-token", authorizationServer: "https://auth.example.com" },
+        commandValues: ["oauth.workloadToken"],
+      },
+      docs: {
+        enabled: true,
+        url: URL_,
+        oauth: {
+          ...withSecret,
+          identityProvider: {
+            issuer: "https://acme.okta.com",
+            tokenEndpoint: "https://acme.okta.com/oauth2/v1/token",
+            clientId: "pi-cli",
+            clientSecret: "idp-s3cret",
+            idToken: "!acme-sso id-token",
+          },
+        },
+        commandValues: ["oauth.identityProvider.idToken"],
+      },
+      wiki: {
+        enabled: true,
+        url: URL_,
+        oauth: { ...withSecret, identityProvider: { issuer: "https://acme.okta.com", clientId: "pi-cli" } },
+      },
+      bound: { enabled: true, url: URL_, oauth: { dpop: true } },
+    });
+  });
+
+  it("a company sign-in that lacks a field, or names two ways to a token, skips its server; fields it does not use are ignored with a warning", () => {
+    const issuer = { authorizationServer: "https://auth.example.com" };
+    const idp = { issuer: "https://acme.okta.com", clientId: "pi-cli" };
+    const config = load({
+      twoWays: { url: URL_, oauth: { ...issuer, workloadTokenFile: "/t", identityProvider: idp } },
+      noIssuer: { url: URL_, oauth: { workloadTokenFile: "/t" } },
+      bothTokens: { url: URL_, oauth: { ...issuer, workloadTokenFile: "/t", workloadToken: "hidden-1" } },
+      noClientSecret: { url: URL_, oauth: { ...issuer, clientId: "pi", identityProvider: idp } },
+      noIdpClient: { url: URL_, oauth: { ...issuer, clientId: "pi", clientSecret: "hidden-2", identityProvider: { issuer: idp.issuer } } },
+      plainIdp: {
+        url: URL_,
+        oauth: { ...issuer, clientId: "pi", clientSecret: "hidden-3", identityProvider: { ...idp, issuer: "http://acme.example" } },
+      },
+      extra: {
+        url: URL_,
+        oauth: { ...issuer, workloadTokenFile: "/t", clientId: "ci", clientSecret: "hidden-4", dpop: true, privateKey: "hidden-5" },
+      },
+      scoped: {
+        url: URL_,
+        oauth: { ...issuer, clientId: "pi", clientSecret: "s", scope: "mcp", identityProvider: { ...idp, colour: "blue" } },
+      },
+    });
+    expect(Object.keys(serversByName(config))).toEqual(["extra", "scoped"]);
+    const f = file();
+    expect(config.problems.map((problem) => [problem.level, problem.message])).toEqual([
+      [
+        "error",
+        `${f}: server "twoWays": "oauth": a workload token ("workloadToken", "workloadTokenFile") and an identity provider ("identityProvider") are different ways to get a token: keep one`,
+      ],
+      [
+        "error",
+        `${f}: server "noIssuer": "oauth.workloadTokenFile": needs "oauth.authorizationServer" (the issuer the credentials are for: they are sent nowhere else)`,
+      ],
+      [
+        "error",
+        `${f}: server "bothTokens": "oauth.workloadToken": needs one of "oauth.workloadToken" and "oauth.workloadTokenFile", not both`,
+      ],
+      [
+        "error",
+        `${f}: server "noClientSecret": "oauth.identityProvider": needs "oauth.clientId" and "oauth.clientSecret" (the client at the MCP server's authorization server), and "oauth.authorizationServer" (the issuer the credentials are for: they are sent nowhere else)`,
+      ],
+      [
+        "error",
+        `${f}: server "noIdpClient": "oauth.identityProvider": needs "issuer" (the identity provider's issuer URL) and "clientId" (the adapter's client there)`,
+      ],
+      [
+        "error",
+        `${f}: server "plainIdp": "oauth.identityProvider.issuer": must be an https:// URL (http:// only on localhost, 127.0.0.1 or [::1])`,
+      ],
+      ["warning", `${f}: server "extra": "oauth.privateKey": only applies to "grantType": "client_credentials"; ignored`],
+      [
+        "warning",
+        `${f}: server "extra": "oauth.clientSecret": only applies to a sign-in, "grantType": "client_credentials", or an identity provider ("identityProvider"); ignored`,
+      ],
+      ["warning", `${f}: server "extra": "oauth.dpop": only applies to a sign-in; ignored`],
+      ["warning", `${f}: server "scoped": "oauth.identityProvider.colour": unknown field, ignored`],
+      [
+        "warning",
+        `${f}: server "scoped": "oauth.scope": only applies to a sign-in, "grantType": "client_credentials", or a workload token ("workloadToken", "workloadTokenFile"); ignored`,
       ],
     ]);
     expect(JSON.stringify(config.problems)).not.toMatch(/hidden-/);

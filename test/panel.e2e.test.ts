@@ -138,7 +138,7 @@ test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on
   keys("/quit", "Enter");
 }, 300_000);
 
-test(`the /mcp panel on Pi ${host.version} with no server says how to add one, and Enter closes it`, async () => {
+test(`the /mcp panel on Pi ${host.version} with no server offers the ways to add one, and Esc closes it`, async () => {
   const dirs = await mcpDirs({ mcpServers: {} });
   cleanups.push(dirs.cleanup);
   // The adapter draws nothing at session_start without a server: ready() must still wait until every extension's
@@ -148,10 +148,13 @@ test(`the /mcp panel on Pi ${host.version} with no server says how to add one, a
 
   await tui.command("mcp");
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (0)");
-  expect(screen()).toMatch(/→ No servers yet +Add one with \/mcp add <name> <command or url>/);
+  expect(screen()).toContain("No servers yet. Three ways to add one:");
+  // Another tool's config may be found on this machine (an import row first); the registry and a command always.
+  expect(screen()).toMatch(/\+ Add from the MCP Registry +search https:\/\/registry\.modelcontextprotocol\.io, then pick a server/);
+  expect(screen()).toMatch(/\+ Add by command or URL +a command that starts a stdio server, or an http\(s\) URL/);
   expect(screen()).not.toContain("No matching");
   await save("the panel with no server");
-  keys("Enter");
+  keys("Escape");
   await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (0)");
   keys("/quit", "Enter");
 }, 300_000);

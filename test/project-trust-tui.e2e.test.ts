@@ -88,7 +88,9 @@ async function panel(tui: PiTui, servers: number): Promise<string> {
  * of the project's server, and the server never started (no pid written, no process running).
  */
 async function expectNotUsed(tui: PiTui, project: Project, file: string, reason: string): Promise<void> {
-  expect(await panel(tui, 0)).toMatch(/→ No servers yet/);
+  const shown = await panel(tui, 0);
+  expect(shown).toContain("No servers yet. Three ways to add one:");
+  expect(shown).not.toMatch(/→ repo/);
   const report = await status(tui);
   expect(report).toContain(`Project MCP config not used (${join(project.cwd, file)}; servers: repo): ${reason}`);
   expect(report).not.toMatch(/repo: (connected|connecting)/);

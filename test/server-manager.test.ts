@@ -391,10 +391,17 @@ describe("HTTP", () => {
     const before = (await http.requests()).length;
     const error = await failure(manager.connect(serverDef("locked", { url: http.url("/auth/mcp?key=hidden") })));
     expect(error).toBeInstanceOf(NeedsAuthError);
-    expect(error.message).toContain('Set "bearerToken" or "bearerTokenEnv"');
+    expect(error.message).toContain('publishes no OAuth metadata. Give it a token in its config ("bearerToken", "bearerTokenEnv"');
     expect(error.message).not.toContain("hidden");
     expect(manager.getState("locked")).toMatchObject({ status: "needs-auth", lastError: error.message });
-    expect(await requestsSince(before)).toEqual(["POST /auth/mcp"]);
+    // One POST (no SSE fallback), then the looks for OAuth metadata (RFC 9728, RFC 8414, OpenID), which has none.
+    expect(await requestsSince(before)).toEqual([
+      "POST /auth/mcp",
+      "GET /.well-known/oauth-protected-resource/auth/mcp",
+      "GET /.well-known/oauth-protected-resource",
+      "GET /.well-known/oauth-authorization-server",
+      "GET /.well-known/openid-configuration",
+    ]);
   });
 
   it("sends the bearer token from bearerTokenEnv, and never repeats a rejected token", async () => {

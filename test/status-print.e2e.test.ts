@@ -103,8 +103,9 @@ describe(`/mcp in print mode on Pi ${host.version}`, () => {
 
   test("with no servers, status names the config file of Pi's agent dir ($PI_CODING_AGENT_DIR), not ~/.pi/agent", async () => {
     const output = await print({}, ["/mcp status"]);
+    expect(output).toContain("MCP: no servers configured. Three ways to add one:\n");
     expect(output).toContain(
-      `MCP: no servers configured. Add one with /mcp add <name> <command or url>, or add them to ${join(dirs!.agentDir, "mcp.json")} (see the README).`,
+      `  3. Add by command or URL: /mcp add <name> <command> [args…] or /mcp add <name> <url> (or edit ${join(dirs!.agentDir, "mcp.json")})\n`,
     );
   });
 

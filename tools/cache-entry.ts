@@ -5,6 +5,7 @@
  * what it offers: never the config itself (it may hold secrets).
  */
 import { createHash } from "node:crypto";
+import { keptToolUi } from "../apps.ts";
 import type { ListsFreshUntil, ProtocolVerdict } from "../server-manager.ts";
 import { toProviderSafeSchema } from "./json-schema.ts";
 import {
@@ -65,6 +66,8 @@ const IDENTITY_FIELDS = [
   "bearerTokenEnv",
   "exposeResources",
   "excludeTools",
+  // Declaring MCP Apps or not may change the tools a server lists (a view-less variant).
+  "apps",
 ] as const satisfies readonly (keyof ServerEntry)[];
 
 export function computeServerHash(def: ServerEntry): string {
@@ -219,6 +222,8 @@ function pickTool(tool: McpTool): McpTool {
   if (typeof tool.description === "string") picked.description = tool.description;
   if (tool.inputSchema !== undefined) picked.inputSchema = tool.inputSchema;
   if (isJsonObject(tool.outputSchema)) picked.outputSchema = tool.outputSchema;
+  const ui = keptToolUi(tool.ui);
+  if (ui) picked.ui = ui;
   return picked;
 }
 

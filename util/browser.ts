@@ -30,3 +30,12 @@ export function browserCommand(url: string, env: NodeJS.ProcessEnv, platform: No
   if (platform === "win32") return ["rundll32", "url.dll,FileProtocolHandler", url];
   return [platform === "darwin" ? "open" : "xdg-open", url];
 }
+
+/**
+ * Would a browser opened here reach the user? Not over SSH (the opener would start one on the remote machine, or
+ * fail), unless `$BROWSER` says what to run.
+ */
+export function browserReachesUser(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.BROWSER?.trim()) return true;
+  return !env.SSH_CONNECTION && !env.SSH_TTY;
+}

@@ -23,6 +23,15 @@ export function collapseWhitespace(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
+/**
+ * The text without control characters (C0, DEL, C1), each replaced by a space: text from elsewhere (a registry's
+ * listing, a file) shown in the terminal must not carry escape sequences that redraw or recolour it.
+ */
+export function withoutControlCharacters(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
+}
+
 /** The text, or its first `maxChars - 1` characters and "…": never longer than `maxChars`. */
 export function truncate(text: string, maxChars: number): string {
   return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
