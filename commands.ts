@@ -1,6 +1,7 @@
 /**
- * `/mcp status | tools [server] | prompts [server] | reconnect [name] | search <words> | tasks [cancel <id>]` and
- * `/mcp-auth <server>`: what the user can see and do.
+ * `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | search <words> | tasks [cancel <id>] |
+ * trace [on|off] [server]`, `/mcp-auth <server>` and `/mcp-resource` (calls/resource-command.ts): what the user can
+ * see and do.
  *
  * `/mcp-auth` signs in to a server that uses OAuth (or could: any HTTP server whose config gives it no token). With
  * a UI (interactive, RPC) the sign-in runs in the background and reports when it is over, so Pi stays usable while
@@ -28,15 +29,18 @@ import {
   firstLine,
   lastErrorLines,
   panelSummary,
+  serverStatusReport,
   statusReport,
   toolCount,
   updateStatus,
 } from "./commands/status-report.ts";
 import { DIALOG_TIMEOUT_MS, showText } from "./ui.ts";
 import { ignored } from "./util/debug-log.ts";
+import { TRACE_USAGE, traceCommand } from "./commands/trace.ts";
+import { registerResourceCommand } from "./calls/resource-command.ts";
 
-const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", "search", "tasks", ...MANAGE_SUBCOMMANDS] as const;
-const USAGE = `/mcp status | tools [server] | prompts [server] | reconnect [name] | search <words> | tasks [cancel <id>] | ${MANAGE_USAGE.slice("/mcp ".length)}`;
+const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", "search", "tasks", "trace", ...MANAGE_SUBCOMMANDS] as const;
+const USAGE = `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | search <words> | tasks [cancel <id>] | ${TRACE_USAGE.slice("/mcp ".length)} | ${MANAGE_USAGE.slice("/mcp ".length)}`;
 
 /** `notRunning`: the answer while there is no state (a session starting or ending, or MCP off for the run). */
 export function registerCommands(
@@ -61,16 +65,23 @@ export function registerCommands(
       // Print mode has no later: answer once the startup connections and first listings have settled, so a broken
       // server shows its error rather than "connecting", and a reconnect does not race them.
       if (!ctx.hasUI) await state.startup.catch(ignored("startup, awaited by /mcp in print mode"));
-      if (subcommand === "status") return showText(ctx, statusReport(state, state.servers.size === 0 ? importableHosts(state) : []));
+      if (subcommand === "status")
+        return showText(
+          ctx,
+          argument ? serverStatusReport(state, argument) : statusReport(state, state.servers.size === 0 ? importableHosts(state) : []),
+        );
       if (subcommand === "search") return runReported(ctx, "search", () => searchCommand(ctx, state, rest));
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "prompts") return showText(ctx, promptsReport(state, argument));
       if (subcommand === "reconnect") return reconnect(ctx, state, argument);
       if (subcommand === "tasks") return showText(ctx, await tasksCommand(state, rest));
+      if (subcommand === "trace") return showText(ctx, await traceCommand(state, rest));
       if (isManageSubcommand(subcommand)) return runManageCommand(ctx, state, subcommand, splitArguments(args).slice(1));
       showText(ctx, `Unknown subcommand "${subcommand}". Usage: ${USAGE}`);
     },
   });
+
+  registerResourceCommand(pi, currentState, notRunning);
 
   pi.registerCommand("mcp-auth", {
     description: "Sign in to an MCP server (OAuth), or see how to give it credentials: /mcp-auth <server> [--logout | --cancel]",
@@ -115,6 +126,7 @@ function panelActions(pi: ExtensionAPI, ctx: ExtensionCommandContext, state: Mcp
     reconnect: (name) => reconnect(ctx, state, name),
     toolsText: (name) => toolsReport(pi, state, name),
     lastErrorText: (name) => lastErrorLines(state, name).join("\n") || undefined,
+    logText: (name) => (state.manager.serverLog(name)?.count ? serverStatusReport(state, name) : undefined),
     signIn: async (name) => {
       const server = state.servers.get(name);
       if (server) await startSignIn(ctx, state, server);

@@ -26,6 +26,7 @@ import { directToolsLearnedNotice } from "./direct-tools.ts";
 import { interpolationContext, RuntimeRegistrations, sameConfig } from "./config.ts";
 import { piElicitation } from "./connection/elicitation.ts";
 import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.ts";
+import { ProtocolTrace } from "./connection/protocol-trace.ts";
 import { ignored, openDebugLog } from "./util/debug-log.ts";
 import { errorMessage } from "./util/guards.ts";
 import { detectHost, duplicateToolSearch } from "./host.ts";
@@ -51,7 +52,7 @@ import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, DIALOG_TIMEOUT_MS, type McpUi } from "./ui.ts";
 import { browserReachesUser, openInBrowser } from "./util/browser.ts";
-import { reportConfigProblems, reportConnectFailure, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
+import { reportConfigProblems, reportConnectFailure, reportServerLog, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
 
 /** The messages a view adds to the conversation (ui/message), and the context it gives the model (ui/update-model-context). */
 const VIEW_MESSAGE_TYPE = "mcp-view-message";
@@ -304,6 +305,7 @@ export class McpAdapter {
     const applyLive = whileLive((live, name: string) => this.applyLiveMetadata(live, name));
     const liveContext = () => (state && !state.shutDown ? ctx : undefined);
     const unansweredPages = new UnansweredPages();
+    const trace = new ProtocolTrace(this.agentDir);
     const manager = new McpServerManager({
       agentDir: this.agentDir,
       onMetadataChanged: applyLive,
@@ -314,6 +316,8 @@ export class McpAdapter {
       viewsOffered: (name) => state !== undefined && viewsOffered(state.config.settings, state.servers.get(name)),
       known: (def) => knownServer(state?.inventories.get(def.name)),
       onSignInNeeded: whileLive(reportSignInNeeded),
+      onServerLog: whileLive(reportServerLog),
+      trace,
     });
     const lifecycle = new McpLifecycleManager(manager, {
       onReconnect: applyLive,
@@ -354,6 +358,7 @@ export class McpAdapter {
       views: createAppViews(this.viewHost(ctx, ui, liveContext, () => state)),
       skills: sessionSkills(this.agentDir, { manager, lifecycle }, () => state, ui.notify),
       tasks: this.sessionTasks(ctx, () => state),
+      trace,
       shutDown: false,
     };
     return state;
@@ -567,6 +572,11 @@ export class McpAdapter {
     this.state = undefined;
     state.shutDown = true;
     await Promise.all([state.lifecycle.stop(), state.views.close()]);
-    await Promise.allSettled([state.cacheWriter.flush(SHUTDOWN_FLUSH_MS), state.stats?.close(SHUTDOWN_FLUSH_MS), state.semantic?.stop()]);
+    await Promise.allSettled([
+      state.trace.off(),
+      state.cacheWriter.flush(SHUTDOWN_FLUSH_MS),
+      state.stats?.close(SHUTDOWN_FLUSH_MS),
+      state.semantic?.stop(),
+    ]);
   }
 }

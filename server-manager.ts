@@ -13,6 +13,7 @@ import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@model
 import { withOwnSignal } from "./util/abort.ts";
 import { forEachAtMost } from "./util/async-work.ts";
 import {
+  type CompletionRequest,
   type ElicitationHandler,
   NeedsAuthError,
   type SamplingHandler,
@@ -28,7 +29,9 @@ import { establish, type KnownServer } from "./connection/establish.ts";
 import { type CallOptions, DEFAULT_REQUEST_TIMEOUT_MS, requestOptions } from "./connection/request-options.ts";
 import { type SignInNeededListener, type SignInOptions, SignIns } from "./connection/oauth-signins.ts";
 import { OutputTail } from "./connection/stderr-tail.ts";
-import type { ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
+import { logLevelOf, ServerLog, type ServerLogEntry } from "./connection/server-log.ts";
+import type { MessageTrace } from "./connection/protocol-trace.ts";
+import type { LogLevelSetting, ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
 import type { RunningTask, TaskPolicy, TaskReference, ToolCallStart } from "./connection/running-task.ts";
 import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-errors.ts";
 
@@ -38,7 +41,8 @@ export { ConnectCancelledError, ShuttingDownError };
 export { canSignIn, tokensWithoutSignIn } from "./connection/auth-checks.ts";
 export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
 export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
-export type { ProtocolVerdict } from "./connection/session.ts";
+export type { CompletionRequest, ProtocolVerdict } from "./connection/session.ts";
+export { formatLogEntry, logLevelOf, type ServerLogEntry } from "./connection/server-log.ts";
 export type {
   RunningTask,
   TaskOutcome,
@@ -97,6 +101,10 @@ export interface McpServerManagerOptions {
   viewsOffered?: (serverName: string) => boolean;
   /** A server needs the user to sign in (OAuth). Called once per server, and again only after a sign-in succeeded. */
   onSignInNeeded?: SignInNeededListener;
+  /** A server logged a message at its `logLevel` or up (it is kept: `serverLog`); `firstSevere`: its first error or worse. */
+  onServerLog?: (name: string, entry: ServerLogEntry, firstSevere: boolean) => void;
+  /** The protocol trace every connection is hooked into (`/mcp trace`). */
+  trace?: MessageTrace;
 }
 
 interface PendingConnect {
@@ -112,6 +120,8 @@ interface ServerRecord {
   lastError?: string;
   transport?: TransportKind;
   stderr: OutputTail;
+  /** What it logged this session, across its connections. */
+  log: ServerLog;
   connection?: LiveConnection;
   pending?: PendingConnect;
   closing?: Promise<void>;
@@ -128,11 +138,12 @@ export class McpServerManager {
   private readonly requestTimeoutMs: number;
   private readonly signIns: SignIns;
   private readonly known?: (def: ServerDefinition) => KnownServer | undefined;
+  private readonly onServerLog?: McpServerManagerOptions["onServerLog"];
   /** Set by `shutdown()`: from then on no connect starts anything (background work may still ask for one). */
   private shuttingDown = false;
 
   constructor(options: McpServerManagerOptions) {
-    const { agentDir, elicitation, urlElicitation, sampling, roots = [], viewsOffered } = options;
+    const { agentDir, elicitation, urlElicitation, sampling, roots = [], trace, viewsOffered } = options;
     this.sessionSettings = {
       agentDir,
       resolveNpx: options.resolveNpx ?? true,
@@ -140,9 +151,11 @@ export class McpServerManager {
       urlElicitation,
       sampling,
       roots: () => roots,
+      trace,
       viewsOffered,
     };
     this.known = options.known;
+    this.onServerLog = options.onServerLog;
     this.onMetadataChanged = options.onMetadataChanged;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.signIns = new SignIns(options.agentDir, options.onSignInNeeded);
@@ -156,7 +169,7 @@ export class McpServerManager {
     if (record.pending) return record.pending.promise;
     const cancel = new AbortController();
     const promise = this.establish(def, record, cancel.signal).then(
-      (connection) => this.adopt(record, connection, cancel.signal),
+      (connection) => this.adopt(record, connection, cancel.signal, logLevelOf(def.logLevel)),
       (error: unknown) => {
         record.pending = undefined;
         if (cancel.signal.aborted) {
@@ -248,6 +261,25 @@ export class McpServerManager {
     this.signIns.cancel(def.name);
     await this.close(def.name);
     return this.signIns.forget(def);
+  }
+
+  /** What the server logged this session (at its `logLevel` and up), the last `MAX_LOG_ENTRIES` of it. */
+  serverLog(name: string): Pick<ServerLog, "entries" | "count"> | undefined {
+    return this.records.get(name)?.log;
+  }
+
+  /**
+   * The values the server suggests for a prompt's argument or a resource template's variable; none from a server
+   * without the capability (never asked). The server is connected first when `options.connect` is given.
+   */
+  complete(
+    name: string,
+    request: CompletionRequest,
+    options: Pick<CallOptions, "signal" | "connect" | "timeoutMs"> = {},
+  ): Promise<string[]> {
+    return this.track(name, options, (connection, signal) =>
+      connection.session.complete(request, requestOptions(this.requestTimeoutMs, options, signal)),
+    );
   }
 
   getPrompt(
@@ -378,6 +410,7 @@ export class McpServerManager {
         status: "idle",
         needsSignIn: false,
         stderr: new OutputTail(),
+        log: new ServerLog(),
         inFlight: 0,
         requests: 0,
         lastUsedAt: 0,
@@ -410,7 +443,12 @@ export class McpServerManager {
     await connection.end();
   }
 
-  private adopt(record: ServerRecord, connection: LiveConnection, cancelled: AbortSignal): Promise<ServerConnection> | ServerConnection {
+  private adopt(
+    record: ServerRecord,
+    connection: LiveConnection,
+    cancelled: AbortSignal,
+    logLevel: LogLevelSetting,
+  ): Promise<ServerConnection> | ServerConnection {
     record.pending = undefined;
     record.transport = connection.transport;
     if (cancelled.aborted) {
@@ -421,7 +459,7 @@ export class McpServerManager {
     record.status = "connected";
     record.lastUsedAt = Date.now();
     connection.startProbing();
-    this.watchConnection(record, connection);
+    this.watchConnection(record, connection, logLevel);
     return connection;
   }
 
@@ -434,12 +472,19 @@ export class McpServerManager {
     return establish(def, { settings: this.sessionSettings, stderr: record.stderr, oauth, cancelled, known: this.known?.(def) });
   }
 
-  /** Follows the connection after it is up: list_changed refreshes, and noticing when it drops. */
-  private watchConnection(record: ServerRecord, connection: LiveConnection): void {
-    connection.session.watch({
-      listChanged: (list) => void connection.followListChanged(list, () => this.onMetadataChanged?.(connection.name)),
-      lost: (reason) => this.drop(record, connection, reason),
-    });
+  /** Follows the connection after it is up: list_changed refreshes, noticing when it drops, and what the server logs. */
+  private watchConnection(record: ServerRecord, connection: LiveConnection, logLevel: LogLevelSetting): void {
+    connection.session.watch(
+      {
+        listChanged: (list) => void connection.followListChanged(list, () => this.onMetadataChanged?.(connection.name)),
+        lost: (reason) => this.drop(record, connection, reason),
+        log: (message) => {
+          const kept = record.log.add(message, logLevel);
+          if (kept) this.onServerLog?.(record.name, kept.entry, kept.firstSevere);
+        },
+      },
+      logLevel,
+    );
   }
 
   /**

@@ -6,6 +6,7 @@ import type { AppViews } from "./apps.ts";
 import type { SessionApprovals } from "./calls/approvals.ts";
 import type { ConfigChange } from "./config/apply.ts";
 import type { UnansweredPages } from "./connection/elicitation-url.ts";
+import type { ProtocolTrace } from "./connection/protocol-trace.ts";
 import type { HostCapabilities } from "./host.ts";
 import type { McpLifecycleManager } from "./lifecycle.ts";
 import type { MetadataCacheWriter } from "./tools/cache-writer.ts";
@@ -56,6 +57,8 @@ export interface McpExtensionState extends ToolView {
   readonly views: AppViews;
   /** Pages servers asked the user to open when nobody could be asked (print mode): told to the model with the result. */
   readonly unansweredPages: UnansweredPages;
+  /** The protocol trace (`/mcp trace`): off until the user turns it on. */
+  readonly trace: ProtocolTrace;
   shutDown: boolean;
   /** Pi's reason for the shutdown (`quit`, `reload`, `new`, …): calls cut short by it say so. */
   shutdownReason?: string;

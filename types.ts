@@ -23,6 +23,14 @@ export type OAuthGrantType = "authorization_code" | "client_credentials";
  */
 export type ToolExposure = "codemode" | "deferred" | "direct" | "hidden";
 export const TOOL_EXPOSURES: readonly ToolExposure[] = ["codemode", "deferred", "direct", "hidden"];
+/**
+ * The severities of a server's log messages (MCP `notifications/message`, RFC 5424's), least severe first: a server's
+ * `logLevel` asks for its messages at one of them and up.
+ */
+export const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+/** A server's `logLevel`: `off` keeps none of its messages. */
+export type LogLevelSetting = LogLevel | "off";
 /** How a sign-in identifies the adapter to the authorization server (Pi's built-in MCP's field). */
 export type OAuthClientRegistration = "auto" | "dcr" | "cimd";
 
@@ -159,6 +167,8 @@ export interface ServerEntry {
   /** Overrides `settings.toolPrefix` for this server. */
   toolPrefix?: ToolPrefixMode;
   debug?: boolean;
+  /** The least severe of the server's log messages it is asked for and that are kept (default `warning`). */
+  logLevel?: LogLevelSetting;
 }
 
 /**

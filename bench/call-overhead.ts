@@ -10,7 +10,8 @@
  *     as `detached` starts it in ours (Node has no other way to a process group), which on Linux also puts it in a
  *     scheduling group of its own (autogroup): under load, that alone makes its answers slower;
  * against a 2025-era server (the corpus's `everything`, on SDK v1), and the manager against a 2026-07-28 server
- * (test/fixtures/servers/v2-server.mjs over stdio, where every request carries its `_meta` envelope) too.
+ * (test/fixtures/servers/v2-server.mjs over stdio, where every request carries its `_meta` envelope) too. And the
+ * manager with the protocol trace on (`/mcp trace on`: a line per message written to a file) against it off.
  *
  * Each comparison runs on its own (one after the other), its two paths alternating call by call (bench/measure.ts
  * `alternate`: which goes first alternates too), so each server waits only for the other's call, as in a burst of
@@ -31,6 +32,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Transport } from "@modelcontextprotocol/client";
 import { GroupedStdioTransport } from "../connection/stdio-transport.ts";
+import { ProtocolTrace } from "../connection/protocol-trace.ts";
 import { McpServerManager } from "../server-manager.ts";
 import { currentHost, REPO_ROOT } from "../test/helpers/hosts.ts";
 import { startSession } from "../test/helpers/pi-session.ts";
@@ -51,7 +53,7 @@ const CORPUS_SERVER = { command: process.execPath, args: [CORPUS_SERVER_SCRIPT, 
 const V2_SERVER = { command: process.execPath, args: [join(REPO_ROOT, "test/fixtures/servers/v2-server.mjs")] };
 const V2_ARGS = { text: "hello from the bench" };
 
-type Path = "sdk" | "sdkOwnSession" | "sdkOurTransport" | "manager" | "pi" | "sdk2026" | "manager2026";
+type Path = "sdk" | "sdkOwnSession" | "sdkOurTransport" | "manager" | "pi" | "sdk2026" | "manager2026" | "managerTraced";
 /** The comparisons: each path against the bare client on the same server. */
 const COMPARISONS = [
   { path: "sdkOwnSession", base: "sdk", label: "2025 era: bare SDK v2 client, the server in a session of its own (setsid)" },
@@ -59,11 +61,13 @@ const COMPARISONS = [
   { path: "manager", base: "sdk", label: "2025 era: McpServerManager.callTool" },
   { path: "pi", base: "sdk", label: "2025 era: Pi's tool → executeMcpTool" },
   { path: "manager2026", base: "sdk2026", label: "2026-07-28 (v2-server.mjs echo): McpServerManager.callTool" },
+  { path: "managerTraced", base: "manager", label: "2025 era: McpServerManager.callTool, the protocol trace on" },
 ] as const satisfies readonly { path: Path; base: Path; label: string }[];
 type Comparison = (typeof COMPARISONS)[number];
 const BASE_LABELS: Record<Comparison["base"], string> = {
   sdk: "bare SDK v2 client.callTool",
   sdk2026: "bare SDK v2 client.callTool, 2026-07-28",
+  manager: "McpServerManager.callTool, the trace off",
 };
 
 /** One path, connected to a server process of its own. */
@@ -126,6 +130,8 @@ function openPath(path: Path): Promise<OpenPath> {
       return openManager(SERVER, CORPUS_SERVER, ARGS);
     case "manager2026":
       return openManager("v2", V2_SERVER, V2_ARGS, "modern");
+    case "managerTraced":
+      return openManager(SERVER, CORPUS_SERVER, ARGS, undefined, true);
     case "pi":
       return openPiTool();
   }
@@ -149,9 +155,18 @@ async function openClient(transport: Transport, tool: string, args: Record<strin
   }
 }
 
-async function openManager(name: string, server: typeof CORPUS_SERVER, args: Record<string, unknown>, era?: "modern"): Promise<OpenPath> {
-  const manager = new McpServerManager({ agentDir: managerDir });
-  const close = () => manager.closeAll();
+async function openManager(
+  name: string,
+  server: typeof CORPUS_SERVER,
+  args: Record<string, unknown>,
+  era?: "modern",
+  traced = false,
+): Promise<OpenPath> {
+  const trace = new ProtocolTrace(managerDir, Number.POSITIVE_INFINITY);
+  if (traced) trace.on();
+  // Every manager is given a trace, as in a Pi session: off, it is what each message pays when nobody traces.
+  const manager = new McpServerManager({ agentDir: managerDir, trace });
+  const close = () => manager.closeAll().then(() => trace.off());
   try {
     const connection = await manager.connect({ name, ...server, source: { kind: "user", path: "bench" } });
     if (era && connection.protocol.era !== era) throw new Error("the manager did not speak the 2026 era to the v2 server");
@@ -213,7 +228,7 @@ function report(times: Map<Comparison, Paired<number[]>>): void {
   console.log("\np90:\n");
   console.log(comparisonTable(rows(0.9), "ms", 3));
   console.log();
-  const [ownSession, ourTransport, manager, pi, manager2026] = COMPARISONS;
+  const [ownSession, ourTransport, manager, pi, manager2026, traced] = COMPARISONS;
   const ratio50 = median(ratios(manager, 0.5));
   const ratio = (comparison: Comparison, q: number) => fixed(median(ratios(comparison, q)), 2);
   reportGoal({
@@ -229,6 +244,10 @@ function report(times: Map<Comparison, Paired<number[]>>): void {
       `Pi's tool ${signedUs(addedUs(pi))}` +
       `${ratio50 <= MAX_RATIO ? "" : `; ${pointsOver(ratio50)} over`}`,
   });
+  console.log(
+    `The protocol trace on ÷ off (McpServerManager.callTool, p50): ${spread(ratios(traced, 0.5), 2)} ` +
+      `(p90: ${ratio(traced, 0.9)}), ${signedUs(addedUs(traced))} per call`,
+  );
 }
 
 function signedUs(us: number): string {

@@ -4,9 +4,11 @@
  * at startup, so a prompt works before its server ever started, and again whenever a server lists new ones (Pi looks
  * a command up when it runs, so one registered later works at once; the autocomplete list has it after a /reload).
  *
- * Running one: its arguments are read (positional in the prompt's order, or `name=value`, quotes for spaces), a
- * required one that is missing is asked for through Pi's UI (print mode: reported), the server is connected if it
- * is not (as a tool call does), `prompts/get` is sent, and the messages it returns become the user's next message.
+ * Typing one, Pi's autocomplete offers the values the server suggests for the argument being typed and the names of
+ * those not typed yet (calls/command-arguments.ts). Running one: its arguments are read (positional in the prompt's
+ * order, or `name=value`, quotes for spaces), a required one that is missing is asked for through Pi's UI (print
+ * mode: reported), the server is connected if it is not (as a tool call does), `prompts/get` is sent, and the
+ * messages it returns become the user's next message.
  * Pi has no way to take a command away: a prompt the server no longer lists says so when run. In print mode the
  * message a command sends would run only after the command, as `pi -p` exits: there the arguments are checked (a
  * missing one reported) and the user is told to run the prompt in interactive or RPC mode.
@@ -20,6 +22,7 @@ import { allocateToolNames, toolKey } from "../tool-names.ts";
 import type { McpPrompt, McpPromptArgument } from "../types.ts";
 import { collapseWhitespace } from "../util/text.ts";
 import { showText } from "../ui.ts";
+import { askMissing, completeArguments, readArguments, serverSuggestions } from "./command-arguments.ts";
 
 /** A prompt command's target. */
 export interface PromptCommand {
@@ -73,20 +76,18 @@ export class PromptCommandRegistry {
     }
   }
 
-  /** `name=` for each argument not typed yet. */
+  /** The server's values for the argument being typed, and `name=` for each argument not typed yet. */
   private completions(name: string, prefix: string) {
     const target = this.targets.get(name);
     if (!target) return null;
-    const typed = prefix.split(/\s+/);
-    const last = typed.at(-1) ?? "";
-    const items = (target.prompt.arguments ?? [])
-      .filter((arg) => `${arg.name}=`.startsWith(last) && !typed.some((word) => word.startsWith(`${arg.name}=`)))
-      .map((arg) => ({
-        value: [...typed.slice(0, -1), `${arg.name}=`].join(" "),
-        label: `${arg.name}=`,
-        description: `${arg.required ? "required" : "optional"}${arg.description ? `: ${arg.description}` : ""}`,
-      }));
-    return items.length > 0 ? items : null;
+    const { serverName, prompt } = target;
+    return completeArguments(prompt.arguments ?? [], prefix, (argument, value, context) =>
+      serverSuggestions(this.currentState(), serverName, {
+        ref: { type: "ref/prompt", name: prompt.name },
+        argument: { name: argument, value },
+        context,
+      }),
+    );
   }
 
   private async run(name: string, args: string, ctx: ExtensionCommandContext): Promise<void> {
@@ -139,79 +140,6 @@ export function promptsReport(state: McpExtensionState, serverName: string | und
   ]);
   if (unknown.length > 0) lines.push(`Prompts not known yet (not listed since): ${unknown.map((server) => server.name).join(", ")}`);
   return lines.length > 0 ? lines.join("\n") : "No MCP prompts.";
-}
-
-// ---------------------------------------------------------------------------------------------
-// Arguments
-// ---------------------------------------------------------------------------------------------
-
-type Values = { values: Record<string, string> } | { error: string };
-
-/**
- * Positional words fill the arguments not named, in order, the last one taking the words left over (a last argument of
- * several words needs no quotes); `name=value` sets one by name. Exported for its tests.
- */
-export function readArguments(prompt: McpPrompt, text: string): Values {
-  const declared = prompt.arguments ?? [];
-  const words = splitWords(text);
-  if ("error" in words) return words;
-  const values: Record<string, string> = {};
-  const positional: string[] = [];
-  for (const word of words.words) {
-    const named = /^([^=\s]+)=([\s\S]*)$/.exec(word);
-    if (named && declared.some((arg) => arg.name === named[1])) values[named[1]!] = named[2]!;
-    else positional.push(word);
-  }
-  const open = declared.filter((arg) => !(arg.name in values));
-  if (positional.length > 0 && open.length === 0) {
-    return { error: declared.length === 0 ? "this prompt takes no arguments." : `too many arguments ("${positional.join(" ")}").` };
-  }
-  positional.forEach((word, index) => {
-    const arg = open[Math.min(index, open.length - 1)]!;
-    values[arg.name] = index < open.length ? word : `${values[arg.name]} ${word}`;
-  });
-  return { values };
-}
-
-/** Words separated by spaces; "double" or 'single' quotes keep spaces (and `\"` inside double quotes). */
-function splitWords(text: string): { words: string[] } | { error: string } {
-  const words: string[] = [];
-  let word: string | undefined;
-  let quote: string | undefined;
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index]!;
-    if (quote) {
-      if (char === quote) quote = undefined;
-      else if (char === "\\" && quote === '"' && text[index + 1] === '"') word += text[++index];
-      else word += char;
-    } else if (char === '"' || char === "'") {
-      quote = char;
-      word ??= "";
-    } else if (/\s/.test(char)) {
-      if (word !== undefined) words.push(word);
-      word = undefined;
-    } else {
-      word = (word ?? "") + char;
-    }
-  }
-  if (quote) return { error: `a ${quote} quote is not closed.` };
-  if (word !== undefined) words.push(word);
-  return { words };
-}
-
-/** Required arguments not given: asked for one by one where there is a UI; reported where there is none. */
-async function askMissing(prompt: McpPrompt, values: Record<string, string>, ctx: ExtensionCommandContext): Promise<Values> {
-  const missing = (prompt.arguments ?? []).filter((arg) => arg.required && !(arg.name in values));
-  if (missing.length === 0) return { values };
-  if (!ctx.hasUI)
-    return { error: `missing required ${missing.length === 1 ? "argument" : "arguments"} ${missing.map((arg) => arg.name).join(", ")}.` };
-  const asked = { ...values };
-  for (const arg of missing) {
-    const answer = await ctx.ui.input(`${prompt.name}: ${arg.name}${arg.description ? ` (${arg.description})` : ""}`, arg.name);
-    if (answer === undefined) return { error: `cancelled (no ${arg.name} given).` };
-    asked[arg.name] = answer;
-  }
-  return { values: asked };
 }
 
 // ---------------------------------------------------------------------------------------------

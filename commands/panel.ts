@@ -2,10 +2,10 @@
  * `/mcp` with no argument in the interactive TUI: a panel of Pi's own components (SelectList between borders)
  * listing every server with its state, tools and source, then the ways to add one: from the MCP Registry, by command
  * or URL, and by importing another tool's config found on this machine (with no server yet, those are the panel).
- * Enter opens a server's actions (reconnect, show the last error when it has one, enable or disable, show tools, sign
- * in) in Pi's select dialog, or runs an adding row; after either, the panel comes back with the new state and the
- * cursor on that row; Esc closes it. Modes without a TUI never render a custom component (RPC answers `undefined`
- * without building it): the caller then prints the status text instead.
+ * Enter opens a server's actions (reconnect, show the last error when it has one, show what it logged when it did,
+ * enable or disable, show tools, sign in) in Pi's select dialog, or runs an adding row; after either, the panel comes
+ * back with the new state and the cursor on that row; Esc closes it. Modes without a TUI never render a custom
+ * component (RPC answers `undefined` without building it): the caller then prints the status text instead.
  */
 import { DynamicBorder, type ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { Container, type SelectItem, SelectList, Text } from "@mariozechner/pi-tui";
@@ -25,6 +25,8 @@ export interface PanelActions {
   toolsText(name: string): string;
   /** What /mcp status says under the server's "last error" (stderr lines included); undefined when it has none. */
   lastErrorText(name: string): string | undefined;
+  /** What /mcp status <server> says (its log included); undefined when the server logged nothing. */
+  logText(name: string): string | undefined;
   signIn(name: string): Promise<void>;
   /** The registry's address when it is on. */
   registry(): string | undefined;
@@ -138,9 +140,11 @@ async function runAction(
   const enabled = server.enabled !== false;
   // As in /mcp status: a disabled server's error is not shown (it is not being tried).
   const lastError = enabled ? actions.lastErrorText(server.name) : undefined;
+  const log = actions.logText(server.name);
   const choices: Array<[string, () => unknown]> = [
     ...(enabled ? [["Reconnect", () => actions.reconnect(server.name)] as [string, () => Promise<void>]] : []),
     ...(lastError ? [["Show last error", () => showText(ctx, lastError)] as [string, () => void]] : []),
+    ...(log ? [["Show server log", () => showText(ctx, log)] as [string, () => void]] : []),
     [enabled ? "Disable" : "Enable", () => runManageCommand(ctx, state, enabled ? "disable" : "enable", [server.name])],
     ["Show tools", () => showText(ctx, actions.toolsText(server.name))],
     ...(enabled && canSignIn(server) ? [["Sign in", () => actions.signIn(server.name)] as [string, () => Promise<void>]] : []),

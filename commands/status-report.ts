@@ -8,24 +8,38 @@ import type { McpLifecycleManager } from "../lifecycle.ts";
 import { waysInLines } from "./ways-in.ts";
 import { describeNpxResolution } from "../npx-resolver.ts";
 import type { SemanticRanker } from "../tool-search.ts";
-import { canSignIn, type McpServerManager, NeedsAuthError, type ServerConnection, type ServerState } from "../server-manager.ts";
+import {
+  canSignIn,
+  formatLogEntry,
+  logLevelOf,
+  type McpServerManager,
+  NeedsAuthError,
+  type ServerConnection,
+  type ServerLogEntry,
+  type ServerState,
+} from "../server-manager.ts";
 import type { McpExtensionState } from "../state.ts";
 import type { SessionTasks } from "../tasks.ts";
 import { type CallStats, requestLimitLine, type ToolCallStats } from "../tool-executor.ts";
 import { configuredExposure } from "../tool-metadata.ts";
 import type { ToolView } from "../tool-view.ts";
-import type { ConfigProblem, ServerDefinition } from "../types.ts";
+import { type ConfigProblem, LOG_LEVELS, type ServerDefinition } from "../types.ts";
 import type { McpUi } from "../ui.ts";
 import { formatSecondsLeft } from "../util/format-time.ts";
+import { debugLog } from "../util/debug-log.ts";
+import { oneLine } from "../util/text.ts";
 
 /** What `/mcp status` (and the panel's server lines) read of the session (its state has it all). */
 export interface StatusContext extends Pick<ToolView, "config" | "servers" | "inventories" | "tools" | "directToolNames"> {
-  readonly manager: Pick<McpServerManager, "getState" | "getConnection" | "isSignedIn">;
+  readonly manager: Pick<McpServerManager, "getState" | "getConnection" | "isSignedIn" | "serverLog">;
   readonly skills?: Pick<NonNullable<McpExtensionState["skills"]>, "statusLines" | "summary">;
   readonly lifecycle: Pick<McpLifecycleManager, "backoffRemainingMs">;
   readonly stats: Pick<CallStats, "sessionStats"> | undefined;
   readonly semantic: Pick<SemanticRanker, "statusLine"> | undefined;
 }
+
+/** Log lines `/mcp status <server>` shows (the manager keeps more: `MAX_LOG_ENTRIES`). */
+const LOG_LINES_SHOWN = 20;
 
 /** `importable`: other tools' configs found on this machine, offered when no server is configured. */
 export function statusReport(state: StatusContext, importable: readonly ImportableHost[] = []): string {
@@ -51,6 +65,39 @@ export function nothingConfigured(state: Pick<StatusContext, "config">, servers:
   return servers.length === 0 && skipped === 0 && !state.config.problems.some((problem) => problem.level === "error");
 }
 
+/** `/mcp status <server>`: that server's lines, with what it logged. */
+export function serverStatusReport(state: StatusContext, name: string): string {
+  const server = state.servers.get(name);
+  if (!server) {
+    const skipped = skippedServers(state).get(name);
+    if (skipped) return [`✗ ${name}: skipped`, ...skipped.map((problem) => `    ${problem.level}: ${problem.message}`)].join("\n");
+    return `No MCP server named "${name}". Servers: ${[...state.servers.keys()].join(", ") || "none"}`;
+  }
+  return serverStatus(state, server, true).join("\n");
+}
+
+/** What the server logged this session, the latest last. */
+function serverLogLines(state: StatusContext, server: ServerDefinition): string[] {
+  const log = state.manager.serverLog(server.name);
+  const level = logLevelOf(server.logLevel);
+  if (!log || log.count === 0) return [`    server log: nothing logged at ${level} and up`];
+  const entries = log.entries().slice(-LOG_LINES_SHOWN);
+  const shown = entries.length < log.count ? ` (the last ${entries.length} of ${log.count})` : "";
+  return [`    server log, ${level} and up${shown}:`, ...entries.map((entry) => `      ${formatLogEntry(entry)}`)];
+}
+
+/** How much a server logged this session, and its worst: "3 log messages (worst: error)". */
+function logFact(state: StatusContext, name: string): string | undefined {
+  const log = state.manager.serverLog(name);
+  if (!log || log.count === 0) return undefined;
+  const worst = log.entries().reduce((most, entry) => (severity(entry) > severity(most) ? entry : most));
+  return `${log.count} log ${log.count === 1 ? "message" : "messages"} (worst: ${worst.level})`;
+}
+
+function severity(entry: ServerLogEntry): number {
+  return LOG_LEVELS.indexOf(entry.level);
+}
+
 function statusHeadline(state: StatusContext, servers: readonly ServerDefinition[], skipped: number): string {
   if (nothingConfigured(state, servers, skipped)) return "MCP: no servers configured. Three ways to add one:";
   if (servers.length === 0 && skipped === 0)
@@ -72,7 +119,8 @@ function skippedServers(state: StatusContext): Map<string, ConfigProblem[]> {
   return skipped;
 }
 
-function serverStatus(state: StatusContext, server: ServerDefinition): string[] {
+/** A server's lines in the report; `withLog`: its log's lines too (else how much it logged, in one line). */
+function serverStatus(state: StatusContext, server: ServerDefinition, withLog = false): string[] {
   const source = `source: ${describeSource(server.source)}`;
   if (server.enabled === false)
     return [`- ${server.name}: ${disabledState(server)} · ${server.disabledIn ? `defined in ${describeSource(server.source)}` : source}`];
@@ -99,6 +147,9 @@ function serverStatus(state: StatusContext, server: ServerDefinition): string[] 
   const calls = state.stats ? callSummary([...state.stats.sessionStats(server.name).values()]) : undefined;
   if (calls) lines.push(`    ${calls}`);
   lines.push(...lastErrorLines(state, server.name).map((line) => `    ${line}`));
+  const logged = logFact(state, server.name);
+  if (withLog) lines.push(...serverLogLines(state, server));
+  else if (logged) lines.push(`    server log: ${logged}; /mcp status ${server.name} shows it`);
   return lines;
 }
 
@@ -148,6 +199,7 @@ export function panelSummary(state: StatusContext, server: ServerDefinition): st
     signInFact(state, server, live),
     toolsFact(state, server.name, live),
     state.skills?.summary(server.name),
+    logFact(state, server.name),
   ];
   return facts.filter(Boolean).join(" · ");
 }
@@ -249,6 +301,20 @@ export function reportConnectFailure(state: McpExtensionState, name: string, err
   // The manager's connect errors already start with `MCP server "<name>"`.
   state.ui.notify(`${error.message}${hint}`, status === "needs-auth" ? "warning" : "error");
   updateStatus(state);
+}
+
+/**
+ * A server's log message: to the debug log, every one; to the user, the first error (or worse) of each server in a
+ * session, on one short line that says where the rest is (a server that keeps failing must not flood the screen).
+ */
+export function reportServerLog(state: McpExtensionState, name: string, entry: ServerLogEntry, firstSevere: boolean): void {
+  debugLog(`${name}: server log ${entry.level}${entry.logger ? ` [${entry.logger}]` : ""}`, entry.text);
+  if (!firstSevere) return;
+  const what = entry.level === "error" ? "an error" : `a ${entry.level} message`;
+  state.ui.notify(
+    `MCP server "${name}" logged ${what}: ${oneLine(entry.text, 200, "excerpt")} (/mcp status ${name} shows its log)`,
+    "warning",
+  );
 }
 
 /** Its message names the command (/mcp-auth) the user has to run. */

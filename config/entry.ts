@@ -37,7 +37,16 @@ import { type CheckedOAuth, IDENTITY_PROVIDER_CHECKS, OAUTH_CHECKS, settleOAuth 
 import { describeValue, isJsonObject } from "../util/guards.ts";
 import { interpolate, interpolationProblem, type InterpolationContext } from "./interpolation.ts";
 import { expandHome, pathModule } from "../util/paths.ts";
-import type { ConfigProblem, ConfigSource, LifecycleMode, OAuthSettings, ServerEntry, TransportKind } from "../types.ts";
+import {
+  type ConfigProblem,
+  type ConfigSource,
+  type LifecycleMode,
+  LOG_LEVELS,
+  type LogLevelSetting,
+  type OAuthSettings,
+  type ServerEntry,
+  type TransportKind,
+} from "../types.ts";
 
 export interface EntryOptions {
   file: string;
@@ -111,6 +120,7 @@ const BEHAVIOUR_CHECKS = {
   apps: boolean,
   toolPrefix: toolPrefixMode,
   debug: boolean,
+  logLevel: oneOf<LogLevelSetting>([...LOG_LEVELS, "off"]),
   // Pi 1.x's built-in MCP fields. A bad `exposure` costs the server (as it does there): falling back could show a
   // tool meant to be hidden.
   timeout: number(0, false),
@@ -132,6 +142,7 @@ const BEHAVIOUR_FALLBACKS: Readonly<Record<string, Fallback>> = {
   directTools: { means: "ignored (tools are found through ToolSearch)" },
   toolPrefix: { means: "ignored (settings.toolPrefix applies)" },
   debug: { means: "ignored" },
+  logLevel: { means: `using the default ("warning")` },
   timeout: { means: "requestTimeoutMs or the default applies" },
   description: { means: "ignored" },
   approveTools: { means: "every tool of this server asks before it runs", value: true },

@@ -13,6 +13,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MSEC,
   type FetchLike,
   type GetPromptResult,
+  LOG_LEVEL_META_KEY,
   type OAuthClientProvider,
   ProtocolErrorCode,
   ProtocolError,
@@ -31,7 +32,14 @@ import {
 import { createHash } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { abortable } from "../util/abort.ts";
-import { type McpSession, NeedsAuthError, type OpenOptions, type ProtocolVerdict, type SessionEvents } from "./session.ts";
+import {
+  type CompletionRequest,
+  type McpSession,
+  NeedsAuthError,
+  type OpenOptions,
+  type ProtocolVerdict,
+  type SessionEvents,
+} from "./session.ts";
 import { mergeEnv, parseServerUrl, transportFamily } from "./server-target.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
 import { errorMessage, isJsonObject, parseJsonOrUndefined } from "../util/guards.ts";
@@ -48,8 +56,10 @@ import { ChangeStream } from "./change-stream.ts";
 import { fetchFailed, isUnauthorized } from "./connect-failure.ts";
 import { invalidHeaderDeclaration } from "./tool-headers.ts";
 import { skillSource } from "./skills.ts";
+import { traceTransport } from "./protocol-trace.ts";
 import type { NpxResolution } from "../npx-resolver.ts";
 import type {
+  LogLevelSetting,
   McpPrompt,
   McpResource,
   McpResourceTemplate,
@@ -105,6 +115,8 @@ class SdkSession implements McpSession {
   private changes?: ChangeStream;
   private skills?: SkillSource;
   private readonly tasks: TaskCalls;
+  /** 2026 era: the log level each request asks for (the era has no `logging/setLevel`). */
+  private requestMeta?: Record<string, unknown>;
 
   constructor(serverName: string, parts: SessionParts) {
     this.serverName = serverName;
@@ -137,9 +149,11 @@ class SdkSession implements McpSession {
     await this.endClient();
   }
 
-  watch(events: SessionEvents): void {
+  watch(events: SessionEvents, logLevel: LogLevelSetting): void {
     this.events = events;
     const { client } = this;
+    client.setNotificationHandler("notifications/message", ({ params }) => events.log(params));
+    this.askForLogs(logLevel);
     client.setNotificationHandler("notifications/tools/list_changed", () => events.listChanged("tools"));
     client.setNotificationHandler("notifications/resources/list_changed", () => events.listChanged("resources"));
     client.setNotificationHandler("notifications/prompts/list_changed", () => events.listChanged("prompts"));
@@ -156,12 +170,32 @@ class SdkSession implements McpSession {
   }
 
   /**
+   * A 2025-era server is told once (`off` asks for emergencies only: the protocol has no "none", and the manager
+   * keeps nothing); a 2026 one is told with every request that may log (without it, the server must not).
+   */
+  private askForLogs(level: LogLevelSetting): void {
+    if (!this.client.getServerCapabilities()?.logging) return;
+    if (this.protocol.era === "modern") {
+      if (level !== "off") this.requestMeta = { [LOG_LEVEL_META_KEY]: level };
+      return;
+    }
+    this.client
+      .setLoggingLevel(level === "off" ? "emergency" : level)
+      .catch(ignored(`${this.serverName}: asking for its log messages (logging/setLevel ${level})`));
+  }
+
+  /** A request's params, with the log level it asks for in the 2026 era. */
+  private withMeta<T extends object>(params: T): T {
+    return this.requestMeta ? { ...params, _meta: this.requestMeta } : params;
+  }
+
+  /**
    * `tools/call`. The listed tool lets a 2026 HTTP session send the headers it declares; its output schema is left
    * out, so a result that does not match it still reaches the model (as the SDK's check would throw it away).
    */
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions, tool?: McpTool): Promise<CallToolResult> {
     const toolDefinition = tool && ({ name: tool.name, inputSchema: tool.inputSchema ?? { type: "object" } } as Tool);
-    return this.settle(this.client.callTool({ name, arguments: args }, { ...options, toolDefinition }));
+    return this.settle(this.client.callTool(this.withMeta({ name, arguments: args }), { ...options, toolDefinition }));
   }
 
   async startToolCall(
@@ -172,9 +206,8 @@ class SdkSession implements McpSession {
     policy: TaskPolicy,
   ): Promise<ToolCallStart> {
     if (tool && this.tasks.handles(tool, policy)) {
-      return this.settle(
-        this.tasks.start(tool, args, { timeoutMs: options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC, signal: options.signal }, policy),
-      );
+      const callOptions = { timeoutMs: options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC, signal: options.signal, meta: this.requestMeta };
+      return this.settle(this.tasks.start(tool, args, callOptions, policy));
     }
     const result = await this.callTool(name, args, options, tool);
     const rogue = untakenTask(result);
@@ -203,11 +236,18 @@ class SdkSession implements McpSession {
   }
 
   readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult> {
-    return this.settle(this.client.readResource({ uri }, options));
+    return this.settle(this.client.readResource(this.withMeta({ uri }), options));
   }
 
   getPrompt(name: string, args: Record<string, string>, options: RequestOptions): Promise<GetPromptResult> {
-    return this.settle(this.client.getPrompt({ name, arguments: args }, options));
+    return this.settle(this.client.getPrompt(this.withMeta({ name, arguments: args }), options));
+  }
+
+  async complete({ ref, argument, context }: CompletionRequest, options: RequestOptions): Promise<string[]> {
+    if (!this.client.getServerCapabilities()?.completions) return [];
+    const params = this.withMeta({ ref, argument, ...(context && { context: { arguments: context } }) });
+    const { completion } = await this.settle(this.client.complete(params, options));
+    return completion.values;
   }
 
   async listTools(options: RequestOptions): Promise<Listing<McpTool>> {
@@ -342,6 +382,7 @@ async function openStdio(configured: ServerDefinition, options: OpenOptions): Pr
     // Closed while the command was being prepared: start no process only to end it.
     signal.throwIfAborted();
     const transport = new GroupedStdioTransport({ command, args, env, cwd: def.cwd, maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
+    traceTransport(transport, def.name, options.trace);
     options.stderr.clear();
     transport.stderr.on("data", (chunk: Buffer) => {
       options.stderr.append(chunk.toString("utf8"));
@@ -412,6 +453,7 @@ async function openStreamableHttp(
   endpointId: string,
 ): Promise<McpSession> {
   const transport = new StreamableHTTPClientTransport(url, http);
+  traceTransport(transport, name, options.trace);
   const client = newClient(name, options, plan);
   const shutdown = async () => {
     // Tell the server a 2025 session is over (spec: SHOULD), without letting a slow server hold up shutdown.
@@ -427,6 +469,7 @@ async function openStreamableHttp(
 async function openSse(name: string, url: URL, http: HttpOptions, options: OpenOptions, endpointId: string): Promise<McpSession> {
   // The SDK adds `requestInit.headers` to the EventSource GET as well as to the POSTs.
   const transport = new SSEClientTransport(url, http);
+  traceTransport(transport, name, options.trace);
   const plan: ConnectPlan = { negotiation: { mode: "legacy" } };
   const client = newClient(name, options, plan);
   const shutdown = () => client.close().catch(ignored("closing the session"));

@@ -24,7 +24,19 @@ import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./stderr-tail.ts";
 import type { Listing } from "./listing.ts";
 import type { RunningTask, TaskPolicy, TaskReference, ToolCallStart } from "./running-task.ts";
-import type { McpPrompt, McpResource, McpResourceTemplate, McpTool, SkillEntry, SkillListing, SkillRead, TransportKind } from "../types.ts";
+import type { MessageTrace } from "./protocol-trace.ts";
+import type { LogMessage } from "./server-log.ts";
+import type {
+  LogLevelSetting,
+  McpPrompt,
+  McpResource,
+  McpResourceTemplate,
+  McpTool,
+  SkillEntry,
+  SkillListing,
+  SkillRead,
+  TransportKind,
+} from "../types.ts";
 
 /**
  * Answers a server's form elicitation (`elicitation/create`): asks the user, or decides without one. An `accept`
@@ -68,6 +80,8 @@ export interface SessionSettings {
   sampling?: SamplingHandler;
   /** The directories answered to `roots/list`, read when the server asks. */
   roots: () => readonly string[];
+  /** The protocol trace every transport is hooked into (`/mcp trace`). */
+  trace?: MessageTrace;
   /** Is the server told the client renders tools' views (MCP Apps)? Asked at each connect; unset: never. */
   viewsOffered?: (serverName: string) => boolean;
 }
@@ -94,6 +108,16 @@ export interface SessionEvents {
   listChanged(list: McpList): void;
   /** The session is gone (the process exited, the connection closed or broke); its requests fail from now on. */
   lost(reason: string): void;
+  /** The server logged a message (`notifications/message`) at the level `watch` asked for, or (ignoring it) below. */
+  log(message: LogMessage): void;
+}
+
+/** What a completion (`completion/complete`) is asked for: a prompt's argument, or a resource template's variable. */
+export interface CompletionRequest {
+  ref: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
+  argument: { name: string; value: string };
+  /** The values of the other arguments already given. */
+  context?: Record<string, string>;
 }
 
 /**
@@ -113,8 +137,12 @@ export interface McpSession {
   readonly protocol: ProtocolVerdict;
   /** Ends the session, and for stdio every process the server started. */
   shutdown(): Promise<void>;
-  /** Starts reporting list changes (2026 era: over a `subscriptions/listen` stream it opens) and the end of the session. */
-  watch(events: SessionEvents): void;
+  /**
+   * Starts reporting list changes (2026 era: over a `subscriptions/listen` stream it opens), the end of the session,
+   * and the server's log messages, which it is asked for from `logLevel` up (2025 era: `logging/setLevel`; 2026: each
+   * request's `_meta`). A server without the logging capability is not asked.
+   */
+  watch(events: SessionEvents, logLevel: LogLevelSetting): void;
   /**
    * `tools/call`. With the tool as listed, a 2026-07-28 HTTP session also sends the headers its input schema
    * declares (SEP-2243 `x-mcp-header`). Input the server asks for (`input_required`) is answered on the way.
@@ -144,6 +172,8 @@ export interface McpSession {
   listPrompts(options: RequestOptions): Promise<Listing<McpPrompt>>;
   /** Its Agent Skills (MCP Skills extension); empty for a server without the extension (it is not asked). */
   listSkills(options: RequestOptions): Promise<SkillListing>;
+  /** The values the server suggests for an argument (`completion/complete`); none from a server without the capability (not asked). */
+  complete(request: CompletionRequest, options: RequestOptions): Promise<string[]>;
   /** One file of a skill, verified against `entry`: a file that does not match is `{ ok: false }`, never bytes. */
   readSkillFile(entry: SkillEntry, fileUri: string, options: RequestOptions): Promise<SkillRead>;
 }

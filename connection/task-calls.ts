@@ -68,10 +68,12 @@ const ANY_RESULT = {
   "~standard": { version: 1 as const, vendor: "pi-mcp-adapter", validate: (value: unknown) => ({ value }) },
 };
 
-/** A call's own options: the time limit of each request, and its cancel (before the task exists). */
+/** A call's own options: the time limit of each request, its cancel (before the task exists), what its `_meta` holds. */
 export interface TaskCallOptions {
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The request's `_meta` of the session's own (2026: the log level it asks for). */
+  meta?: Record<string, unknown>;
 }
 
 export interface TaskCallsParts {
@@ -118,6 +120,7 @@ export class TaskCalls {
         signal: start.signal,
         requestTimeoutMs: options.timeoutMs,
         task: { preference: tool.taskSupport === "optional" && policy.optionalAsTask ? "prefer" : "allow" },
+        ...(options.meta ? { metadata: options.meta as Record<string, JsonValue> } : {}),
       });
       if (execution.kind === "immediate") {
         const { outcome } = await execution.settle();

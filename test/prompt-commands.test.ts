@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { transformPromptMessages } from "../calls/content.ts";
-import { promptCommands, readArguments } from "../calls/prompt-commands.ts";
+import { readArguments } from "../calls/command-arguments.ts";
+import { promptCommands } from "../calls/prompt-commands.ts";
 import { expandTemplate, templateParameters } from "../tools/resource-tools.ts";
 import type { ServerInventoryEntry } from "../tool-view.ts";
 import type { McpPrompt } from "../types.ts";
@@ -50,7 +51,7 @@ describe("readArguments", () => {
 
   it("reports what it cannot read", () => {
     expect(readArguments(greet, 'name="Bob')).toEqual({ error: 'a " quote is not closed.' });
-    expect(readArguments({ name: "plain" }, "extra")).toEqual({ error: "this prompt takes no arguments." });
+    expect(readArguments({ name: "plain" }, "extra")).toEqual({ error: "it takes no arguments." });
     expect(readArguments(greet, "name=a tone=b c")).toEqual({ error: 'too many arguments ("c").' });
   });
 });

@@ -12,6 +12,7 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { errorMessage } from "./guards.ts";
+import { asText } from "./text.ts";
 
 export const DEBUG_LOG_FILE = "mcp-debug.log";
 /** A stdio server's whole stderr can ride on an error: a line past this is cut. */
@@ -46,7 +47,7 @@ export function hideInDebugLog(values: Iterable<string | undefined>): void {
 export function debugLog(event: string, detail?: unknown): void {
   if (!logFile) return;
   const what =
-    detail === undefined ? "" : `: ${detail instanceof Error || typeof detail !== "object" ? errorMessage(detail) : safeJson(detail)}`;
+    detail === undefined ? "" : `: ${detail instanceof Error || typeof detail !== "object" ? errorMessage(detail) : asText(detail)}`;
   const line = hide(`${new Date().toISOString()} ${event}${what}`).replaceAll("\n", "\n    ").slice(0, MAX_LINE_CHARS);
   try {
     mkdirSync(dirname(logFile), { recursive: true });
@@ -69,12 +70,4 @@ function hide(text: string): string {
   // Longest first: a secret that contains another is hidden whole.
   for (const secret of [...secrets].sort((a, b) => b.length - a.length)) hidden = hidden.replaceAll(secret, HIDDEN);
   return hidden.replace(BEARER, `$1 ${HIDDEN}`).replace(URL_PASSWORD, `$1:${HIDDEN}@`).replace(SECRET_PARAMETER, `$1=${HIDDEN}`);
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

@@ -38,6 +38,16 @@ export function truncate(text: string, maxChars: number): string {
 }
 
 /** Code-unit order, the same on every machine (unlike `localeCompare`): for output that must be byte-stable. */
+/** A value of any shape as text: a string as it is, anything else as JSON (or what `String` makes of it). */
+export function asText(value: unknown): string {
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
 export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
