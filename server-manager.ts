@@ -48,7 +48,6 @@ export type {
   TaskOutcome,
   TaskPolicy,
   TaskReference,
-  TaskState,
   TaskView,
   ToolCallStart,
 } from "./connection/running-task.ts";

@@ -28,7 +28,7 @@ import { ignored } from "./util/debug-log.ts";
 import { errorMessage } from "./util/guards.ts";
 
 export type { TaskCall } from "./tasks/board.ts";
-export { DEFAULT_MAX_TASK_RUN_MS, DEFAULT_TASK_WAIT_MS, type TaskLimits, taskLimits } from "./tasks/limits.ts";
+export { taskLimits } from "./tasks/limits.ts";
 export { TASK_ENTRY_TYPE, TASK_OUTCOME_MESSAGE_TYPE, type TaskRecord } from "./tasks/records.ts";
 
 /** Text or an image, as a message (or a tool result) holds them. */
@@ -110,9 +110,7 @@ export class SessionTasks {
     if (typeof entry === "string") return entry;
     const name = taskName(entry.task.taskId, entry.call);
     if (entry.outcome) return `${name} has ended already (${entry.outcome.status}).`;
-    entry.endReason = "the user cancelled it (/mcp tasks cancel)";
-    await entry.task.cancel();
-    if (!entry.outcome) entry.task.release("the user cancelled it (/mcp tasks cancel), and the server did not take the cancel");
+    await this.board.cancel(entry, "the user cancelled it (/mcp tasks cancel)");
     return `${name}: cancel sent.`;
   }
 
@@ -240,7 +238,7 @@ function callResult(entry: TaskEntry, outcome: TaskOutcome): CallToolResult {
     const why = entry.endReason ?? outcome.message;
     throw new Error(`${task} was cancelled${why ? `: ${why}` : ""}`);
   }
-  throw new Error(`${task} could no longer be followed: ${entry.endReason ?? outcome.message}`);
+  throw new Error(`${task} could no longer be followed: ${outcome.message}`);
 }
 
 /** The outcome, or "wait-over" after `ms`, or "aborted" when `signal` aborts: whichever comes first. */

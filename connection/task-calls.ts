@@ -377,7 +377,7 @@ interface SchemaIssue {
  * An answer that did not fit the extension's schema (the schema library's error), in a line: its most specific
  * problem, the deepest path across the branches of a union.
  */
-export function schemaProblem(error: unknown): string | undefined {
+function schemaProblem(error: unknown): string | undefined {
   const issues = (error as { issues?: unknown } | undefined)?.issues;
   if (!Array.isArray(issues) || issues.length === 0) return undefined;
   const leaves = (list: SchemaIssue[]): SchemaIssue[] =>

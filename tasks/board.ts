@@ -5,10 +5,13 @@
  * take is let go (no longer followed), so no poller outlives the bound.
  */
 import type { RunningTask, TaskOutcome, TaskView } from "../server-manager.ts";
+import { waitAtMost } from "../util/abort.ts";
 import { formatDuration } from "../util/format-time.ts";
 
 /** How many ended tasks `/mcp tasks` still shows. */
 const RECENT_KEPT = 20;
+/** How long a cancelled task's end is waited for before it is let go (no longer followed). */
+const CANCEL_GRACE_MS = 2_000;
 
 /** The call a task came from. */
 export interface TaskCall {
@@ -81,6 +84,17 @@ export class TaskBoard {
     return matches.length === 0 ? `No MCP task "${id}" in this session.` : `"${id}" names ${matches.length} tasks: give more of the id.`;
   }
 
+  /**
+   * Cancels a task (`tasks/cancel`), saying `reason` with its outcome; one whose server does not end it within
+   * CANCEL_GRACE_MS is let go, so that nothing goes on polling it.
+   */
+  async cancel(entry: TaskEntry, reason: string): Promise<void> {
+    entry.endReason = reason;
+    await entry.task.cancel();
+    if ((await waitAtMost(entry.task.outcome, CANCEL_GRACE_MS)) === undefined)
+      entry.task.release(`${reason}, and the server did not take the cancel`);
+  }
+
   /** Ends every deadline: a board whose session is over sets no timer going. */
   stop(): void {
     for (const timer of this.deadlines.values()) clearTimeout(timer);
@@ -109,10 +123,7 @@ export class TaskBoard {
 
   private async stopAtDeadline(entry: TaskEntry, reason: string): Promise<void> {
     this.deadlines.delete(entry);
-    if (entry.outcome) return;
-    entry.endReason = reason;
-    await entry.task.cancel();
-    if (!entry.outcome) entry.task.release(`${reason}, and the server did not take the cancel`);
+    if (!entry.outcome) await this.cancel(entry, reason);
   }
 }
 

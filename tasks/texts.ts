@@ -66,7 +66,7 @@ export function outcomeHeadline(
     case "cancelled":
       return `${name} was cancelled ${ran}${entry.endReason ? `: ${entry.endReason}` : outcome.message ? ` (${outcome.message})` : ""}.`;
     case "lost":
-      return `${name} can no longer be followed ${ran}: ${entry.endReason ?? outcome.message}. Its result will not arrive.`;
+      return `${name} can no longer be followed ${ran}: ${outcome.message}. Its result will not arrive.`;
   }
 }
 
@@ -96,8 +96,7 @@ function taskLine(entry: TaskEntry, now: number): string {
 function endedText(entry: TaskEntry, outcome: TaskOutcome): string {
   if (outcome.status === "completed") return outcome.result.isError ? "completed (error result)" : "completed";
   if (outcome.status === "cancelled") return entry.endReason ? `cancelled: ${entry.endReason}` : "cancelled";
-  const why = outcome.status === "failed" ? outcome.message : (entry.endReason ?? outcome.message);
-  return `${outcome.status}: ${oneLine(why, STATUS_SHOWN_CHARS, "excerpt")}`;
+  return `${outcome.status}: ${oneLine(outcome.message, STATUS_SHOWN_CHARS, "excerpt")}`;
 }
 
 /** The footer's part: `1 task running` (nothing when none runs). */

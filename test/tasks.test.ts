@@ -253,6 +253,17 @@ describe("bad input: every misbehaving task ends with a clear, bounded outcome",
     await waitFor(() => requests(rogueLog, "tasks/cancel").length === 1);
   });
 
+  it("a task that never ends and refuses tasks/cancel is let go at maxRunMs: nothing polls it any more", async () => {
+    const h = harness([stdioFixture()], { maxRunMs: 300 });
+    const message = (await failure(h.call("tasks", "quirk", { kind: "cancelRefused" }))).message;
+    expect(message).toMatch(
+      /^task [0-9a-f]{8} could no longer be followed: it ran longer than 0.3 s \(maxRunMs, settings.tasks.maxRunMs\), and the server did not take the cancel$/,
+    );
+    const polls = requests(log(), "tasks/get").length;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(requests(log(), "tasks/get")).toHaveLength(polls);
+  });
+
   it("a tasks/get that never answers fails at the request time limit, not never", async () => {
     const h = harness([stdioFixture("slow")]);
     await h.manager.connect(stdioFixture("slow"));
