@@ -1,6 +1,7 @@
 /**
- * `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | search <words> | trace [on|off]
- * [server]`, `/mcp-auth <server>` and `/mcp-resource` (calls/resource-command.ts): what the user can see and do.
+ * `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | search <words> | tasks [cancel <id>] |
+ * trace [on|off] [server]`, `/mcp-auth <server>` and `/mcp-resource` (calls/resource-command.ts): what the user can
+ * see and do.
  *
  * `/mcp-auth` signs in to a server that uses OAuth (or could: any HTTP server whose config gives it no token). With
  * a UI (interactive, RPC) the sign-in runs in the background and reports when it is over, so Pi stays usable while
@@ -38,8 +39,8 @@ import { ignored } from "./util/debug-log.ts";
 import { TRACE_USAGE, traceCommand } from "./commands/trace.ts";
 import { registerResourceCommand } from "./calls/resource-command.ts";
 
-const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", "search", "trace", ...MANAGE_SUBCOMMANDS] as const;
-const USAGE = `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | search <words> | ${TRACE_USAGE.slice("/mcp ".length)} | ${MANAGE_USAGE.slice("/mcp ".length)}`;
+const SUBCOMMANDS = ["status", "tools", "prompts", "reconnect", "search", "tasks", "trace", ...MANAGE_SUBCOMMANDS] as const;
+const USAGE = `/mcp status [server] | tools [server] | prompts [server] | reconnect [name] | search <words> | tasks [cancel <id>] | ${TRACE_USAGE.slice("/mcp ".length)} | ${MANAGE_USAGE.slice("/mcp ".length)}`;
 
 /** `notRunning`: the answer while there is no state (a session starting or ending, or MCP off for the run). */
 export function registerCommands(
@@ -73,6 +74,7 @@ export function registerCommands(
       if (subcommand === "tools") return showText(ctx, toolsReport(pi, state, argument));
       if (subcommand === "prompts") return showText(ctx, promptsReport(state, argument));
       if (subcommand === "reconnect") return reconnect(ctx, state, argument);
+      if (subcommand === "tasks") return showText(ctx, await tasksCommand(state, rest));
       if (subcommand === "trace") return showText(ctx, await traceCommand(state, rest));
       if (isManageSubcommand(subcommand)) return runManageCommand(ctx, state, subcommand, splitArguments(args).slice(1));
       showText(ctx, `Unknown subcommand "${subcommand}". Usage: ${USAGE}`);
@@ -107,6 +109,14 @@ export function registerCommands(
       await startSignIn(ctx, state, server);
     },
   });
+}
+
+/** `/mcp tasks`: the session's tasks; `/mcp tasks cancel <id>`: cancels one (the start of its id is enough). */
+async function tasksCommand(state: McpExtensionState, args: readonly string[]): Promise<string> {
+  const [action, id] = args;
+  if (action === undefined) return state.tasks.report();
+  if (action === "cancel" && id) return state.tasks.cancel(id);
+  return "Usage: /mcp tasks [cancel <id>]";
 }
 
 /** The panel's actions are the commands' own. */

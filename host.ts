@@ -26,13 +26,26 @@ export interface HostCapabilities {
   refreshesToolsEachTurn: boolean;
   /** Pi 1.x has its own `codemode` (scripts that call tools); elsewhere the adapter offers one (script-tool.ts). */
   hasCodemode: boolean;
+  /**
+   * Pi waits for `agent_end` handlers before a run settles, and a follow-up message sent from one starts the next
+   * run: print mode then waits there for the tasks handed back (tasks.ts). 0.87.1 does (0.73.1 ends the run first).
+   * Nothing a host exports shows it, so its release says.
+   */
+  awaitsAgentEnd: boolean;
 }
 
 const FIRST_REFRESHING_RELEASE = [0, 80, 3] as const;
+/** The first release seen to wait for `agent_end` handlers (tested: 0.87.1 and 1.x do, 0.73.1 does not). */
+const FIRST_AWAITING_AGENT_END_RELEASE = [0, 87, 1] as const;
 
 /** `hostExports`: the host's `@mariozechner/pi-coding-agent` module, whose exports say what it has. */
 export function detectHost(version: string, hostExports: object): HostCapabilities {
-  return { version, refreshesToolsEachTurn: hostRefreshesToolsEachTurn(version), hasCodemode: hostHasCodemode(hostExports) };
+  return {
+    version,
+    refreshesToolsEachTurn: hostRefreshesToolsEachTurn(version),
+    hasCodemode: hostHasCodemode(hostExports),
+    awaitsAgentEnd: isReleaseAtLeast(version, FIRST_AWAITING_AGENT_END_RELEASE),
+  };
 }
 
 /** Feature detection, not a version: a host with codemode exports the factory of its codemode extension. */
@@ -46,11 +59,16 @@ export function hostHasCodemode(hostExports: object): boolean {
  * few tokens where a wrong "yes" would break calling.
  */
 export function hostRefreshesToolsEachTurn(version: string): boolean {
+  return isReleaseAtLeast(version, FIRST_REFRESHING_RELEASE);
+}
+
+/** Whether `version` is a plain release (`1.2.3`) at or after `release` (anything else counts as older). */
+function isReleaseAtLeast(version: string, release: readonly [number, number, number]): boolean {
   const match = /^(\d+)\.(\d+)\.(\d+)$/.exec(version.trim());
   if (!match) return false;
   const parts = match.slice(1).map(Number);
   for (let index = 0; index < parts.length; index++) {
-    if (parts[index] !== FIRST_REFRESHING_RELEASE[index]) return parts[index]! > FIRST_REFRESHING_RELEASE[index]!;
+    if (parts[index] !== release[index]) return parts[index]! > release[index]!;
   }
   return true;
 }

@@ -41,7 +41,8 @@ import { McpServerManager } from "./server-manager.ts";
 import { createCallStats } from "./calls/stats.ts";
 import type { McpExtensionState } from "./state.ts";
 import { SCRIPT_TOOL_NAME, scriptSettings, scriptToolDefinition } from "./script-tool.ts";
-import { callToolForView, executeMcpTool, piSampling, readResourceForView, samplingSettings } from "./tool-executor.ts";
+import { callToolForView, executeMcpTool, piSampling, presentTaskResult, readResourceForView, samplingSettings } from "./tool-executor.ts";
+import { SessionTasks, TASK_ENTRY_TYPE, TASK_OUTCOME_MESSAGE_TYPE, taskLimits } from "./tasks.ts";
 import { mcpToolDefinition, type McpToolRunner, ToolRegistrar } from "./tool-registrar.ts";
 import { currentToolSearchDescription, mcpCallDefinition, registerReachedTools, toolSearchDefinition } from "./tool-search.ts";
 import { activeOnBranch, instructedIn, loadedIn } from "./search/session-loads.ts";
@@ -147,6 +148,7 @@ export class McpAdapter {
     this.state = state;
     reportConfigProblems(state);
     this.narrowActiveTools(state, loadedIn(ctx.sessionManager.getBranch()));
+    state.tasks.resumeOwed(ctx.sessionManager.getBranch());
     state.startup = this.runStartup(state);
     state.lifecycle.startHealthChecks();
     updateStatus(state);
@@ -203,6 +205,15 @@ export class McpAdapter {
     if (!next) return;
     this.registerByName(state, [...onBranch]);
     this.pi.setActiveTools(next);
+  }
+
+  /**
+   * agent_end: print mode waits here for the tasks handed back to the model, whose outcomes start the next run
+   * (tasks.ts); elsewhere nothing waits.
+   */
+  async onAgentEnd(): Promise<void> {
+    const state = this.state;
+    if (state && !state.shutDown) await state.tasks.atRunEnd();
   }
 
   /** before_agent_start: what views asked the model to know (ui/update-model-context) comes with the run. */
@@ -346,10 +357,44 @@ export class McpAdapter {
       unansweredPages,
       views: createAppViews(this.viewHost(ctx, ui, liveContext, () => state)),
       skills: sessionSkills(this.agentDir, { manager, lifecycle }, () => state, ui.notify),
+      tasks: this.sessionTasks(ctx, () => state),
       trace,
       shutDown: false,
     };
     return state;
+  }
+
+  /** The session's tasks, delivering into this session while it is live (tasks.ts). */
+  private sessionTasks(ctx: ExtensionContext, current: () => McpExtensionState | undefined): SessionTasks {
+    const live = () => {
+      const state = current();
+      return state && !state.shutDown ? state : undefined;
+    };
+    return new SessionTasks({
+      limits: (server) => taskLimits(server, current()?.servers.get(server), current()?.config.settings ?? {}),
+      canHandBack: ctx.hasUI || this.host.awaitsAgentEnd,
+      printMode: !ctx.hasUI,
+      present: (call, result) => presentTaskResult(current()!, call, result),
+      deliver: (message, triggerTurn) => {
+        if (!live()) return;
+        this.pi.sendMessage(
+          { customType: TASK_OUTCOME_MESSAGE_TYPE, content: message.content, display: true, details: message.details },
+          { deliverAs: "followUp", triggerTurn },
+        );
+      },
+      // Also while the session shuts down (what is left running is recorded then), not after.
+      record: (record) => current() && this.pi.appendEntry(TASK_ENTRY_TYPE, record),
+      resume: async (server, reference) => {
+        const state = live();
+        if (!state) throw new Error("the session ended");
+        await state.lifecycle.ensureConnected(server);
+        return state.manager.resumeTask(server, reference);
+      },
+      changed: () => {
+        const state = live();
+        if (state) updateStatus(state);
+      },
+    });
   }
 
   /** What the session's views (MCP Apps) use of it: the servers through the executor, the conversation, the user. */
@@ -523,6 +568,7 @@ export class McpAdapter {
   private async stopState(): Promise<void> {
     const state = this.state;
     if (!state) return;
+    state.tasks.shutdown(state.shutdownReason ?? "replaced");
     this.state = undefined;
     state.shutDown = true;
     await Promise.all([state.lifecycle.stop(), state.views.close()]);

@@ -57,6 +57,7 @@ export default function piMcpAdapter(pi: ExtensionAPI): void {
   pi.on("tool_call", (event) => adapter.beforeToolCall(event.toolName, event.input));
   registerSkillEvents(pi, () => adapter.current()?.skills);
   pi.on("agent_start", () => adapter.onAgentStart());
+  pi.on("agent_end", () => adapter.onAgentEnd());
   pi.on("before_agent_start", () => adapter.beforeAgentStart());
   pi.on("turn_end", () => adapter.onTurnEnd());
   // Handling this event is what tells Pi 1.x that this extension connects the servers other extensions register.

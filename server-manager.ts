@@ -32,6 +32,7 @@ import { OutputTail } from "./connection/stderr-tail.ts";
 import { logLevelOf, ServerLog, type ServerLogEntry } from "./connection/server-log.ts";
 import type { MessageTrace } from "./connection/protocol-trace.ts";
 import type { LogLevelSetting, ServerDefinition, SkillEntry, SkillRead, TransportKind } from "./types.ts";
+import type { RunningTask, TaskPolicy, TaskReference, ToolCallStart } from "./connection/running-task.ts";
 import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-errors.ts";
 
 export { ConnectCancelledError, ShuttingDownError };
@@ -42,6 +43,14 @@ export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts
 export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
 export type { CompletionRequest, ProtocolVerdict } from "./connection/session.ts";
 export { formatLogEntry, logLevelOf, type ServerLogEntry } from "./connection/server-log.ts";
+export type {
+  RunningTask,
+  TaskOutcome,
+  TaskPolicy,
+  TaskReference,
+  TaskView,
+  ToolCallStart,
+} from "./connection/running-task.ts";
 
 export { type CallOptions, DEFAULT_MAX_TOTAL_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from "./connection/request-options.ts";
 export const DEFAULT_CONNECT_CONCURRENCY = 10;
@@ -287,6 +296,49 @@ export class McpServerManager {
     return this.track(name, options, (connection, signal) => {
       const listed = connection.tools.find((tool) => tool.name === toolName);
       return connection.session.callTool(toolName, args, requestOptions(this.requestTimeoutMs, options, signal), listed);
+    });
+  }
+
+  /**
+   * `tools/call`, which may come back as a task the server runs (connection/task-calls.ts): the task counts as a
+   * request in flight until it ends (no idle close meanwhile), and a close of the server cancels it.
+   */
+  async startToolCall(
+    name: string,
+    toolName: string,
+    args: Record<string, unknown>,
+    options: CallOptions & { policy: TaskPolicy },
+  ): Promise<ToolCallStart> {
+    const start = await this.track(name, options, (connection, signal) => {
+      const listed = connection.tools.find((tool) => tool.name === toolName);
+      return connection.session.startToolCall(
+        toolName,
+        args,
+        requestOptions(this.requestTimeoutMs, options, signal),
+        listed,
+        options.policy,
+      );
+    });
+    if (start.kind === "task") this.holdWhileRunning(name, start.task);
+    return start;
+  }
+
+  /** Follows again a task an earlier Pi session left on the server (connected by the caller); held as `startToolCall`'s. */
+  async resumeTask(name: string, reference: TaskReference): Promise<RunningTask> {
+    const task = await this.track(name, {}, (connection, signal) =>
+      connection.session.resumeTask(reference, requestOptions(this.requestTimeoutMs, {}, signal)),
+    );
+    this.holdWhileRunning(name, task);
+    return task;
+  }
+
+  /** A task's whole run is use of its server: in flight (see `isIdle`) until it ends. */
+  private holdWhileRunning(name: string, task: RunningTask): void {
+    const record = this.record(name);
+    record.inFlight++;
+    void task.outcome.finally(() => {
+      record.inFlight--;
+      record.lastUsedAt = Date.now();
     });
   }
 

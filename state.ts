@@ -15,6 +15,7 @@ import type { SemanticRanker } from "./search/semantic.ts";
 import type { McpServerManager } from "./server-manager.ts";
 import type { SkillSession } from "./skills/session.ts";
 import type { CallStats } from "./calls/stats.ts";
+import type { SessionTasks } from "./tasks.ts";
 import type { ToolView } from "./tool-view.ts";
 import type { McpUi } from "./ui.ts";
 
@@ -50,6 +51,8 @@ export interface McpExtensionState extends ToolView {
   readonly reloadConfig: () => Promise<ConfigChange>;
   /** The servers' skills offered to Pi (skills/session.ts). */
   readonly skills: SkillSession;
+  /** Tool calls that run as tasks: waited for, handed back, delivered (tasks.ts). */
+  readonly tasks: SessionTasks;
   /** Tools' views (MCP Apps): the page in the user's browser, started with the first view. */
   readonly views: AppViews;
   /** Pages servers asked the user to open when nobody could be asked (print mode): told to the model with the result. */

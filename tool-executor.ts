@@ -28,7 +28,8 @@ import { keepInFile, resultDir } from "./calls/result-spill.ts";
 import { type ScriptResult, scriptResultOfCall, scriptResultOfRead } from "./calls/script-result.ts";
 import { loadToonEncoder } from "./calls/toon.ts";
 import { expandTemplate } from "./tools/resource-tools.ts";
-import type { McpServerManager } from "./server-manager.ts";
+import type { CallOptions, McpServerManager } from "./server-manager.ts";
+import { type MessageContent, type SessionTasks, type TaskCall, taskLimits } from "./tasks.ts";
 import type { CallStats } from "./calls/stats.ts";
 export type { CallStats, ToolCallStats } from "./calls/stats.ts";
 export { requestLimitLine } from "./calls/limits.ts";
@@ -45,7 +46,9 @@ export interface ToolCallContext extends ApprovalContext, Pick<ToolView, "tools"
   readonly views?: Pick<AppViews, "toolCalled">;
   /** Results too large for the model are kept in files under it (calls/result-spill.ts). */
   readonly agentDir: string;
-  readonly manager: Pick<McpServerManager, "getConnection" | "getState" | "callTool" | "readResource">;
+  readonly manager: Pick<McpServerManager, "getConnection" | "getState" | "startToolCall" | "readResource">;
+  /** Waits for a call's task, or hands it back (tasks.ts). */
+  readonly tasks: Pick<SessionTasks, "await">;
   readonly lifecycle: Pick<McpLifecycleManager, "ensureConnected">;
   readonly stats: Pick<CallStats, "record"> | undefined;
   readonly unansweredPages: Pick<UnansweredPages, "take">;
@@ -114,15 +117,8 @@ async function callTool(
   ctx: ExtensionContext | undefined,
   callOptions: McpCallOptions,
 ): Promise<McpToolResult> {
-  const { settings } = state.config;
-  const limits = callLimits(state.servers.get(tool.serverName), settings);
-  const options = {
-    serverName: tool.serverName,
-    toonEncode: settings.toonEncode,
-    maxTextBytes: limits.maxTextBytes,
-    maxTextLines: limits.maxTextLines,
-  };
-  if (options.toonEncode) await loadToonEncoder();
+  const limits = callLimits(state.servers.get(tool.serverName), state.config.settings);
+  const options = await transformOptions(state, tool.serverName, limits);
   let result: TransformedResult;
   let scriptResult: ScriptResult | undefined;
   let view: ViewCall | undefined;
@@ -145,10 +141,7 @@ async function callTool(
     view?.failed(failure.message);
     throw failure;
   }
-  if (result.overflow) {
-    const dir = resultDir(state.agentDir);
-    result = await keepOverflow(result, (data, mimeType) => keepInFile(dir, data, mimeType, `${tool.serverName}-${tool.originalName}`));
-  }
+  result = await withOverflowKept(state, tool.serverName, tool.originalName, result);
   const details: McpToolDetails = {
     server: tool.serverName,
     tool: tool.originalName,
@@ -170,7 +163,11 @@ function callTimeouts(state: ToolCallContext, serverName: string, limits: CallLi
   return { signal, timeoutMs: limits.requestTimeoutMs, maxTotalTimeoutMs: limits.maxTotalTimeoutMs, connect };
 }
 
-/** `tools/call` within the server's limits, with progress, and the pages a server asks the user to open on the way. */
+/**
+ * `tools/call` within the server's limits, with progress, and the pages a server asks the user to open on the way. A
+ * call the server runs as a task (connection/task-calls.ts) is waited for, or handed back to the model with a note
+ * that is the call's result (tasks.ts).
+ */
 function requestCall(
   state: ToolCallContext,
   tool: ToolMetadata,
@@ -181,15 +178,62 @@ function requestCall(
   ctx: ExtensionContext | undefined,
 ): Promise<CallToolResult> {
   return callWithUrlElicitation(
-    () =>
-      state.manager.callTool(tool.serverName, tool.originalName, asArguments(params), {
-        ...callTimeouts(state, tool.serverName, limits, signal),
-        onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
-      }),
+    () => callOrAwaitTask(state, tool, asArguments(params), callTimeouts(state, tool.serverName, limits, signal), onUpdate),
     tool.serverName,
     ctx,
     signal,
   );
+}
+
+async function callOrAwaitTask(
+  state: ToolCallContext,
+  tool: ToolMetadata,
+  args: Record<string, unknown>,
+  timeouts: CallOptions,
+  onUpdate: AgentToolUpdateCallback<unknown> | undefined,
+): Promise<CallToolResult> {
+  const { optionalAsTask } = taskLimits(tool.serverName, state.servers.get(tool.serverName), state.config.settings);
+  const start = await state.manager.startToolCall(tool.serverName, tool.originalName, args, {
+    ...timeouts,
+    onProgress: onUpdate && ((progress) => onUpdate(progressUpdate(tool, progress))),
+    policy: { optionalAsTask },
+  });
+  if (start.kind === "result") return start.result;
+  const call: TaskCall = { server: tool.serverName, tool: tool.originalName, args };
+  const wait = await state.tasks.await(call, start.task, timeouts.signal, onUpdate && ((text) => onUpdate(textUpdate(tool, text))));
+  return wait.kind === "result" ? wait.result : { content: [{ type: "text", text: wait.text }] };
+}
+
+/**
+ * A task's result as the model reads a tool result (a task handed back delivers it as a message): converted and
+ * bounded the same way, the rest kept in a file; an error result as its text.
+ */
+export async function presentTaskResult(
+  state: Pick<ToolCallContext, "config" | "servers" | "agentDir">,
+  call: TaskCall,
+  raw: CallToolResult,
+): Promise<MessageContent[]> {
+  const options = await transformOptions(state, call.server, callLimits(state.servers.get(call.server), state.config.settings));
+  const result = await withOverflowKept(state, call.server, call.tool, transformMcpResult(raw, options));
+  return result.isError ? [{ type: "text", text: errorResultText(result) }] : result.content;
+}
+
+async function transformOptions(state: Pick<ToolCallContext, "config">, serverName: string, limits: CallLimits) {
+  const { toonEncode } = state.config.settings;
+  if (toonEncode) await loadToonEncoder();
+  return { serverName, toonEncode, maxTextBytes: limits.maxTextBytes, maxTextLines: limits.maxTextLines };
+}
+
+/** What the model is not shown of a result is kept in a file it can read (calls/result-spill.ts). */
+async function withOverflowKept(
+  state: Pick<ToolCallContext, "agentDir">,
+  serverName: string,
+  toolName: string,
+  result: TransformedResult,
+): Promise<TransformedResult> {
+  if (!result.overflow) return result;
+  const dir = resultDir(state.agentDir);
+  return keepOverflow(result, (data, mimeType) => keepInFile(dir, data, mimeType, `${serverName}-${toolName}`));
 }
 
 /** A tool with a view (MCP Apps) opens it, unless views are off for its server; the view is told how the call ends. */
@@ -317,7 +361,11 @@ function asArguments(params: unknown): Record<string, unknown> {
 
 function progressUpdate(tool: ToolMetadata, progress: Progress): AgentToolResult<McpToolDetails> {
   const amount = progress.total ? `${progress.progress}/${progress.total}` : `${progress.progress}`;
-  const text = progress.message ? `${progress.message} (${amount})` : `Progress: ${amount}`;
+  return textUpdate(tool, progress.message ? `${progress.message} (${amount})` : `Progress: ${amount}`);
+}
+
+/** A line the TUI shows under the running call (progress, or its task's status). */
+function textUpdate(tool: ToolMetadata, text: string): AgentToolResult<McpToolDetails> {
   return {
     content: [{ type: "text", text }],
     details: { server: tool.serverName, tool: tool.originalName, truncated: false, toonEncoded: false },

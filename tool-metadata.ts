@@ -246,6 +246,7 @@ function toolCandidate(definition: ServerDefinition, tool: McpTool, schemaIsSafe
       description: textOr(tool.description, textOr(tool.title, "")),
       inputSchema: schemaIsSafe ? (tool.inputSchema as Record<string, unknown>) : toProviderSafeSchema(tool.inputSchema),
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+      ...(tool.taskSupport ? { taskSupport: tool.taskSupport } : {}),
       ...(tool.ui?.resourceUri ? { viewUri: tool.ui.resourceUri } : {}),
     }),
   };

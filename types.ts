@@ -133,6 +133,8 @@ export interface ServerEntry {
   timeout?: number;
   /** Overrides `settings.outputGuard` for this server. */
   outputGuard?: OutputGuard;
+  /** Overrides `settings.tasks` for this server, field by field. */
+  tasks?: TaskSettings;
   /** What the server offers, in a sentence: its line in ToolSearch's catalog, and a search field of its tools. */
   description?: string;
   /** Every tool's exposure, unless `toolExposure` names the tool (tools/exposure.ts). */
@@ -218,6 +220,16 @@ export interface SamplingSettings {
   maxTokens?: number;
 }
 
+/** `settings.tasks` (and a server's `tasks`): how tool calls that run as tasks are waited for (tasks.ts). */
+export interface TaskSettings {
+  /** How long a call waits for its task before handing it back to the model (it goes on running); 0: at once. */
+  waitMs?: number;
+  /** A task's whole run, waited for or not; past it the task is cancelled. */
+  maxRunMs?: number;
+  /** `task`: call tools whose task support is `optional` (2025-11-25) as tasks too; `plain` (default): not. */
+  optional?: "plain" | "task";
+}
+
 /**
  * `settings.apps`: may tools' interactive views (MCP Apps) open? On unless set to `false`; servers are then not told
  * the client renders views.
@@ -246,6 +258,7 @@ export interface McpSettings {
   search?: SearchSettings;
   script?: boolean | ScriptSettings;
   sampling?: boolean | SamplingSettings;
+  tasks?: TaskSettings;
   apps?: boolean | AppsSettings;
   /** Use every project's MCP config without asking (read from the user's files only: a project cannot trust itself). */
   trustProjectServers?: boolean;
@@ -335,6 +348,19 @@ export interface ProjectConfig {
 // MCP data as the adapter keeps it
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Whether a tool runs as a task (MCP 2025-11-25 `execution.taskSupport`): `required` tools are always called as one,
+ * `optional` ones as `settings.tasks.optional` says, `forbidden` ones (the default) never. 2026-07-28 servers decide
+ * per call instead, and their tools declare nothing.
+ */
+export type TaskSupport = "required" | "optional" | "forbidden";
+const TASK_SUPPORT_VALUES: readonly unknown[] = ["required", "optional", "forbidden"] satisfies TaskSupport[];
+
+/** The field for a tool that declares a task support worth keeping; `forbidden` (the default) and nonsense: none. */
+export function taskSupportOf(value: unknown): { taskSupport?: TaskSupport } {
+  return value !== "forbidden" && TASK_SUPPORT_VALUES.includes(value) ? { taskSupport: value as TaskSupport } : {};
+}
+
 export interface McpTool {
   name: string;
   title?: string;
@@ -342,6 +368,8 @@ export interface McpTool {
   inputSchema?: unknown;
   /** The JSON Schema of the tool's `structuredContent`, when the server declares one. */
   outputSchema?: Record<string, unknown>;
+  /** Unset: `forbidden` (the spec's default). */
+  taskSupport?: TaskSupport;
   /** Its interactive view (MCP Apps, the tool's `_meta.ui`), as apps/tool-ui.ts reads it. */
   ui?: McpToolUi;
 }
@@ -458,6 +486,8 @@ export interface ToolMetadata {
   resourceUri?: string;
   /** Set for resource templates exposed as tools: the arguments fill the template, the URI made is read. */
   uriTemplate?: string;
+  /** The server runs it as a task (`required`, or `optional`): `/mcp tools` says so. */
+  taskSupport?: TaskSupport;
   /** The `ui://` resource of the tool's interactive view (MCP Apps), opened when the tool is called. */
   viewUri?: string;
 }

@@ -55,6 +55,7 @@ const SECTIONS: Section[] = [
   { id: "script-calls", title: "7b. Tool calls from a codemode script vs direct", script: "script-overhead.ts", perHost: true },
   { id: "script-task", title: "7. The orders task: direct calls vs one codemode script", script: "script-task.ts" },
   { id: "skills", title: "8. Skills: always-on tokens at 1, 10 and 100 skills", script: "skills-tokens.ts", perHost: true },
+  { id: "tasks", title: "9. Tasks: a task-backed call against a plain one, and what polling costs", script: "tasks.ts" },
   {
     id: "concurrency",
     title: "Ten sessions at once on one agent dir (uncached servers listed once)",

@@ -67,6 +67,8 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
       const panel = new Container();
       panel.addChild(border());
       panel.addChild(new Text(theme.fg("accent", theme.bold(`MCP servers (${state.servers.size})`))));
+      const tasks = state.tasks.runningLines();
+      if (tasks.length > 0) panel.addChild(new Text(theme.fg("muted", [`Tasks running (/mcp tasks):`, ...tasks].join("\n  "))));
       if (state.servers.size === 0) panel.addChild(new Text(theme.fg("muted", "No servers yet. Three ways to add one:")));
       panel.addChild(list);
       panel.addChild(new Text(theme.fg("dim", "↑↓ select · enter actions · esc close")));

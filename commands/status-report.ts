@@ -19,6 +19,7 @@ import {
   type ServerState,
 } from "../server-manager.ts";
 import type { McpExtensionState } from "../state.ts";
+import type { SessionTasks } from "../tasks.ts";
 import { type CallStats, requestLimitLine, type ToolCallStats } from "../tool-executor.ts";
 import { configuredExposure } from "../tool-metadata.ts";
 import type { ToolView } from "../tool-view.ts";
@@ -248,6 +249,7 @@ function marker(status: string): string {
 export interface StatusLineContext extends Pick<ToolView, "servers" | "tools"> {
   readonly manager: Pick<McpServerManager, "getConnection" | "getState">;
   readonly ui: Pick<McpUi, "setStatus">;
+  readonly tasks?: Pick<SessionTasks, "statusFact">;
 }
 
 export function updateStatus(state: StatusLineContext): void {
@@ -256,7 +258,13 @@ export function updateStatus(state: StatusLineContext): void {
   const connected = enabled.filter((server) => state.manager.getConnection(server.name)).length;
   const failing = enabled.filter((server) => ["failed", "needs-auth"].includes(state.manager.getState(server.name).status)).length;
   const tools = state.tools.byName.size;
-  state.ui.setStatus(`MCP ${connected}/${enabled.length} up · ${tools} tools${failing > 0 ? ` · ${failing} failing` : ""}`);
+  const facts = [
+    `MCP ${connected}/${enabled.length} up`,
+    `${tools} tools`,
+    failing > 0 ? `${failing} failing` : undefined,
+    state.tasks?.statusFact(),
+  ];
+  state.ui.setStatus(facts.filter(Boolean).join(" · "));
 }
 
 function ago(timestamp: number): string {

@@ -9,6 +9,7 @@ import {
   type ApprovalRule,
   type AuthKind,
   type OutputGuard,
+  type TaskSettings,
   type ToolExposure,
   type ToolPrefixMode,
   type TransportKind,
@@ -109,6 +110,26 @@ export const timeLimit: Check<number | undefined> = (value) =>
   typeof value === "number" && Number.isFinite(value)
     ? { ok: true, value: value > 0 ? value : undefined }
     : { ok: false, expected: `must be a number of milliseconds (got ${describeValue(value)})` };
+
+/** `{ waitMs, maxRunMs, optional }`: milliseconds (a wait of 0 hands a task back at once), and "plain" or "task". */
+export const taskSettings: Check<TaskSettings> = (value) => {
+  if (!isJsonObject(value))
+    return { ok: false, expected: `must be an object { "waitMs", "maxRunMs", "optional" } (got ${describeValue(value)})` };
+  const fields: Readonly<Record<string, Check<unknown>>> = {
+    waitMs: number(0, true),
+    maxRunMs: number(0, false),
+    optional: oneOf(["plain", "task"] as const),
+  };
+  const settings: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const check = Object.hasOwn(fields, key) ? fields[key]! : undefined;
+    if (!check) return { ok: false, at: `.${key}`, expected: `is not a field of it (its fields: "waitMs", "maxRunMs", "optional")` };
+    const checked = check(item);
+    if (!checked.ok) return { ...checked, at: `.${key}` };
+    settings[key] = checked.value;
+  }
+  return { ok: true, value: settings as TaskSettings };
+};
 
 const OUTPUT_GUARD_LIMITS = ["maxBytes", "maxLines"] as const;
 

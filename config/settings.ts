@@ -15,6 +15,7 @@ import {
   number,
   outputGuard,
   positiveWholeNumber,
+  taskSettings,
   timeLimit,
   toolPrefixMode,
 } from "./checks.ts";
@@ -33,6 +34,7 @@ const SETTINGS_CHECKS = {
   requestTimeoutMs: timeLimit,
   maxTotalTimeoutMs: timeLimit,
   outputGuard,
+  tasks: taskSettings,
   trustProjectServers: boolean,
 } satisfies Record<string, Check<unknown>>;
 

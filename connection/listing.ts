@@ -10,7 +10,14 @@
  */
 import type { Client, RequestOptions, StandardSchemaV1 } from "@modelcontextprotocol/client";
 import { readToolUi } from "../apps.ts";
-import type { McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, McpTool } from "../types.ts";
+import {
+  type McpPrompt,
+  type McpPromptArgument,
+  type McpResource,
+  type McpResourceTemplate,
+  type McpTool,
+  taskSupportOf,
+} from "../types.ts";
 import { isJsonObject } from "../util/guards.ts";
 
 /** A server that keeps handing out cursors must not keep us listing forever. */
@@ -60,6 +67,7 @@ export async function listTools(client: Client, options?: RequestOptions): Promi
       description: nonEmptyString(tool.description),
       inputSchema: tool.inputSchema,
       ...(isJsonObject(tool.outputSchema) ? { outputSchema: tool.outputSchema } : {}),
+      ...taskSupportOf(isJsonObject(tool.execution) ? tool.execution.taskSupport : undefined),
       ...(ui ? { ui } : {}),
     });
   }

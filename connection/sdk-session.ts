@@ -10,6 +10,7 @@
 import {
   type CallToolResult,
   type Client,
+  DEFAULT_REQUEST_TIMEOUT_MSEC,
   type FetchLike,
   type GetPromptResult,
   LOG_LEVEL_META_KEY,
@@ -23,10 +24,12 @@ import {
   SdkHttpError,
   SSEClientTransport,
   SseError,
+  type StandardSchemaV1,
   StreamableHTTPClientTransport,
   type Tool,
   type Transport,
 } from "@modelcontextprotocol/client";
+import { createHash } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { abortable } from "../util/abort.ts";
 import {
@@ -39,14 +42,16 @@ import {
 } from "./session.ts";
 import { mergeEnv, parseServerUrl, transportFamily } from "./server-target.ts";
 import { lazyLoad } from "../util/lazy-load.ts";
-import { errorMessage, parseJsonOrUndefined } from "../util/guards.ts";
+import { errorMessage, isJsonObject, parseJsonOrUndefined } from "../util/guards.ts";
 import { authProviderFor } from "./oauth-provider.ts";
 import { recordingChallenges, refreshingOnce } from "./oauth-fetch.ts";
 import { type Listing, listPrompts, listResources, listResourceTemplates, listTools } from "./listing.ts";
 import { GroupedStdioTransport } from "./stdio-transport.ts";
 import { withCommandValues } from "./command-values.ts";
 import { type ConnectPlan, connectInEra, verdictOf } from "./era.ts";
-import { newClient } from "./mcp-client.ts";
+import { closeTaskReceiver, type InputHandlers, newClient } from "./mcp-client.ts";
+import type { RunningTask, TaskPolicy, TaskReference, ToolCallStart } from "./running-task.ts";
+import { TaskCalls } from "./task-calls.ts";
 import { ChangeStream } from "./change-stream.ts";
 import { fetchFailed, isUnauthorized } from "./connect-failure.ts";
 import { invalidHeaderDeclaration } from "./tool-headers.ts";
@@ -84,6 +89,12 @@ const SESSION_DELETE_WAIT_MS = 1_000;
 interface SessionParts {
   client: Client;
   transport: TransportKind;
+  /** The transport itself: a task's 2026-era requests go on it past the SDK (connection/raw-requests.ts). */
+  wire: Transport;
+  /** What answers the server's requests (a task's input too). */
+  handlers: InputHandlers;
+  /** The same for every connection to this server: it scopes the tasks an earlier Pi session left (connection/task-calls.ts). */
+  endpointId: string;
   shutdown: () => Promise<void>;
   /** stdio: the server's process and output (how it ended, whether a message went over the limit). */
   stdio?: GroupedStdioTransport;
@@ -103,6 +114,7 @@ class SdkSession implements McpSession {
   private events?: SessionEvents;
   private changes?: ChangeStream;
   private skills?: SkillSource;
+  private readonly tasks: TaskCalls;
   /** 2026 era: the log level each request asks for (the era has no `logging/setLevel`). */
   private requestMeta?: Record<string, unknown>;
 
@@ -115,6 +127,15 @@ class SdkSession implements McpSession {
     this.pid = parts.stdio?.pid;
     this.npx = parts.npx;
     this.protocol = verdictOf(parts.client);
+    this.tasks = new TaskCalls({
+      serverName,
+      client: parts.client,
+      transport: parts.wire,
+      endpointId: parts.endpointId,
+      handlers: parts.handlers,
+      http: parts.transport === "http",
+      describeFailure: (error) => errorMessage(this.readableFailure(error)),
+    });
   }
 
   get instructions(): string | undefined {
@@ -122,7 +143,9 @@ class SdkSession implements McpSession {
   }
 
   async shutdown(): Promise<void> {
+    await this.tasks.close();
     await this.changes?.close().catch(ignored(`${this.serverName}: closing the subscriptions/listen stream`));
+    closeTaskReceiver(this.client);
     await this.endClient();
   }
 
@@ -173,6 +196,43 @@ class SdkSession implements McpSession {
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions, tool?: McpTool): Promise<CallToolResult> {
     const toolDefinition = tool && ({ name: tool.name, inputSchema: tool.inputSchema ?? { type: "object" } } as Tool);
     return this.settle(this.client.callTool(this.withMeta({ name, arguments: args }), { ...options, toolDefinition }));
+  }
+
+  async startToolCall(
+    name: string,
+    args: Record<string, unknown>,
+    options: RequestOptions,
+    tool: McpTool | undefined,
+    policy: TaskPolicy,
+  ): Promise<ToolCallStart> {
+    if (tool && this.tasks.handles(tool, policy)) {
+      const callOptions = { timeoutMs: options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC, signal: options.signal, meta: this.requestMeta };
+      return this.settle(this.tasks.start(tool, args, callOptions, policy));
+    }
+    const result = await this.callTool(name, args, options, tool);
+    const rogue = untakenTask(result);
+    if (rogue) throw this.refuseTask(rogue, tool);
+    return { kind: "result", result };
+  }
+
+  resumeTask(reference: TaskReference, options: RequestOptions): Promise<RunningTask> {
+    return this.settle(
+      this.tasks.resume(reference, { timeoutMs: options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC, signal: options.signal }),
+    );
+  }
+
+  /**
+   * A 2025 server answered a plain call with a task (the tool does not declare it may): there is nothing to show the
+   * model, and nobody would follow the task, so it is cancelled and the call fails saying so.
+   */
+  private refuseTask(taskId: string, tool: McpTool | undefined): Error {
+    void this.client
+      .request({ method: "tasks/cancel", params: { taskId } }, ANY_ANSWER)
+      .catch(ignored(`${this.serverName}: cancelling task ${taskId}, which a plain call was answered with`));
+    return new Error(
+      `its answer was a task (${taskId}), not a result, although the tool declares no task support ` +
+        `(execution.taskSupport "${tool?.taskSupport ?? "forbidden"}"); the task was cancelled`,
+    );
   }
 
   readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult> {
@@ -234,12 +294,17 @@ class SdkSession implements McpSession {
    */
   private settle<T>(request: Promise<T>): Promise<T> {
     return request.catch((error: unknown) => {
-      const overflow = this.stdio?.overflow;
-      if (!isConnectionLost(error)) throw overflow ?? summarizeSchemaError(error);
-      const lost = overflow ?? (this.stdio?.exited ? new SdkError(SdkErrorCode.ConnectionClosed, this.exitDescription()) : error);
-      this.events?.lost(errorMessage(lost));
-      throw lost;
+      const readable = this.readableFailure(error);
+      if (isConnectionLost(error)) this.events?.lost(errorMessage(readable));
+      throw readable;
     });
+  }
+
+  /** A request's failure as its caller should read it (see `settle`). */
+  private readableFailure(error: unknown): unknown {
+    const overflow = this.stdio?.overflow;
+    if (!isConnectionLost(error)) return overflow ?? summarizeSchemaError(error);
+    return overflow ?? (this.stdio?.exited ? new SdkError(SdkErrorCode.ConnectionClosed, this.exitDescription()) : error);
   }
 
   private exitDescription(): string {
@@ -329,7 +394,16 @@ async function openStdio(configured: ServerDefinition, options: OpenOptions): Pr
     await connectClient(client, transport, shutdown, plan, options).catch((error: unknown) => {
       throw transport.overflow ?? error;
     });
-    return new SdkSession(def.name, { client, transport: "stdio", shutdown, stdio: transport, npx });
+    return new SdkSession(def.name, {
+      client,
+      transport: "stdio",
+      wire: transport,
+      handlers: options,
+      endpointId: endpointIdOf(configured),
+      shutdown,
+      stdio: transport,
+      npx,
+    });
   };
   return connectInEra(def.name, true, options.prior, attempt);
 }
@@ -353,13 +427,14 @@ async function openHttp(configured: ServerDefinition, options: OpenOptions): Pro
     authProvider,
     fetch: authProvider ? refreshingOnce(store, def.url!, noting) : noting,
   };
-  if (def.transport === "sse") return openSse(def.name, url, http, options);
+  const endpointId = endpointIdOf(configured);
+  if (def.transport === "sse") return openSse(def.name, url, http, options, endpointId);
   try {
-    return await connectInEra(def.name, false, options.prior, (plan) => openStreamableHttp(def.name, url, http, plan, options));
+    return await connectInEra(def.name, false, options.prior, (plan) => openStreamableHttp(def.name, url, http, plan, options, endpointId));
   } catch (error) {
     if (def.transport === "http" || !(error instanceof SdkHttpError && STREAMABLE_HTTP_REJECTED.has(error.status))) throw error;
     try {
-      return await openSse(def.name, url, http, options);
+      return await openSse(def.name, url, http, options, endpointId);
     } catch (sseError) {
       if (isUnauthorized(sseError) || sseError instanceof NeedsAuthError || options.signal.aborted) throw sseError;
       throw new Error(
@@ -369,7 +444,14 @@ async function openHttp(configured: ServerDefinition, options: OpenOptions): Pro
   }
 }
 
-async function openStreamableHttp(name: string, url: URL, http: HttpOptions, plan: ConnectPlan, options: OpenOptions): Promise<McpSession> {
+async function openStreamableHttp(
+  name: string,
+  url: URL,
+  http: HttpOptions,
+  plan: ConnectPlan,
+  options: OpenOptions,
+  endpointId: string,
+): Promise<McpSession> {
   const transport = new StreamableHTTPClientTransport(url, http);
   traceTransport(transport, name, options.trace);
   const client = newClient(name, options, plan);
@@ -380,11 +462,11 @@ async function openStreamableHttp(name: string, url: URL, http: HttpOptions, pla
     await client.close().catch(ignored("closing the HTTP session"));
   };
   await connectClient(client, transport, shutdown, plan, options);
-  return new SdkSession(name, { client, transport: "http", shutdown });
+  return new SdkSession(name, { client, transport: "http", wire: transport, handlers: options, endpointId, shutdown });
 }
 
 /** The SSE transport predates the 2026 era: the 2025 handshake, no probe. */
-async function openSse(name: string, url: URL, http: HttpOptions, options: OpenOptions): Promise<McpSession> {
+async function openSse(name: string, url: URL, http: HttpOptions, options: OpenOptions, endpointId: string): Promise<McpSession> {
   // The SDK adds `requestInit.headers` to the EventSource GET as well as to the POSTs.
   const transport = new SSEClientTransport(url, http);
   traceTransport(transport, name, options.trace);
@@ -392,7 +474,7 @@ async function openSse(name: string, url: URL, http: HttpOptions, options: OpenO
   const client = newClient(name, options, plan);
   const shutdown = () => client.close().catch(ignored("closing the session"));
   await connectClient(client, transport, shutdown, plan, options);
-  return new SdkSession(name, { client, transport: "sse", shutdown });
+  return new SdkSession(name, { client, transport: "sse", wire: transport, handlers: options, endpointId, shutdown });
 }
 
 /**
@@ -410,6 +492,28 @@ async function connectClient(client: Client, transport: Transport, shutdown: () 
     throw error;
   }
 }
+
+/**
+ * A server's identity for ext-tasks (it scopes the task references a resumed Pi session follows): what decides which
+ * server it is (its name, and its URL or command), hashed, since references are written to the session file.
+ */
+function endpointIdOf(def: ServerDefinition): string {
+  const where = def.url ?? [def.command, ...(def.args ?? [])].join(" ");
+  return createHash("sha256")
+    .update(JSON.stringify([def.name, where]))
+    .digest("hex");
+}
+
+/** A 2025 plain call answered with a task (`{ task: { taskId } }`, no content to show): its id. */
+function untakenTask(result: CallToolResult): string | undefined {
+  const task = (result as { task?: unknown }).task;
+  const hasContent = Array.isArray(result.content) && result.content.length > 0;
+  return isJsonObject(task) && typeof task.taskId === "string" && !hasContent ? task.taskId : undefined;
+}
+
+const ANY_ANSWER: StandardSchemaV1<unknown> = {
+  "~standard": { version: 1, vendor: "pi-mcp-adapter", validate: (value) => ({ value }) },
+};
 
 /** Configured headers plus the bearer token; `bearerToken`/`bearerTokenEnv` win over an `Authorization` header. */
 function httpHeaders(def: ServerDefinition): Record<string, string> {

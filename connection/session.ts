@@ -23,6 +23,7 @@ import type { NpxResolution } from "../npx-resolver.ts";
 import type { OAuthStore } from "./oauth-store.ts";
 import type { OutputTail } from "./stderr-tail.ts";
 import type { Listing } from "./listing.ts";
+import type { RunningTask, TaskPolicy, TaskReference, ToolCallStart } from "./running-task.ts";
 import type { MessageTrace } from "./protocol-trace.ts";
 import type { LogMessage } from "./server-log.ts";
 import type {
@@ -147,6 +148,19 @@ export interface McpSession {
    * declares (SEP-2243 `x-mcp-header`). Input the server asks for (`input_required`) is answered on the way.
    */
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions, tool?: McpTool): Promise<CallToolResult>;
+  /**
+   * `tools/call` that may come back as a task the server runs (connection/task-calls.ts says when: the tool's
+   * `taskSupport` in the 2025 era, the server's choice in the 2026 one): its result, or the task, followed from here.
+   */
+  startToolCall(
+    name: string,
+    args: Record<string, unknown>,
+    options: RequestOptions,
+    tool: McpTool | undefined,
+    policy: TaskPolicy,
+  ): Promise<ToolCallStart>;
+  /** Follows again a task an earlier connection (or Pi session) started on this server. */
+  resumeTask(reference: TaskReference, options: RequestOptions): Promise<RunningTask>;
   readResource(uri: string, options: RequestOptions): Promise<ReadResourceResult>;
   getPrompt(name: string, args: Record<string, string>, options: RequestOptions): Promise<GetPromptResult>;
   listTools(options: RequestOptions): Promise<Listing<McpTool>>;

@@ -14,6 +14,12 @@ import { DEFINITION_KEYWORDS, SCHEMA_ARRAY_KEYWORDS, SCHEMA_KEYWORDS, SCHEMA_MAP
 const HEADER_KEY = "x-mcp-header";
 const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_TYPES = new Set(["string", "integer", "boolean"]);
+/** Whether a tool (whose declarations are valid) declares a header for one of its parameters. */
+export function declaresHeaders(inputSchema: unknown): boolean {
+  const properties = isJsonObject(inputSchema) && isJsonObject(inputSchema.properties) ? Object.values(inputSchema.properties) : [];
+  return properties.some((property) => isJsonObject(property) && (HEADER_KEY in property || declaresHeaders(property)));
+}
+
 /** Why the tool's header declarations are invalid, or undefined when they are fine (or it has none). */
 export function invalidHeaderDeclaration(inputSchema: unknown): string | undefined {
   const seen = new Map<string, string>();

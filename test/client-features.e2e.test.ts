@@ -137,7 +137,7 @@ describe(`URL elicitation and roots on Pi ${host.version}`, () => {
     expect(features.events().filter((event) => event.event === "paid")).toHaveLength(1);
   });
 
-  test("roots/list is answered with Pi's working directory; the client offers roots, both elicitation modes, sampling with tools and MCP Apps", async () => {
+  test("roots/list is answered with Pi's working directory; the client offers roots, both elicitation modes, sampling with tools, both as tasks, and MCP Apps", async () => {
     const features = await setup();
     const { result } = await run(features, "list_roots", {});
     const cwdUri = pathToFileURL(features.dirs.cwd).href;
@@ -148,6 +148,8 @@ describe(`URL elicitation and roots on Pi ${host.version}`, () => {
         roots: { listChanged: true },
         elicitation: { form: { applyDefaults: true }, url: {} },
         sampling: { tools: {} },
+        // The 2025-11-25 task receiver (ext-tasks' bindTaskReceiver): forms and completions asked for as tasks.
+        tasks: { list: {}, cancel: {}, requests: { elicitation: { create: {} }, sampling: { createMessage: {} } } },
         extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
       },
     });

@@ -112,8 +112,9 @@ describe("import graph", () => {
   });
 
   it("holds the front doors only at the top level", () => {
-    // 22: apps.ts (MCP Apps: views of tool results) and registry.ts (the MCP Registry) joined as front doors of their areas.
-    expect(productModules().filter((module) => areaOf(module) === undefined).length).toBeLessThanOrEqual(22);
+    // 23: apps.ts (MCP Apps: views of tool results), registry.ts (the MCP Registry) and tasks.ts (tool calls run as
+    // tasks) joined as front doors of their areas.
+    expect(productModules().filter((module) => areaOf(module) === undefined).length).toBeLessThanOrEqual(23);
   });
 
   it("finds a module reaching into another area, and lets front doors, util/ and its own area through", () => {

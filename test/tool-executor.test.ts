@@ -81,6 +81,8 @@ function session(servers: ServerDefinition[], listed: Record<string, { tools: st
     approvals: new SessionApprovals([], () => {}),
     stats: { record: (server: string, tool: string, _ms: number, ok: boolean) => void recorded.push({ server, tool, ok }) },
     unansweredPages: new UnansweredPages(),
+    // The fixture runs no tool as a task (tasks.test.ts has those).
+    tasks: { await: () => Promise.reject(new Error("no tool of these servers runs as a task")) },
     shutDown: false,
     recorded,
   });

@@ -17,6 +17,7 @@ import {
   type McpTool,
   type ServerEntry,
   type SkillEntry,
+  taskSupportOf,
 } from "../types.ts";
 import { isJsonObject } from "../util/guards.ts";
 import { compareStrings, truncate } from "../util/text.ts";
@@ -222,6 +223,7 @@ function pickTool(tool: McpTool): McpTool {
   if (typeof tool.description === "string") picked.description = tool.description;
   if (tool.inputSchema !== undefined) picked.inputSchema = tool.inputSchema;
   if (isJsonObject(tool.outputSchema)) picked.outputSchema = tool.outputSchema;
+  Object.assign(picked, taskSupportOf(tool.taskSupport));
   const ui = keptToolUi(tool.ui);
   if (ui) picked.ui = ui;
   return picked;

@@ -8,6 +8,8 @@ import type { ModelScript } from "./faux-script.ts";
 /** The part of a host's `AgentSession` the harness uses; every host has it with these shapes. */
 export interface HostAgentSession {
   prompt(text: string): Promise<void>;
+  /** Esc: aborts the run (and the tool calls in it). */
+  abort(): Promise<void>;
   subscribe(listener: (event: HostSessionEvent) => void): () => void;
   bindExtensions(bindings: object): Promise<void>;
   reload(): Promise<void>;

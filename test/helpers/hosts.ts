@@ -23,6 +23,8 @@ export interface PiHost {
   nodeBinary: string;
   /** Whether tools activated inside `execute()` are offered from the next turn of the same prompt. */
   refreshesToolsEachTurn: boolean;
+  /** Whether a run waits for `agent_end` handlers (print mode then waits there for the tasks it handed back). */
+  awaitsAgentEnd: boolean;
 }
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -46,6 +48,7 @@ export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
     // The Node 20 run drives this host; its own binary is the one to spawn.
     nodeBinary: process.execPath,
     refreshesToolsEachTurn: false,
+    awaitsAgentEnd: false,
   },
   "0.87.1": {
     version: "0.87.1",
@@ -54,6 +57,7 @@ export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
     cliPath: cliOf(NODE22_MODULES, "@earendil-works/pi-coding-agent"),
     nodeBinary: NODE_22,
     refreshesToolsEachTurn: true,
+    awaitsAgentEnd: true,
   },
   "1.5.2": {
     version: "1.5.2",
@@ -63,6 +67,7 @@ export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
     cliPath: cliOf(NODE22_MODULES, "pi-coding-agent-1.5"),
     nodeBinary: NODE_22,
     refreshesToolsEachTurn: true,
+    awaitsAgentEnd: true,
   },
   "1.6.0": {
     version: "1.6.0",
@@ -71,6 +76,7 @@ export const HOSTS: Readonly<Record<HostVersion, PiHost>> = {
     cliPath: cliOf(NODE22_MODULES, "pi-coding-agent-1.6"),
     nodeBinary: NODE_22,
     refreshesToolsEachTurn: true,
+    awaitsAgentEnd: true,
   },
 };
 

@@ -38,6 +38,11 @@ export interface PrintOptions {
    * Without it dialogs go unanswered (until their own timeout).
    */
   dialogs?: (request: Record<string, unknown>) => Record<string, unknown> | undefined;
+  /**
+   * RPC mode: runs the model started by itself after the last prompt's (an extension's follow-up message) to wait for
+   * before stdin is closed. Default 0.
+   */
+  laterRuns?: number;
 }
 
 export interface PrintResult {
@@ -100,7 +105,14 @@ async function runCli(options: PrintOptions, mode: "print" | "rpc"): Promise<Pri
     ];
     const timeoutMs = options.timeoutMs ?? 60_000;
     const prompts = mode === "rpc" ? options.prompts : undefined;
-    const { exitCode, stdout, stderr } = await run(host.nodeBinary, args, { cwd, env, timeoutMs, prompts, dialogs: options.dialogs });
+    const { exitCode, stdout, stderr } = await run(host.nodeBinary, args, {
+      cwd,
+      env,
+      timeoutMs,
+      prompts,
+      dialogs: options.dialogs,
+      laterRuns: options.laterRuns ?? 0,
+    });
     const lines = existsSync(recordFile) ? (await readFile(recordFile, "utf8")).split("\n").filter(Boolean) : [];
     const records = lines.map((line) => JSON.parse(line) as FauxRecordLine);
     return {
@@ -119,12 +131,18 @@ async function runCli(options: PrintOptions, mode: "print" | "rpc"): Promise<Pri
 
 /**
  * Sends the prompts one by one: the next when the previous is done (`agent_end` for a prompt the model answers,
- * the command's response for an extension command), then closes stdin, which ends the CLI.
+ * the command's response for an extension command), then, after `laterRuns` more runs have ended, closes stdin,
+ * which ends the CLI.
  */
-function rpcDriver(prompts: readonly string[], stdin: NodeJS.WritableStream): (stdout: string) => void {
+function rpcDriver(prompts: readonly string[], stdin: NodeJS.WritableStream, laterRuns: number): (stdout: string) => void {
   let sent = 0;
   let waitingFrom = 0;
+  let runsLeft = laterRuns;
   const sendNext = () => {
+    if (sent === prompts.length && runsLeft > 0) {
+      runsLeft--;
+      return;
+    }
     if (sent === prompts.length) return stdin.end();
     const message = prompts[sent]!;
     sent++;
@@ -133,7 +151,7 @@ function rpcDriver(prompts: readonly string[], stdin: NodeJS.WritableStream): (s
   sendNext();
   return (stdout) => {
     const lines = jsonLines(stdout.slice(waitingFrom));
-    const isCommand = prompts[sent - 1]!.startsWith("/");
+    const isCommand = runsLeft === laterRuns && prompts[sent - 1]!.startsWith("/");
     const done = lines.some((line) => (isCommand ? line.type === "response" && line.id === `prompt-${sent}` : line.type === "agent_end"));
     if (!done) return;
     waitingFrom = stdout.lastIndexOf("\n") + 1;
@@ -181,6 +199,7 @@ function run(
     timeoutMs: number;
     prompts?: readonly string[];
     dialogs?: PrintOptions["dialogs"];
+    laterRuns: number;
   },
 ): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
@@ -193,7 +212,7 @@ function run(
     });
     let stdout = "";
     let stderr = "";
-    const rpc = options.prompts && child.stdin ? rpcDriver(options.prompts, child.stdin) : undefined;
+    const rpc = options.prompts && child.stdin ? rpcDriver(options.prompts, child.stdin, options.laterRuns) : undefined;
     const dialogs = options.dialogs && child.stdin ? dialogDriver(options.dialogs, child.stdin) : undefined;
     child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
       stdout += chunk;
