@@ -39,9 +39,13 @@ export {
  * 3: entries also hold resource templates, prompts and instructions. A version-2 file is still read (its tools
  * register at startup as before); its entries have `prompts` unset, which makes the startup list those servers
  * once in the background, and the next write stores them as version 3.
+ * 4: tools also keep their `execution.taskSupport` (a `required` tool is always called as a task) and their view
+ * (`_meta.ui`: an app-only tool is never offered to the model). A version-3 file is read as a version-2 one is: its
+ * entries' prompts are dropped, so the startup lists those servers once in the background and no app-only tool is
+ * offered to the model for longer than that listing takes.
  */
-export const CACHE_VERSION = 3;
-const READABLE_VERSIONS: ReadonlySet<unknown> = new Set([2, CACHE_VERSION]);
+export const CACHE_VERSION = 4;
+const READABLE_VERSIONS: ReadonlySet<unknown> = new Set([2, 3, CACHE_VERSION]);
 export const CACHE_FILE_NAME = "mcp-cache.json";
 export const CACHE_JOURNAL_DIR_NAME = "mcp-cache-journal";
 export const CACHE_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -266,6 +270,8 @@ function parseCacheFile(text: string, path: string): { servers: Map<string, Cach
   const problems: string[] = [];
   for (const [name, raw] of Object.entries(data.servers)) {
     const entry = parseEntry(raw);
+    // An older file's entries lack what later listings learn: unknown prompts mark a server to be listed again.
+    if (entry && data.version !== CACHE_VERSION) delete entry.prompts;
     if (entry) servers.set(name, entry);
     else problems.push(`${path}: malformed entry for server ${JSON.stringify(name)}; ignored`);
   }

@@ -162,7 +162,7 @@ describe("writeServerEntries and loadMetadataCache", () => {
     expect(entry.instructions).toBe(`${"x".repeat(999)}…`);
   });
 
-  it("reads a version-2 file (its entries' prompts unknown) and writes version 3, keeping the other servers' entries", async () => {
+  it("reads a version-2 file (its entries' prompts unknown) and writes the current version, keeping the other servers' entries", async () => {
     const old = { configHash: "h", tools: [{ name: "t" }], resources: [], cachedAt: 5 };
     writeFileSync(getCachePath(agentDir), JSON.stringify({ version: 2, servers: { old, other: old } }));
     const snapshot = loadMetadataCache(agentDir);
@@ -170,9 +170,18 @@ describe("writeServerEntries and loadMetadataCache", () => {
     expect(snapshot.servers.get("old")).toEqual(old);
     expect(snapshot.servers.get("old")!.prompts).toBeUndefined();
     await writeServerEntries(agentDir, { old: { ...old, prompts: [] } });
-    expect(readFileJson().version).toBe(3);
+    expect(readFileJson().version).toBe(CACHE_VERSION);
     expect(loadMetadataCache(agentDir).servers.get("other")).toEqual(old);
     expect(loadMetadataCache(agentDir).servers.get("old")!.prompts).toEqual([]);
+  });
+
+  it("reads a version-3 file with its entries' prompts dropped: listed again, they learn each tool's task support and view", () => {
+    const listed = { configHash: "h", tools: [{ name: "t" }], resources: [], prompts: [{ name: "p" }], cachedAt: 5 };
+    writeFileSync(getCachePath(agentDir), JSON.stringify({ version: 3, servers: { listed } }));
+    const snapshot = loadMetadataCache(agentDir);
+    expect(snapshot.problems).toEqual([]);
+    expect(snapshot.servers.get("listed")!.tools).toEqual([{ name: "t" }]);
+    expect(snapshot.servers.get("listed")!.prompts).toBeUndefined();
   });
 
   it("changes only the servers written and keeps every other server's entry", async () => {
