@@ -151,21 +151,42 @@ function applyEdit(text: string, edit: ConfigEdit): string {
   const edits = modify(text, edit.path, edit.value, { formattingOptions: undefined });
   if (edit.value === undefined || edits.length !== 1) return applyEdits(text, edits);
   // Formatting through `modify` would re-indent the sibling before the insertion too: only the new text is formatted.
-  const { changed, range } = placeInsertion(text, edits[0]!, formatting.eol!);
+  const { changed, range } = placeInsertion(text, edits[0]!, edit.path, formatting.eol!);
   return applyEdits(changed, format(changed, range, formatting));
 }
 
 /**
- * The text `modify` inserts, placed: a new property after one with a comment on its line goes after that comment,
- * on a line of its own (`modify` puts it before the comment, which then seems to be the new property's).
+ * The text `modify` inserts, placed, and the range to format: a new property after one with a comment on its line
+ * goes after that comment, on a line of its own (`modify` puts it before the comment, which then seems to be the new
+ * property's); the first property of an empty object is formatted with the object's braces, so that it gets lines of
+ * its own (`"mcpServers": {}` became `"mcpServers": {"name": {`, its closing brace `}},`).
  */
-function placeInsertion(text: string, edit: Edit, eol: string): { changed: string; range: Range } {
+function placeInsertion(text: string, edit: Edit, path: JSONPath, eol: string): { changed: string; range: Range } {
+  const { applyEdits } = parser();
   const comment = edit.content.startsWith(",") ? TRAILING_COMMENT.exec(text.slice(edit.offset)) : null;
-  if (!comment) return { changed: parser().applyEdits(text, [edit]), range: { offset: edit.offset, length: edit.content.length } };
+  if (!comment) {
+    const changed = applyEdits(text, [edit]);
+    const first = edit.length === 0 && !edit.content.startsWith(",");
+    const object = first ? insertedInto(text, changed, path) : undefined;
+    const start = Math.min(edit.offset, object?.offset ?? edit.offset);
+    const end = Math.max(edit.offset + edit.content.length, object ? object.offset + object.length : 0);
+    return { changed, range: { offset: start, length: end - start } };
+  }
   const at = edit.offset + comment[0].length;
   const content = eol + edit.content.slice(1);
   const changed = `${text.slice(0, edit.offset)},${text.slice(edit.offset, at)}${content}${text.slice(at)}`;
   return { changed, range: { offset: at + 1, length: content.length } };
+}
+
+/** In `changed`, the object of `text` that got the new property at `path`: the deepest one on the path that existed. */
+function insertedInto(text: string, changed: string, path: JSONPath): Range | undefined {
+  const { findNodeAtLocation, parseTree } = parser();
+  const before = parseTree(text, [], { allowTrailingComma: true });
+  const after = parseTree(changed, [], { allowTrailingComma: true });
+  if (!before || !after) return undefined;
+  let depth = path.length - 1;
+  while (depth > 0 && !findNodeAtLocation(before, path.slice(0, depth))) depth--;
+  return findNodeAtLocation(after, path.slice(0, depth));
 }
 
 /** A comment after a property, on its line. */

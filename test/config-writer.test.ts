@@ -1,7 +1,8 @@
 /**
- * config/writer.ts's removal of a server entry: the file is what the user wrote minus that entry's lines, whichever
- * entry it was (the first one's removal used to pull the next entry up onto the line of `"mcpServers": {`), with
- * the comments around the others kept and the commas right.
+ * config/writer.ts's edits keep the file's layout: a removed entry takes its lines with it, whichever entry it was
+ * (the first one's removal used to pull the next entry up onto the line of `"mcpServers": {`), with the comments
+ * around the others kept and the commas right; the first entry added to an empty `"mcpServers": {}` gets lines of
+ * its own (it was written as `{"name": {`, its end as `}},`).
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -83,5 +84,23 @@ describe("removing a server entry keeps the file's layout", () => {
     await writeServerEntry(file, "d", { command: "w", args: ["1"] });
     await removeServerEntry(file, "d");
     expect(await readFile(file, "utf8")).toBe(COMMENTED);
+  });
+});
+
+describe("adding a server entry", () => {
+  test("to an empty table, on a line, or on a line of its own, or to an empty file: each on lines of its own", async () => {
+    const file = join(dir, "mcp.json");
+    const added = async (text: string) => {
+      await writeFile(file, text);
+      await writeServerEntry(file, "a", { command: "x" });
+      return readFile(file, "utf8");
+    };
+    const entry = `"a": {\n      "command": "x"\n    }`;
+    expect(await added(`{\n  "mcpServers": {},\n  "settings": {}\n}\n`)).toBe(
+      `{\n  "mcpServers": {\n    ${entry}\n  },\n  "settings": {}\n}\n`,
+    );
+    expect(await added(`{\n  // mine\n  "mcpServers": {\n  }\n}\n`)).toBe(`{\n  // mine\n  "mcpServers": {\n    ${entry}\n  }\n}\n`);
+    expect(await added("{}")).toBe(`{\n  "mcpServers": {\n    ${entry}\n  }\n}\n`);
+    expect(await added("")).toBe(`{\n  "mcpServers": {\n    ${entry}\n  }\n}\n`);
   });
 });
