@@ -110,13 +110,31 @@ function statusHeadline(state: StatusContext, servers: readonly ServerDefinition
 }
 
 /** Servers a config problem names that were not loaded (invalid, a variable not set, a VS Code input), with why. */
-function skippedServers(state: StatusContext): Map<string, ConfigProblem[]> {
+export function skippedServers(state: Pick<StatusContext, "config" | "servers">): Map<string, ConfigProblem[]> {
   const skipped = new Map<string, ConfigProblem[]>();
   for (const problem of state.config.problems) {
     if (problem.server === undefined || state.servers.has(problem.server)) continue;
     skipped.set(problem.server, [...(skipped.get(problem.server) ?? []), problem]);
   }
   return skipped;
+}
+
+/** Why a configured server was not loaded (its config problems); undefined for a server that was. */
+export function skipReason(state: Pick<StatusContext, "config" | "servers">, name: string): string | undefined {
+  return skippedServers(state)
+    .get(name)
+    ?.map((problem) => problem.message)
+    .join("; ");
+}
+
+/**
+ * A skipped server's problem in short, for the panel's line: without the file and server it names (the line says
+ * them), nor the hint in parentheses at its end (the server's actions show the whole text).
+ */
+export function skipSummary(problem: ConfigProblem): string {
+  const prefix = `${problem.file}: server "${problem.server}": `;
+  const text = problem.message.startsWith(prefix) ? problem.message.slice(prefix.length) : problem.message;
+  return text.replace(/ \([^()]*\)$/, "");
 }
 
 /** A server's lines in the report; `withLog`: its log's lines too (else how much it logged, in one line). */

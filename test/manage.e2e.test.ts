@@ -144,6 +144,31 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
     expect(pi.errors).toEqual([]);
   });
 
+  test("a server skipped for an unset secret is still configured: status says to set it, enable says so, disable and remove work", async () => {
+    const { dirs, userFile, original } = await setup();
+    const needsKey = `"needskey": {\n      "command": "needskey-mcp",\n      "env": { "API_KEY": "\${NEEDSKEY_API_KEY}" }\n    },\n    `;
+    const withSkipped = original.replace("/* the inventory */\n    ", `/* the inventory */\n    ${needsKey}`);
+    await writeFile(userFile, withSkipped);
+    const pi = await session(dirs);
+    const status = (await pi.command("/mcp status")).text;
+    expect(status).toMatch(/^MCP servers: 1 enabled, 1 disabled, 1 skipped\n/);
+    expect(status).toContain(
+      `✗ needskey: skipped\n    error: ${userFile}: server "needskey": "env.API_KEY": environment variable NEEDSKEY_API_KEY is not set (it holds a secret: set it in Pi's environment, not in a config file, and start Pi again)`,
+    );
+    expect((await pi.command("/mcp enable needskey")).text).toMatch(/^MCP server "needskey" is skipped, which enabling does not change: /);
+    expect(await readFile(userFile, "utf8")).toBe(withSkipped);
+
+    expect((await pi.command("/mcp disable needskey")).text).toBe(`Disabled MCP server "needskey" (${userFile}).`);
+    expect((await pi.command("/mcp status")).text).toContain("\n- needskey: disabled · source: ");
+    expect((await pi.command("/mcp remove needskey")).text).toBe(`Removed MCP server "needskey" from ${userFile}.`);
+    // The first entry gone with its lines: the rest as it was.
+    expect(await readFile(userFile, "utf8")).toBe(original);
+    expect((await pi.command("/mcp disable needskey")).ui).toContainEqual(
+      expect.objectContaining({ kind: "notify", message: '/mcp disable: no MCP server named "needskey" (servers: items, spare)' }),
+    );
+    expect(pi.errors).toEqual([]);
+  });
+
   test("refusals name the problem and write nothing: a bad name, a taken name, a bad entry, an unwritable or broken file", async () => {
     const { dirs, userFile, original } = await setup();
     const pi = await session(dirs);

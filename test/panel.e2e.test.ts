@@ -102,15 +102,21 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
 /** A server that fails at start, saying why on stderr. */
 const BROKEN = { command: process.execPath, args: ["-e", "console.error('boom: API_KEY is not set'); process.exit(3)"] };
 
-test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on the server it acted on; a failed server shows its last error`, async () => {
-  const dirs = await mcpDirs({ mcpServers: { spare: { command: "pi-mcp-no-such-command", enabled: false }, broken: BROKEN } });
+/** A server skipped for a secret that is not set. */
+const NEEDS_KEY = { command: "needskey-mcp", env: { API_KEY: "${NEEDSKEY_API_KEY}" } };
+
+test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on the server it acted on; a failed server shows its last error; a skipped one why, and Remove`, async () => {
+  const dirs = await mcpDirs({
+    mcpServers: { spare: { command: "pi-mcp-no-such-command", enabled: false }, broken: BROKEN, needskey: NEEDS_KEY },
+  });
   cleanups.push(dirs.cleanup);
   await startTui(dirs);
   // It has no cached tools, so the startup tried to list them: wait for that to fail, not to race the Reconnect.
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP 0/1 up · 0 tools · 1 failing");
 
   await tui.command("mcp");
-  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (3)");
+  expect(screen()).toMatch(/needskey +skipped: "env\.API_KEY": environment variable NEEDSKEY_API_KEY is not set · user: \//);
   keys("Down");
   keys("Enter");
   // The dialog itself: the startup's failure notice already says 'MCP server "broken"', and a key sent before the
@@ -133,6 +139,24 @@ test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on
   );
   await save("Show last error on broken");
 
+  // The panel again, on broken; the skipped server is the row below it.
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ broken +failed/);
+  keys("Down");
+  keys("Enter");
+  await expect
+    .poll(screen, { timeout: 30_000 })
+    .toMatch(/MCP server "needskey" \(skipped\)[\s\S]*Show why it is skipped[\s\S]*Disable[\s\S]*Remove/);
+  await save("Enter on a skipped server");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/✗ needskey: skipped\n +error: /);
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ needskey +skipped/);
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/MCP server "needskey" \(skipped\)/);
+  keys("Down", "Down");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
+  expect(JSON.parse(await readFile(join(dirs.agentDir, "mcp.json"), "utf8")).mcpServers.needskey).toBeUndefined();
+
   keys("Escape");
   await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (2)");
   keys("/quit", "Enter");
@@ -148,7 +172,7 @@ test(`the /mcp panel on Pi ${host.version} with no server offers the ways to add
 
   await tui.command("mcp");
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (0)");
-  expect(screen()).toContain("No servers yet. Three ways to add one:");
+  expect(screen()).toContain("No servers yet. To add one:");
   // Another tool's config may be found on this machine (an import row first); the registry and a command always.
   expect(screen()).toMatch(/\+ Add from the MCP Registry +search https:\/\/registry\.modelcontextprotocol\.io, then pick a server/);
   expect(screen()).toMatch(/\+ Add by command or URL +a command that starts a stdio server, or an http\(s\) URL/);
