@@ -57,6 +57,8 @@ export function registerCommands(
     handler: async (args, ctx) => {
       const state = currentState();
       if (!state) return showText(ctx, notRunning);
+      // A config file edited since it was read counts for every subcommand (a server written by hand, a registry URL).
+      state.followConfigFiles();
       // In the TUI, a bare /mcp opens the panel; other modes (RPC cannot show it) print the status.
       if (args.trim() === "" && ctx.hasUI && (await openServersPanel(ctx, state, panelActions(pi, ctx, state)))) return;
       // Quotes are read as /mcp enable reads them: a server name with spaces may be quoted or not.
@@ -93,6 +95,7 @@ export function registerCommands(
     },
     handler: async (args, ctx) => {
       const state = currentState();
+      state?.followConfigFiles();
       const [name = "", option] = splitArguments(args);
       const server = state?.servers.get(name);
       if (!state || !server)

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { readConfigFile } from "./config/files.ts";
 import { type ConfigLayer, type EntryOptions, ownEntryOptions, parseServerEntry } from "./config/entry.ts";
 import { parseSettings } from "./config/settings.ts";
-import { importHostServers } from "./config/imports.ts";
+import { hostConfigFiles, importHostServers } from "./config/imports.ts";
 import { type ClaudePluginRef, loadClaudePlugins, parseClaudePlugins } from "./config/claude-plugins.ts";
 import { piPackageLayers } from "./config/pi-packages.ts";
 import { RUNTIME_SOURCE_PATH, type RuntimeServer } from "./config/runtime-servers.ts";
@@ -153,6 +153,16 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
     ...(plugins.skills.length > 0 ? { pluginSkills: plugins.skills } : {}),
     ...(imports.length > 0 ? { imports } : {}),
   };
+}
+
+/**
+ * The files of a load that people edit: our own four (a project's, trusted or not: trusting it is decided on what it
+ * holds) and, for `imports`, those hosts' files. A session follows a change to any of them.
+ */
+export function editedConfigFiles(options: LoadConfigOptions, imports: readonly ImportKind[] = []): string[] {
+  const context = interpolationContext(options);
+  const own = OWN_FILES.map(({ kind }) => ownFilePath(kind, options, context));
+  return [...new Set([...own, ...imports.flatMap((kind) => hostConfigFiles(kind, context))])];
 }
 
 /** Another tool's config on this machine whose servers the config does not import yet. */

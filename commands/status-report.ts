@@ -310,6 +310,35 @@ export function reportConfigProblems(state: McpExtensionState): void {
   }
 }
 
+/**
+ * Said when the session followed a config file changed outside it: which file, what started and stopped, and the
+ * settings that wait for /reload.
+ */
+export function describeFollowedConfig(
+  files: readonly string[],
+  change: { started: readonly string[]; stopped: readonly string[] },
+  atStart: readonly string[],
+): string {
+  const changed = change.started.filter((name) => change.stopped.includes(name));
+  const facts = [
+    listed(
+      "now used",
+      change.started.filter((name) => !changed.includes(name)),
+    ),
+    listed(
+      "no longer used",
+      change.stopped.filter((name) => !changed.includes(name)),
+    ),
+    listed("changed", changed),
+  ].filter(Boolean);
+  const later = atStart.length > 0 ? ` ${atStart.join(", ")} ${atStart.length === 1 ? "takes" : "take"} effect after /reload.` : "";
+  return `MCP: ${files.join(", ")} changed; the session follows it${facts.length > 0 ? ` (${facts.join("; ")})` : ""}.${later}`;
+}
+
+function listed(what: string, names: readonly string[]): string | undefined {
+  return names.length > 0 ? `${what}: ${names.join(", ")}` : undefined;
+}
+
 export function reportConnectFailure(state: McpExtensionState, name: string, error: Error): void {
   // Told once, by reportSignInNeeded: a lazy server's every call would say it again.
   if (error instanceof NeedsAuthError && error.signIn) return updateStatus(state);

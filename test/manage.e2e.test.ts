@@ -5,7 +5,7 @@
  * session and `/mcp remove` takes them away again, restoring the file; bad names, unwritable and broken files are
  * refused with the file named and nothing written. Print mode picks the file with a flag.
  */
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
@@ -14,6 +14,7 @@ import { type McpDirs, mcpDirs, REAL_SERVERS, trustProject } from "./helpers/mcp
 import { runPrint, runRpc } from "./helpers/pi-print.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
+import { startRegistry } from "./helpers/registry-fixture.ts";
 
 const host = currentHost();
 const ENTRY = "pi-mcp-adapter.ts";
@@ -193,6 +194,45 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
       new RegExp(`${userFile.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} has a syntax error at line \\d+, column \\d+`),
     );
     expect(await readFile(userFile, "utf8")).toBe(original.replace('"settings"', '"settings" oops'));
+    expect(pi.errors).toEqual([]);
+  });
+});
+
+describe(`a config file edited by hand on Pi ${host.version}`, () => {
+  test("is followed without /reload: by /mcp commands (a server, the registry's URL) and at a prompt; a broken edit keeps the config", async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.close());
+    const dirs = await mcpDirs({});
+    cleanups.push(dirs.cleanup);
+    const userFile = join(dirs.agentDir, "mcp.json");
+    await rm(userFile);
+    const pi = await session(dirs);
+    expect((await pi.command("/mcp status")).text).toContain(`MCP: no servers configured.`);
+
+    const config = (servers: Record<string, unknown>) =>
+      JSON.stringify({ mcpServers: servers, settings: { registry: { url: registry.url } } }, null, 2);
+    await writeFile(userFile, config({ items: itemsServer() }));
+    const followed = (await pi.command("/mcp status")).text;
+    expect(followed).toContain(`MCP: ${userFile} changed; the session follows it (now used: items).`);
+    expect(followed).toMatch(/\n. items: /);
+    // The registry the file now names is the one searched (the list offered is dismissed).
+    await pi.command("/mcp search everything");
+    expect(registry.requests.some((request) => request.includes("search=everything"))).toBe(true);
+
+    // At a prompt: a server written meanwhile is found by ToolSearch in that very run.
+    await writeFile(userFile, config({ items: itemsServer(), more: itemsServer() }));
+    expect(await search(pi, "select:more__echo")).toContain("more__echo");
+
+    // Half an edit: the session keeps its servers and says so once; the file fixed, it is followed again.
+    await writeFile(userFile, config({ items: itemsServer(), more: itemsServer() }).replace(/\}$/, ""));
+    const broken = (await pi.command("/mcp status")).text;
+    expect(broken).toContain(`the session keeps the config it had until the file is fixed`);
+    expect(broken).toMatch(/\n. more: /);
+    expect((await pi.command("/mcp status")).text).not.toContain("keeps the config it had");
+    await writeFile(userFile, config({ items: itemsServer() }));
+    const fixed = (await pi.command("/mcp status")).text;
+    expect(fixed).toContain("(no longer used: more)");
+    expect(fixed).not.toMatch(/\n. more: /);
     expect(pi.errors).toEqual([]);
   });
 });
