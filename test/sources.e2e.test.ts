@@ -27,6 +27,7 @@ import { runPrint } from "./helpers/pi-print.ts";
 import { startSession } from "./helpers/pi-session.ts";
 import { startPiTui } from "./helpers/pi-tui.ts";
 import { processesWithMarker } from "./helpers/processes.ts";
+import { startNpmRegistry } from "./helpers/npm-registry-fixture.ts";
 import { type RegistryFixture, startRegistry } from "./helpers/registry-fixture.ts";
 
 const host = currentHost();
@@ -221,6 +222,38 @@ describe(`servers from the MCP Registry on Pi ${host.version}`, () => {
     );
     expect(session.errors).toEqual([]);
   });
+});
+
+describe(`a registry entry whose npm version npm does not have, on Pi ${host.version} (print mode)`, () => {
+  test("/mcp add says which version or package npm lacks, and what to change", async () => {
+    const registry = await startRegistry();
+    harness.onCleanup(() => registry.close());
+    // server-everything exists on this npm, but not at the 2.0.0 the registry entry pins; @acme/missing-mcp not at all.
+    const npm = await startNpmRegistry({ "@modelcontextprotocol/server-everything": ["1.0.0", "1.1.0"] });
+    harness.onCleanup(() => npm.close());
+    const dirs = await harness.dirs({}, { registry: { url: registry.url } });
+    const userFile = join(dirs.agentDir, "mcp.json");
+    const result = await runPrint({
+      extensions: [REPO_ROOT],
+      script: [],
+      prompts: [`/mcp add ${EVERYTHING}`, "/mcp add missing npx -y @acme/missing-mcp@1.0.0"],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+      env: { npm_config_registry: npm.url, npm_config_cache: join(dirs.cwd, "npm-cache"), npm_config_update_notifier: "false" },
+      timeoutMs: 120_000,
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const output = result.stdout + result.stderr;
+    expect(output).toContain(
+      `Added MCP server "server-everything" to ${userFile}, but it did not connect: MCP server "server-everything" failed to connect: ` +
+        `npm has no version 2.0.0 of @modelcontextprotocol/server-everything (npm ETARGET): change the version in the "args" of ` +
+        `"server-everything" in ${userFile}, e.g. to @modelcontextprotocol/server-everything@latest.`,
+    );
+    expect(output).toContain(
+      `MCP server "missing" failed to connect: npm has no package @acme/missing-mcp (npm E404: none by that name, or a private one npm ` +
+        `is not signed in for): check the package name in the "args" of "missing" in ${userFile}.`,
+    );
+  }, 150_000);
 });
 
 describe(`servers of a Pi package and of a Claude Code plugin on Pi ${host.version}`, () => {
