@@ -136,7 +136,7 @@ function panelActions(pi: ExtensionAPI, ctx: ExtensionCommandContext, state: Mcp
     },
     registry: () => registryUrl(state.config.settings),
     importable: () => importableHosts(state),
-    addFromRegistry: () => runReported(ctx, "add", () => searchAndAdd(ctx, state)),
+    addFromRegistry: () => runReported(ctx, "search", () => searchAndAdd(ctx, state)),
     addByCommand: async () => {
       const name = (await ctx.ui.input("Name of the new MCP server", "letters, digits, _ and -", { timeout: DIALOG_TIMEOUT_MS }))?.trim();
       if (!name) return;

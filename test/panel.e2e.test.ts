@@ -162,8 +162,9 @@ test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on
   keys("/quit", "Enter");
 }, 300_000);
 
-test(`the /mcp panel on Pi ${host.version} with no server offers the ways to add one, and Esc closes it`, async () => {
-  const dirs = await mcpDirs({ mcpServers: {} });
+test(`the /mcp panel on Pi ${host.version} with no server offers the ways to add one; a failed search says /mcp search; Esc closes it`, async () => {
+  // Nothing listens on port 1: the search fails.
+  const dirs = await mcpDirs({ mcpServers: {}, settings: { registry: { url: "http://127.0.0.1:1" } } });
   cleanups.push(dirs.cleanup);
   // The adapter draws nothing at session_start without a server: ready() must still wait until every extension's
   // session_start has run (the one typed into before that was lost), a slow one loaded after the adapter included.
@@ -174,10 +175,18 @@ test(`the /mcp panel on Pi ${host.version} with no server offers the ways to add
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (0)");
   expect(screen()).toContain("No servers yet. To add one:");
   // Another tool's config may be found on this machine (an import row first); the registry and a command always.
-  expect(screen()).toMatch(/\+ Add from the MCP Registry +search https:\/\/registry\.modelcontextprotocol\.io, then pick a server/);
+  expect(screen()).toMatch(/\+ Add from the MCP Registry +search http:\/\/127\.0\.0\.1:1, then pick a server/);
   expect(screen()).toMatch(/\+ Add by command or URL +a command that starts a stdio server, or an http\(s\) URL/);
   expect(screen()).not.toContain("No matching");
   await save("the panel with no server");
+  // The registry row is the last but one (the list wraps round).
+  keys("Up", "Up");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("Search the MCP Registry for");
+  keys("everything");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("/mcp search: the MCP registry at http://127.0.0.1:1 ");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (0)");
   keys("Escape");
   await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (0)");
   keys("/quit", "Enter");

@@ -224,9 +224,9 @@ describe(`servers from the MCP Registry on Pi ${host.version}`, () => {
   });
 });
 
-describe(`a registry entry whose npm version npm does not have, on Pi ${host.version} (print mode)`, () => {
-  test("/mcp add says which version or package npm lacks, and what to change", async () => {
-    const registry = await startRegistry();
+describe(`the MCP Registry in print mode on Pi ${host.version}`, () => {
+  test("a search pages through several messages of one run, a NuGet-only entry marked; /mcp add says which version or package npm lacks", async () => {
+    const registry = await startRegistry({ pageSize: 2 });
     harness.onCleanup(() => registry.close());
     // server-everything exists on this npm, but not at the 2.0.0 the registry entry pins; @acme/missing-mcp not at all.
     const npm = await startNpmRegistry({ "@modelcontextprotocol/server-everything": ["1.0.0", "1.1.0"] });
@@ -236,7 +236,14 @@ describe(`a registry entry whose npm version npm does not have, on Pi ${host.ver
     const result = await runPrint({
       extensions: [REPO_ROOT],
       script: [],
-      prompts: [`/mcp add ${EVERYTHING}`, "/mcp add missing npx -y @acme/missing-mcp@1.0.0"],
+      prompts: [
+        "/mcp search io.github",
+        "/mcp search --more",
+        "/mcp search --more",
+        "/mcp search --more",
+        `/mcp add ${EVERYTHING}`,
+        "/mcp add missing npx -y @acme/missing-mcp@1.0.0",
+      ],
       agentDir: dirs.agentDir,
       cwd: dirs.cwd,
       env: { npm_config_registry: npm.url, npm_config_cache: join(dirs.cwd, "npm-cache"), npm_config_update_notifier: "false" },
@@ -244,6 +251,16 @@ describe(`a registry entry whose npm version npm does not have, on Pi ${host.ver
     });
     expect(result.exitCode, result.stderr).toBe(0);
     const output = result.stdout + result.stderr;
+    // Five names hold "io.github", two a page: three pages, then the end said as such.
+    const pages = [...output.matchAll(/^The MCP registry at [^,]+, "io\.github": (\d) servers?( \(more: \/mcp search --more\))?$/gm)];
+    expect(pages.map(([, count, more]) => [count, more !== undefined])).toEqual([
+      ["2", true],
+      ["2", true],
+      ["1", false],
+    ]);
+    expect(output).toContain('No more results for "io.github".');
+    expect(output).toMatch(/^ {2}io\.github\.domdomegg\/time-mcp-nuget [^\n]* · nuget \(not installable here\)$/m);
+    expect(output).toMatch(/^ {2}io\.github\.domdomegg\/airtable-mcp-server [^\n]* · npm, oci, mcpb$/m);
     expect(output).toContain(
       `Added MCP server "server-everything" to ${userFile}, but it did not connect: MCP server "server-everything" failed to connect: ` +
         `npm has no version 2.0.0 of @modelcontextprotocol/server-everything (npm ETARGET): change the version in the "args" of ` +
