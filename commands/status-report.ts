@@ -10,6 +10,7 @@ import { describeNpxResolution } from "../npx-resolver.ts";
 import type { SemanticRanker } from "../tool-search.ts";
 import {
   canSignIn,
+  describeTokenSource,
   formatLogEntry,
   logLevelOf,
   type McpServerManager,
@@ -156,7 +157,15 @@ function serverStatus(state: StatusContext, server: ServerDefinition, withLog = 
   const npx = connection?.npx ? [`    ${describeNpxResolution(connection.npx)}`] : [];
   const limit = requestLimitLine(server, state.config.settings);
   const exposure = exposureLine(state, server);
-  const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, ...npx, `    ${source}`];
+  // How it gets its token, in the one server's report (the list stays short).
+  const auth = withLog ? describeTokenSource(server, state.manager.isSignedIn(server) || live.needsSignIn) : undefined;
+  const lines = [
+    `${marker(live.status)} ${server.name}: ${facts.join(" · ")}`,
+    `    ${describeTarget(server)}`,
+    ...(auth ? [`    auth: ${auth}`] : []),
+    ...npx,
+    `    ${source}`,
+  ];
   for (const line of [exposure, limit, ...(state.skills?.statusLines(server.name) ?? [])]) if (line) lines.push(`    ${line}`);
   // Its config problems (fields not supported, values replaced by a default): it loaded, but not quite as written.
   for (const problem of state.config.problems) if (problem.server === server.name) lines.push(`    ${problem.level}: ${problem.message}`);

@@ -180,6 +180,9 @@ describe(`servers from the MCP Registry on Pi ${host.version}`, () => {
       headers: { Authorization: "${APIFY_MCP_SERVER_AUTHORIZATION}" },
     });
     expect(file).not.toContain("sekrit");
+    const remoteStatus = (await session.command("/mcp status apify-mcp-server")).text;
+    expect(remoteStatus).toContain('\n    auth: the "Authorization" header in its config\n');
+    expect(remoteStatus).not.toContain("sekrit");
 
     // A secret environment variable that is not set: written as a reference, and the user told what to set.
     const airtable = await session.command("/mcp add io.github.domdomegg/airtable-mcp-server");
