@@ -382,7 +382,7 @@ describe(`the /mcp panel's ways in on Pi ${host.version} (TUI)`, () => {
     await tui.ready();
     await tui.command("mcp");
     await expect.poll(tui.screen, { timeout: 30_000 }).toContain("MCP servers (0)");
-    expect(tui.screen()).toContain("No servers yet. Three ways to add one:");
+    expect(tui.screen()).toContain("No servers yet. To add one:");
     expect(tui.screen()).toMatch(/→ \+ Import from cursor +found on this machine: \/mcp import cursor \(server: cursor_items\)/);
     expect(tui.screen()).toMatch(/\+ Add from the MCP Registry +search http:\/\/127\.0\.0\.1:\d+, then pick a server/);
     expect(tui.screen()).toMatch(/\+ Add by command or URL/);
