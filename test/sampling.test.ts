@@ -39,4 +39,19 @@ describe("piSampling", () => {
     });
     expect(confirm).not.toHaveBeenCalled();
   });
+
+  it("a request the user does not allow is refused with the spec's code for a user's rejection (-1), not as a failure", async () => {
+    const confirm = vi.fn(async () => false);
+    const ctx = { hasUI: true, model: MODEL, ui: { confirm } } as unknown as ExtensionContext;
+    const handler = piSampling(
+      () => ctx,
+      () => ({ servers: new Map(), config: { settings: {} } }),
+    );
+    const request = { maxTokens: 10, messages: [{ role: "user" as const, content: { type: "text" as const, text: "Summarize" } }] };
+    await expect(handler("srv", request, new AbortController().signal)).rejects.toMatchObject({
+      code: -1,
+      message: `Pi refused MCP server "srv"'s request to use the user's model (sampling): the user did not allow it.`,
+    });
+    expect(confirm).toHaveBeenCalledOnce();
+  });
 });
