@@ -40,7 +40,7 @@ export const DEFAULT_SAMPLING_MAX_TOKENS = 4096;
  * The code of a request the user did not allow (said no, dismissed, left unanswered): the spec's (2025-11-25,
  * client/sampling, Error Handling: "User rejected sampling request: -1"), so a server can tell it from a failure.
  */
-export const USER_REJECTED_CODE = -1;
+const USER_REJECTED_CODE = -1;
 /** How much of the request the dialog shows. */
 const QUESTION_SHOWN = 300;
 const SYSTEM_PROMPT_SHOWN = 200;

@@ -17,8 +17,8 @@ import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { debugLog } from "../util/debug-log.ts";
 
 /** Enough for tens of thousands of messages (a line is ~150 bytes); a trace left on must not fill the disk. */
-export const MAX_TRACE_BYTES = 5 * 1024 * 1024;
-export const TRACE_DIR = "mcp-traces";
+const MAX_TRACE_BYTES = 5 * 1024 * 1024;
+const TRACE_DIR = "mcp-traces";
 /** Requests waiting for their answer, per trace: a server that never answers must not grow it without end. */
 const MAX_OPEN_REQUESTS = 10_000;
 /**

@@ -302,7 +302,7 @@ function escapeLiteral(text: string): string {
 }
 
 /** An environment variable name: upper case, `_` for anything else, `<PREFIX>_` in front when given. */
-export function variableName(prefix: string, raw: string): string {
+function variableName(prefix: string, raw: string): string {
   const word = (text: string) =>
     text
       .toUpperCase()
