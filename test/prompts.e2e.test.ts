@@ -11,7 +11,7 @@ import { contentText } from "./helpers/faux-script.ts";
 import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
 import type { McpDirs } from "./helpers/mcp-setup.ts";
 import { loadConfig } from "../config.ts";
-import { createCacheEntry, writeServerEntries } from "../metadata-cache.ts";
+import { CACHE_VERSION, createCacheEntry, writeServerEntries } from "../metadata-cache.ts";
 import { runPrint } from "./helpers/pi-print.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
@@ -59,7 +59,7 @@ describe(`MCP prompts, instructions and resource templates on Pi ${host.version}
     await waitForStatus(warm, /fx: [^\n]*\d+ tools(?! \(from the cache)/);
     await warm.dispose();
     const cache = JSON.parse(readFileSync(join(dirs.agentDir, "mcp-cache.json"), "utf8"));
-    expect(cache.version).toBe(3);
+    expect(cache.version).toBe(CACHE_VERSION);
     expect(cache.servers.fx.prompts.map((prompt: { name: string }) => prompt.name)).toEqual(["greet", "example"]);
     expect(cache.servers.fx.instructions).toBe(INSTRUCTIONS);
 
