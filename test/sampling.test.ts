@@ -10,14 +10,19 @@ import { piSampling } from "../tool-executor.ts";
 
 const MODEL = { id: "m-1", provider: "faux", api: "faux" } as Model<Api>;
 
+/** The handler of a session with a UI whose dialog answers with `confirm`, and default settings. */
+function samplingWith(confirm: () => Promise<boolean>) {
+  const ctx = { hasUI: true, model: MODEL, ui: { confirm } } as unknown as ExtensionContext;
+  return piSampling(
+    () => ctx,
+    () => ({ servers: new Map(), config: { settings: {} } }),
+  );
+}
+
 describe("piSampling", () => {
   it("refuses a request that mixes tool results with text before asking the user, with the spec's code (-32602)", async () => {
     const confirm = vi.fn(async () => true);
-    const ctx = { hasUI: true, model: MODEL, ui: { confirm } } as unknown as ExtensionContext;
-    const handler = piSampling(
-      () => ctx,
-      () => ({ servers: new Map(), config: { settings: {} } }),
-    );
+    const handler = samplingWith(confirm);
     const request = {
       maxTokens: 10,
       tools: [{ name: "look", inputSchema: { type: "object" as const } }],
@@ -42,11 +47,7 @@ describe("piSampling", () => {
 
   it("a request the user does not allow is refused with the spec's code for a user's rejection (-1), not as a failure", async () => {
     const confirm = vi.fn(async () => false);
-    const ctx = { hasUI: true, model: MODEL, ui: { confirm } } as unknown as ExtensionContext;
-    const handler = piSampling(
-      () => ctx,
-      () => ({ servers: new Map(), config: { settings: {} } }),
-    );
+    const handler = samplingWith(confirm);
     const request = { maxTokens: 10, messages: [{ role: "user" as const, content: { type: "text" as const, text: "Summarize" } }] };
     await expect(handler("srv", request, new AbortController().signal)).rejects.toMatchObject({
       code: -1,
