@@ -2,11 +2,11 @@
  * The pure parts of tasks: the limits a server's calls run under, a task's deadline, what the session owes a resumed
  * branch, what the model and the user read, the poll intervals a server suggests, and the `tasks` config field.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parseSettings } from "../config/settings.ts";
 import { callsThroughTasks, POLL_INTERVAL_BOUNDS, withBoundedPollIntervals } from "../connection/task-calls.ts";
 import type { RunningTask, TaskView } from "../server-manager.ts";
-import { taskDeadline } from "../tasks/board.ts";
+import { TaskBoard, taskDeadline } from "../tasks/board.ts";
 import { DEFAULT_MAX_TASK_RUN_MS, DEFAULT_TASK_WAIT_MS, taskLimits } from "../tasks/limits.ts";
 import { owedTasks, TASK_ENTRY_TYPE, TASK_OUTCOME_MESSAGE_TYPE } from "../tasks/records.ts";
 import { handedBackText, outcomeHeadline, tasksReport } from "../tasks/texts.ts";
@@ -40,6 +40,30 @@ describe("a task's deadline", () => {
     // No limit (null), or a ttl longer than the run: the run's bound.
     expect(taskDeadline({ startedAt: 1_000, view: view({ createdAt: 900, ttlMs: null }) }, bound).at).toBe(61_000);
     expect(taskDeadline({ startedAt: 1_000, view: view({ createdAt: 900, ttlMs: 600_000 }) }, bound).at).toBe(61_000);
+  });
+});
+
+describe("the board's deadlines", () => {
+  it("are cleared by stop(), and a task that changes afterwards sets none going again", () => {
+    vi.useFakeTimers();
+    try {
+      const board = new TaskBoard({ changed: () => {} });
+      const listeners: ((view: TaskView) => void)[] = [];
+      const task = {
+        taskId: "t-1",
+        view: view({}),
+        onChange: (listener: (changed: TaskView) => void) => listeners.push(listener),
+        outcome: new Promise(() => {}),
+      } as unknown as RunningTask;
+      board.track({ server: "s", tool: "t", args: {} }, task, { maxRunMs: 60_000, source: "the default" });
+      expect(vi.getTimerCount()).toBe(1);
+      board.stop();
+      expect(vi.getTimerCount()).toBe(0);
+      for (const listener of listeners) listener(view({ statusMessage: "a last status, after the session's end" }));
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
