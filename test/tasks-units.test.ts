@@ -132,6 +132,11 @@ describe("what people and the model read", () => {
     );
     expect(tasksReport([], [])).toBe("No MCP tasks in this session.");
   });
+  it("a numbered task id is shown whole, so two of them never look alike", () => {
+    const numbered = (taskId: string) => ({ call, task: { taskId } as RunningTask, startedAt: 0, view: view({}), handedBack: true });
+    const lines = tasksReport([numbered("task-000001"), numbered("task-000002")], [], 0).split("\n");
+    expect(lines.slice(1, 3).map((line) => line.trim().split(" ")[0])).toEqual(["task-000001", "task-000002"]);
+  });
 });
 
 describe("which calls may become tasks", () => {
