@@ -3,6 +3,7 @@
  * branch, what the model and the user read, the poll intervals a server suggests, and the `tasks` config field.
  */
 import { describe, expect, it, vi } from "vitest";
+import { ownEntryOptions, parseServerEntry } from "../config.ts";
 import { parseSettings } from "../config/settings.ts";
 import { callsThroughTasks, POLL_INTERVAL_BOUNDS, withBoundedPollIntervals } from "../connection/task-calls.ts";
 import type { RunningTask, TaskView } from "../server-manager.ts";
@@ -202,9 +203,10 @@ describe("the poll interval a server suggests", () => {
 });
 
 describe("the tasks config field", () => {
+  const CONTEXT = { env: {}, homeDir: "/h", platform: "linux" } as never;
   const parse = (tasks: unknown) => {
     const problems: ConfigProblem[] = [];
-    const settings = parseSettings({ tasks }, "mcp.json", { env: {}, homeDir: "/h", platform: "linux" } as never, problems);
+    const settings = parseSettings({ tasks }, "mcp.json", CONTEXT, problems);
     return { settings, problems: problems.map((problem) => `${problem.field}: ${problem.message}`) };
   };
   it("takes waitMs (0 too), maxRunMs and optional", () => {
@@ -213,13 +215,27 @@ describe("the tasks config field", () => {
       problems: [],
     });
   });
-  it("names the field that is wrong, and the whole setting falls back to the defaults", () => {
-    expect(parse({ waitMs: -1 }).problems).toEqual([
-      'settings.tasks.waitMs: mcp.json: "settings.tasks.waitMs": must be a number ≥ 0 (got the number -1); ignored (the default applies)',
-    ]);
+  it("names the field that is wrong, which alone falls back to its default: the other fields still apply", () => {
+    expect(parse({ waitMs: -1, maxRunMs: 5_000 })).toEqual({
+      settings: { tasks: { maxRunMs: 5_000 } },
+      problems: [
+        'settings.tasks.waitMs: mcp.json: "settings.tasks.waitMs": must be a number ≥ 0 (got the number -1); ignored (the default applies)',
+      ],
+    });
     expect(parse({ optional: "always" }).problems[0]).toMatch(/"settings\.tasks\.optional": must be one of "plain", "task"/);
-    expect(parse({ wait: 1 }).problems[0]).toMatch(/"settings\.tasks\.wait": is not a field of it/);
+    expect(parse({ wait: 1, waitMs: 0 })).toMatchObject({
+      settings: { tasks: { waitMs: 0 } },
+      problems: [expect.stringMatching(/"settings\.tasks\.wait": is not a field of it/)],
+    });
     expect(parse(5).settings).toEqual({});
+  });
+  it("in a server's entry too: a bad field costs only itself, and settings.tasks applies for it", () => {
+    const problems: ConfigProblem[] = [];
+    const entry = parseServerEntry("s", { command: "x", tasks: { waitMs: "soon", optional: "task" } }, ownEntryOptions("mcp.json", CONTEXT), problems);
+    expect(entry).toMatchObject({ kind: "server", entry: { tasks: { optional: "task" } } });
+    expect(problems.map((problem) => problem.message)).toEqual([
+      'mcp.json: server "s": "tasks.waitMs": must be a number ≥ 0 (got a string); settings.tasks applies',
+    ]);
   });
 });
 
