@@ -231,7 +231,12 @@ describe("the tasks config field", () => {
   });
   it("in a server's entry too: a bad field costs only itself, and settings.tasks applies for it", () => {
     const problems: ConfigProblem[] = [];
-    const entry = parseServerEntry("s", { command: "x", tasks: { waitMs: "soon", optional: "task" } }, ownEntryOptions("mcp.json", CONTEXT), problems);
+    const entry = parseServerEntry(
+      "s",
+      { command: "x", tasks: { waitMs: "soon", optional: "task" } },
+      ownEntryOptions("mcp.json", CONTEXT),
+      problems,
+    );
     expect(entry).toMatchObject({ kind: "server", entry: { tasks: { optional: "task" } } });
     expect(problems.map((problem) => problem.message)).toEqual([
       'mcp.json: server "s": "tasks.waitMs": must be a number ≥ 0 (got a string); settings.tasks applies',
