@@ -4,8 +4,10 @@
  * the URI they make. Templates are RFC 6570: their variables are read here (tools are registered at startup, and the
  * MCP SDK is not loaded then); the SDK's `UriTemplate` expands them at the first call, levels 1 to 3.
  */
-import type { McpResource, McpResourceTemplate } from "../types.ts";
+import { VIEW_MIME_TYPE } from "../apps.ts";
+import type { McpResource, McpResourceTemplate, McpTool } from "../types.ts";
 import { shortHash } from "../tool-names.ts";
+import { isJsonObject } from "../util/guards.ts";
 
 /** Every expression of a template (`{id}`, `{+path}`, `{?q,page}`): its operator, then its variable list. */
 const EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
@@ -13,6 +15,21 @@ const EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
 const OPTIONAL_EXPRESSION = /\{[?&#]([^}]*)\}/g;
 
 export const RESOURCE_TOOL_PREFIX = "get_";
+
+/**
+ * The resources that are tools' views (MCP Apps): the `ui://` pages a server's tools name as their view, and anything
+ * of the views' MIME type. They are HTML for the view host (apps/), which reads them itself: as tools they would only
+ * offer the model a page of markup next to the tool it belongs to.
+ */
+export function viewResources(tools: readonly McpTool[]): (resource: Pick<McpResource, "uri" | "mimeType">) => boolean {
+  const views = new Set(tools.flatMap((tool) => (isJsonObject(tool) && tool.ui?.resourceUri ? [tool.ui.resourceUri] : [])));
+  return (resource) => views.has(resource.uri) || isViewMimeType(resource.mimeType);
+}
+
+/** `text/html;profile=mcp-app`, however a server spaces or cases it. */
+function isViewMimeType(mimeType: unknown): boolean {
+  return typeof mimeType === "string" && mimeType.replace(/\s+/g, "").toLowerCase() === VIEW_MIME_TYPE;
+}
 
 /** `Browser console logs` → `get_browser_console_logs`; a name with no letters or digits falls back to the URI. */
 export function resourceToolName(resource: Pick<McpResource, "name" | "uri">): string {
