@@ -245,19 +245,21 @@ describe("buildToolMetadata: resources as tools", () => {
     expect(index.byServer.get("s")?.map((m) => m.name)).toEqual(["s__get_tmp_report_txt"]);
   });
 
-  it("makes no tool of a tool's view (MCP Apps): the ui:// page a tool names, or anything of the views' MIME type", () => {
+  it("makes no tool of a view (MCP Apps): a ui:// resource or template, or anything of the views' MIME type", () => {
     const index = {
       ...inventory(
         "basic",
         [{ name: "get-time", ui: { resourceUri: "ui://get-time/mcp-app.html" } }],
         [
           { uri: "ui://get-time/mcp-app.html", name: "ui://get-time/mcp-app.html", mimeType: "text/html" },
-          { uri: "ui://other/view.html", name: "other view", mimeType: "text/html; profile=MCP-App" },
-          { uri: "ui://notes/readme", name: "readme", mimeType: "text/plain" },
+          { uri: "UI://unnamed/view", name: "no tool names it" },
+          { uri: "https://example.com/view.html", name: "other view", mimeType: "text/html; profile=MCP-App" },
+          { uri: "notes://readme", name: "readme", mimeType: "text/html" },
         ],
       ),
       resourceTemplates: [
-        { uriTemplate: "ui://views/{id}", name: "views", mimeType: "text/html;profile=mcp-app" },
+        { uriTemplate: "ui://views/{id}", name: "views" },
+        { uriTemplate: "pages://{id}", name: "pages", mimeType: "text/html;profile=mcp-app" },
         { uriTemplate: "notes://{id}", name: "note" },
       ],
     };

@@ -5,9 +5,8 @@
  * MCP SDK is not loaded then); the SDK's `UriTemplate` expands them at the first call, levels 1 to 3.
  */
 import { VIEW_MIME_TYPE } from "../apps.ts";
-import type { McpResource, McpResourceTemplate, McpTool } from "../types.ts";
+import type { McpResource, McpResourceTemplate } from "../types.ts";
 import { shortHash } from "../tool-names.ts";
-import { isJsonObject } from "../util/guards.ts";
 
 /** Every expression of a template (`{id}`, `{+path}`, `{?q,page}`): its operator, then its variable list. */
 const EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
@@ -15,19 +14,16 @@ const EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
 const OPTIONAL_EXPRESSION = /\{[?&#]([^}]*)\}/g;
 
 export const RESOURCE_TOOL_PREFIX = "get_";
+const VIEW_SCHEME = "ui://";
 
 /**
- * The resources that are tools' views (MCP Apps): the `ui://` pages a server's tools name as their view, and anything
- * of the views' MIME type. They are HTML for the view host (apps/), which reads them itself: as tools they would only
- * offer the model a page of markup next to the tool it belongs to.
+ * Is this resource a view (MCP Apps)? The spec's `ui://` scheme is the views' (whether a listed tool names it or not),
+ * and so is their MIME type, however a server spaces or cases it. A view is HTML for the view host (apps/), which
+ * reads it itself: as a tool it would only offer the model a page of markup next to the tool it belongs to. Pi's
+ * built-in MCP client leaves the same resources out.
  */
-export function viewResources(tools: readonly McpTool[]): (resource: Pick<McpResource, "uri" | "mimeType">) => boolean {
-  const views = new Set(tools.flatMap((tool) => (isJsonObject(tool) && tool.ui?.resourceUri ? [tool.ui.resourceUri] : [])));
-  return (resource) => views.has(resource.uri) || isViewMimeType(resource.mimeType);
-}
-
-/** `text/html;profile=mcp-app`, however a server spaces or cases it. */
-function isViewMimeType(mimeType: unknown): boolean {
+export function isViewResource(uri: string, mimeType: unknown): boolean {
+  if (uri.toLowerCase().startsWith(VIEW_SCHEME)) return true;
   return typeof mimeType === "string" && mimeType.replace(/\s+/g, "").toLowerCase() === VIEW_MIME_TYPE;
 }
 
