@@ -194,7 +194,9 @@ describe(`MCP 2026-07-28 and 2025 servers in one session on Pi ${host.version}`,
       };
       tui.keys("greet me twice and summarize", "Enter");
       for (const server of ["v2s", "v2h"]) {
-        await dialog(new RegExp(`MCP server "${server}" asks:\\s+What is your name\\?( \\(\\d+s\\))?\\s+→ Answer \\(1 question\\)\\s+Decline`));
+        await dialog(
+          new RegExp(`MCP server "${server}" asks:\\s+What is your name\\?( \\(\\d+s\\))?\\s+→ Answer \\(1 question\\)\\s+Decline`),
+        );
         tui.keys("Enter"); // Answer
         await dialog(/^\s*name( \(\d+s\))?\s*$/m); // the field, with the dialog's countdown
         tui.keys("Ada", "Enter");
