@@ -10,23 +10,21 @@
  * (Print mode shows no views: apps.ts answers its calls.)
  */
 import { randomBytes } from "node:crypto";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/client";
+import type { Tool } from "@modelcontextprotocol/client";
 import type { McpUiHostContext } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { waitAtMost } from "../util/abort.ts";
 import { debugLog, hideInDebugLog, ignored } from "../util/debug-log.ts";
 import { errorMessage } from "../util/guards.ts";
-import { type BridgeEvents, type MountedBridge, mountBridge } from "./bridge.ts";
+import { type BridgeEvents, type MountedBridge, mountBridge, type ToolOutcome } from "./bridge.ts";
 import { type ViewPolicy, viewPolicy } from "./csp.ts";
 import type { ViewCall, ViewedCall, ViewHost } from "./view-host.ts";
 import { PageServer } from "./page-server.ts";
 import { type ViewResource, viewFromRead } from "./view-resource.ts";
 
-type Outcome = { result: CallToolResult } | { cancelled: string };
-
 interface View extends ViewedCall {
   key: string;
   input: Record<string, unknown>;
-  outcome?: Outcome;
+  outcome?: ToolOutcome;
   /** The bridge on the current page; replaced when a page connects. */
   mount?: MountedBridge;
   /** The last ui/update-model-context text, not given to the model yet. */
@@ -120,7 +118,7 @@ export class ViewSession {
     if (!pages.connected) void this.bringPage(view, pages);
   }
 
-  private settle(view: View, outcome: Outcome): void {
+  private settle(view: View, outcome: ToolOutcome): void {
     view.outcome = outcome;
     view.mount?.update(view.input, outcome);
   }

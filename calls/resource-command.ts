@@ -19,7 +19,7 @@ import { errorMessage, isJsonObject } from "../util/guards.ts";
 import { showText } from "../ui.ts";
 import { askMissing, type CompletionItem, completeArguments, readArguments, serverSuggestions } from "./command-arguments.ts";
 
-export const RESOURCE_COMMAND = "mcp-resource";
+const RESOURCE_COMMAND = "mcp-resource";
 const USAGE = `/${RESOURCE_COMMAND} <server>__get_<name> [variable=value …]`;
 /**
  * Pi's autocomplete list shows an item that has a description in two columns, the first at most 30 characters wide
