@@ -51,7 +51,7 @@ import { buildToolView, directRules, knownServer, type ToolView, updateServerInv
 import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, DIALOG_TIMEOUT_MS, type McpUi } from "./ui.ts";
-import { browserReachesUser, openInBrowser } from "./util/browser.ts";
+import { noBrowserHere, openInBrowserOutcome } from "./util/browser.ts";
 import { reportConfigProblems, reportConnectFailure, reportServerLog, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
 
 /** The messages a view adds to the conversation (ui/message), and the context it gives the model (ui/update-model-context). */
@@ -429,10 +429,15 @@ export class McpAdapter {
         const title = `The view of ${from.toolName} (MCP server "${from.serverName}") asks to open a page`;
         return live.ui.confirm(title, url, { timeout: DIALOG_TIMEOUT_MS }).catch(() => false);
       },
-      openInBrowser: (url) => openInBrowser(url),
+      openInBrowser: (url) => openInBrowserOutcome(url),
       // Without Pi's UI (print mode) a line on stderr is all the user sees.
       notify: (message, level) => ui.notify(message, ctx.hasUI ? level : "warning"),
-      browserWanted: () => ctx.hasUI && appsSettings(currentState()?.config.settings ?? {}).openBrowser && browserReachesUser(),
+      pageOutlet: () => {
+        if (!ctx.hasUI) return { show: "never" };
+        if (!appsSettings(currentState()?.config.settings ?? {}).openBrowser) return { show: "address" };
+        const noBrowser = noBrowserHere();
+        return noBrowser ? { show: "address", noBrowser } : { show: "browser" };
+      },
       theme: () => piTheme(liveContext()),
     };
   }
