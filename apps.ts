@@ -21,7 +21,7 @@ export {
   viewsOffered,
 } from "./apps/tool-ui.ts";
 
-export type { ViewCall, ViewedCall, ViewHost, ViewLabel } from "./apps/view-host.ts";
+export type { PageOutlet, ViewCall, ViewedCall, ViewHost, ViewLabel } from "./apps/view-host.ts";
 
 /** The session's views. Nothing starts before the first view opens: no listener, no app bridge loaded. */
 export interface AppViews {
@@ -43,6 +43,7 @@ export function createAppViews(host: ViewHost): AppViews {
   let started: Promise<ViewSession> | undefined;
   let session: ViewSession | undefined;
   let closed = false;
+  const unshown = new Set<string>();
   const start = () =>
     (started ??= loadViewSession().then(({ ViewSession }) => {
       session = new ViewSession(host);
@@ -51,6 +52,7 @@ export function createAppViews(host: ViewHost): AppViews {
     }));
   return {
     toolCalled(call, input) {
+      if (host.pageOutlet().show === "never") return notShown(host, call, unshown);
       const view = start().then((views) => views.toolCalled(call, input));
       view.catch((error: unknown) => host.notify(`MCP: views cannot open: ${errorMessage(error)}`, "warning"));
       const ignore = () => {};
@@ -71,4 +73,21 @@ export function createAppViews(host: ViewHost): AppViews {
       await session?.close();
     },
   };
+}
+
+/**
+ * A run without Pi's UI (print mode) ends with its reply, and its page with it: nothing is served, and the user is told
+ * once per tool that its view shows only in a session that stays (the TUI, or an RPC client).
+ */
+function notShown(host: ViewHost, call: ViewedCall, told: Set<string>): ViewCall {
+  const key = `${call.serverName}\0${call.toolName}`;
+  if (!told.has(key)) {
+    told.add(key);
+    host.notify(
+      `MCP: ${call.toolName} (MCP server "${call.serverName}") has a view, which print mode cannot show: the run ends with its ` +
+        "reply, before a page could be opened (in Pi's TUI it opens in your browser)",
+      "info",
+    );
+  }
+  return { result: () => {}, failed: () => {}, shown: Promise.resolve() };
 }

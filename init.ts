@@ -51,7 +51,7 @@ import { buildToolView, directRules, knownServer, type ToolView, updateServerInv
 import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, DIALOG_TIMEOUT_MS, type McpUi } from "./ui.ts";
-import { browserReachesUser, openInBrowser } from "./util/browser.ts";
+import { noBrowserHere, openInBrowserOutcome } from "./util/browser.ts";
 import {
   describeFollowedConfig,
   reportConfigProblems,
@@ -444,11 +444,7 @@ export class McpAdapter {
       printMode: !ctx.hasUI,
       present: (call, result) => presentTaskResult(current()!, call, result),
       deliver: (message, triggerTurn) => {
-        if (!live()) return;
-        this.pi.sendMessage(
-          { customType: TASK_OUTCOME_MESSAGE_TYPE, content: message.content, display: true, details: message.details },
-          { deliverAs: "followUp", triggerTurn },
-        );
+        if (live()) this.followUp(TASK_OUTCOME_MESSAGE_TYPE, message.content, message.details, triggerTurn);
       },
       // Also while the session shuts down (what is left running is recorded then), not after.
       record: (record) => current() && this.pi.appendEntry(TASK_ENTRY_TYPE, record),
@@ -463,6 +459,14 @@ export class McpAdapter {
         if (state) updateStatus(state);
       },
     });
+  }
+
+  /**
+   * A message of ours into the conversation (a task's outcome, a view's `ui/message`): after the agent's current turn,
+   * shown to the user; `triggerTurn` starts a turn when the agent is idle.
+   */
+  private followUp(customType: string, content: (TextContent | ImageContent)[], details: unknown, triggerTurn: boolean): void {
+    this.pi.sendMessage({ customType, content, display: true, details }, { deliverAs: "followUp", triggerTurn });
   }
 
   /** What the session's views (MCP Apps) use of it: the servers through the executor, the conversation, the user. */
@@ -485,10 +489,7 @@ export class McpAdapter {
         const said = `[From the view of ${from.toolName} (MCP server "${from.serverName}")]\n${text}`;
         const words: TextContent = { type: "text", text: context ? `${context}\n\n${said}` : said };
         const content = [words, ...images.map((image): ImageContent => ({ type: "image", ...image }))];
-        this.pi.sendMessage(
-          { customType: VIEW_MESSAGE_TYPE, content, display: true, details: from },
-          { deliverAs: "followUp", triggerTurn: true },
-        );
+        this.followUp(VIEW_MESSAGE_TYPE, content, from, true);
       },
       confirmLink: async (url, from) => {
         const live = liveContext();
@@ -496,10 +497,15 @@ export class McpAdapter {
         const title = `The view of ${from.toolName} (MCP server "${from.serverName}") asks to open a page`;
         return live.ui.confirm(title, url, { timeout: DIALOG_TIMEOUT_MS }).catch(() => false);
       },
-      openInBrowser: (url) => openInBrowser(url),
+      openInBrowser: (url) => openInBrowserOutcome(url),
       // Without Pi's UI (print mode) a line on stderr is all the user sees.
       notify: (message, level) => ui.notify(message, ctx.hasUI ? level : "warning"),
-      browserWanted: () => ctx.hasUI && appsSettings(currentState()?.config.settings ?? {}).openBrowser && browserReachesUser(),
+      pageOutlet: () => {
+        if (!ctx.hasUI) return { show: "never" };
+        if (!appsSettings(currentState()?.config.settings ?? {}).openBrowser) return { show: "address" };
+        const noBrowser = noBrowserHere();
+        return noBrowser ? { show: "address", noBrowser } : { show: "browser" };
+      },
       theme: () => piTheme(liveContext()),
     };
   }

@@ -13,6 +13,7 @@ import {
   templateParameters,
   templateToolDescription,
   upstreamResourceToolName,
+  isViewResource,
 } from "./tools/resource-tools.ts";
 import { isToolFilteredOut, type ToolFilter } from "./tools/filters.ts";
 import { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
@@ -168,7 +169,7 @@ function collectCandidates(inventory: ServerInventory, skipped: SkippedTool[]): 
       skipped.push({ serverName, name: "?", reason: "resource without a uri or name" });
       continue;
     }
-    if (isSkillFile(resource.uri)) continue;
+    if (isSkillFile(resource.uri) || isViewResource(resource.uri, resource.mimeType)) continue;
     // A resource may want the name of a real tool or of another resource: its URI tells them apart.
     let requestName = resourceToolName(resource);
     if (taken.has(requestName)) requestName = `${requestName}_${shortHash(resource.uri)}`;
@@ -180,7 +181,7 @@ function collectCandidates(inventory: ServerInventory, skipped: SkippedTool[]): 
     candidates.push(resourceCandidate(inventory.definition, resource, requestName));
   }
   for (const template of inventory.resourceTemplates ?? []) {
-    if (isSkillFile(template.uriTemplate)) continue;
+    if (isSkillFile(template.uriTemplate) || isViewResource(template.uriTemplate, template.mimeType)) continue;
     const candidate = templateCandidate(inventory.definition, template, taken, skipped);
     if (candidate) candidates.push(candidate);
   }

@@ -18,12 +18,24 @@ export interface ViewHost {
   sendMessage(text: string, images: readonly { data: string; mimeType: string }[], from: ViewLabel): void;
   /** Asks the user whether a view may open this link; false when nobody can be asked, or they refuse. */
   confirmLink(url: string, from: ViewLabel): Promise<boolean>;
-  openInBrowser(url: string): boolean;
+  /**
+   * Opens `url` in the user's browser. Settles with why it could not (the opener did not start, or exited with an
+   * error), or with nothing once the opener exited well; pending while it runs (one may run as long as its browser).
+   */
+  openInBrowser(url: string): Promise<string | undefined>;
   notify(message: string, level: "info" | "warning"): void;
-  /** Is there a browser to open here, and does the user want it opened (`settings.apps.openBrowser`)? */
-  browserWanted(): boolean;
+  /** How the views' page may reach the user now. */
+  pageOutlet(): PageOutlet;
   theme(): "light" | "dark";
 }
+
+/**
+ * How the views' page reaches the user: opened in their browser; or its address told, with why no browser can open
+ * here (`noBrowser`: no display, over SSH), or without when the user turned the browser off
+ * (`settings.apps.openBrowser`); or not at all in a run that ends with its reply (print mode), where the page would
+ * be gone before anyone could open it.
+ */
+export type PageOutlet = { show: "browser" } | { show: "address"; noBrowser?: string } | { show: "never" };
 
 /** Which view: its server, and the tool whose calls it shows. */
 export interface ViewLabel {
@@ -44,7 +56,7 @@ export interface ViewCall {
   failed(reason: string): void;
   /**
    * Settles once the view is on its page (or was refused, and the user told why), never rejects: a call waits for it
-   * (boundedly) so that its result comes with its view, and in print mode the page's address is out before Pi exits.
+   * (boundedly) so that its result comes with its view.
    */
   readonly shown: Promise<void>;
 }

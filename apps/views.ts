@@ -5,26 +5,26 @@
  * official app bridge (apps/bridge.ts), which runs here, in Pi: the page only relays its messages.
  *
  * The page opens in the browser the first time a view needs it, and again only when no page is connected (a closed
- * tab); where no browser can open, one line gives its address. A page that connects (a reload, another tab) gets
- * every view anew: new bridges, the last input and outcome sent again.
+ * tab); where no browser can open (none here, or the opener failed), one line says so and gives its address. A page
+ * that connects (a reload, another tab) gets every view anew: new bridges, the last input and outcome sent again.
+ * (Print mode shows no views: apps.ts answers its calls.)
  */
 import { randomBytes } from "node:crypto";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/client";
+import type { Tool } from "@modelcontextprotocol/client";
 import type { McpUiHostContext } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { waitAtMost } from "../util/abort.ts";
 import { debugLog, hideInDebugLog, ignored } from "../util/debug-log.ts";
 import { errorMessage } from "../util/guards.ts";
-import { type BridgeEvents, type MountedBridge, mountBridge } from "./bridge.ts";
+import { type BridgeEvents, type MountedBridge, mountBridge, type ToolOutcome } from "./bridge.ts";
 import { type ViewPolicy, viewPolicy } from "./csp.ts";
 import type { ViewCall, ViewedCall, ViewHost } from "./view-host.ts";
 import { PageServer } from "./page-server.ts";
 import { type ViewResource, viewFromRead } from "./view-resource.ts";
 
-type Outcome = { result: CallToolResult } | { cancelled: string };
-
 interface View extends ViewedCall {
   key: string;
   input: Record<string, unknown>;
-  outcome?: Outcome;
+  outcome?: ToolOutcome;
   /** The bridge on the current page; replaced when a page connects. */
   mount?: MountedBridge;
   /** The last ui/update-model-context text, not given to the model yet. */
@@ -33,6 +33,8 @@ interface View extends ViewedCall {
 
 /** How long a browser is given to show the page before another call opens it again. */
 const REOPEN_AFTER_MS = 30_000;
+/** How long an opener has to fail (xdg-open without a browser fails at once); one still running then has opened it. */
+const OPENER_VERDICT_MS = 2_000;
 
 export class ViewSession {
   private readonly host: ViewHost;
@@ -41,7 +43,9 @@ export class ViewSession {
   private pages: Promise<PageServer> | undefined;
   private mounting: Promise<void> = Promise.resolve();
   private openedAt = 0;
+  /** The address was told (no browser here, or the opener failed): it is not told again, nor a browser tried. */
   private addressShown = false;
+  private readonly closing = new AbortController();
   private theme: "light" | "dark";
   private closed = false;
 
@@ -90,6 +94,7 @@ export class ViewSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     for (const view of this.views.values()) view.mount?.close();
     const pages = await this.pages?.catch(() => undefined);
     await pages?.close("This Pi session ended: its views no longer work.");
@@ -109,10 +114,11 @@ export class ViewSession {
     if (current && current.uri === view.viewUri && !current.closed) {
       current.update(view.input, view.outcome);
     } else await this.mount(view, resource, pages);
-    if (!pages.connected) this.bringPage(view, pages);
+    // Not waited for: an opener may take its time to fail, and the call's result need not wait for it.
+    if (!pages.connected) void this.bringPage(view, pages);
   }
 
-  private settle(view: View, outcome: Outcome): void {
+  private settle(view: View, outcome: ToolOutcome): void {
     view.outcome = outcome;
     view.mount?.update(view.input, outcome);
   }
@@ -193,17 +199,28 @@ export class ViewSession {
     return undefined;
   }
 
-  /** No page is connected: the browser is opened (not again within REOPEN_AFTER_MS), or the address is told once. */
-  private bringPage(view: View, pages: PageServer): void {
+  /**
+   * No page is connected: the browser is opened (not again within REOPEN_AFTER_MS), or, where none can open, the
+   * address is told once, with why.
+   */
+  private async bringPage(view: View, pages: PageServer): Promise<void> {
     const what = `the view of ${view.toolName} (MCP server "${view.serverName}")`;
-    if (this.host.browserWanted()) {
+    const address = `open ${pages.url} in a browser on this machine; it works while this Pi session runs`;
+    const outlet = this.host.pageOutlet();
+    if (outlet.show === "browser" && !this.addressShown) {
       if (Date.now() - this.openedAt < REOPEN_AFTER_MS) return;
       this.openedAt = Date.now();
-      const opened = this.host.openInBrowser(pages.url);
-      if (opened) return this.host.notify(`MCP: opened ${what} in your browser (if no page appeared: ${pages.url})`, "info");
+      const failure = await waitAtMost(this.host.openInBrowser(pages.url), OPENER_VERDICT_MS, this.closing.signal);
+      if (this.closed) return;
+      if (failure === undefined) return this.host.notify(`MCP: opened ${what} in your browser (if no page appeared: ${pages.url})`, "info");
+      this.addressShown = true;
+      return this.host.notify(`MCP: no browser could be opened for ${what} (${failure}): ${address}`, "warning");
     }
-    if (this.addressShown) return;
+    if (this.addressShown || outlet.show === "never") return;
     this.addressShown = true;
+    if (outlet.show === "address" && outlet.noBrowser) {
+      return this.host.notify(`MCP: no browser can be opened here (${outlet.noBrowser}) for ${what}: ${address}`, "info");
+    }
     this.host.notify(`MCP: ${what} is at ${pages.url} (open it in a browser on this machine; it works while this Pi session runs)`, "info");
   }
 

@@ -96,12 +96,12 @@ export async function askMissing(prompt: McpPrompt, values: Record<string, strin
 }
 
 /** Values shown at most: a server may send 100, and a long list helps nobody type. */
-export const MAX_VALUES_SHOWN = 30;
+const MAX_VALUES_SHOWN = 30;
 /**
  * How long the list waits for a server's suggestions (connecting it first if it is not running: the user is about to
  * use it). Pi's editor keeps taking keys meanwhile, but shows no list; past this, the argument names alone are offered.
  */
-export const SUGGESTION_WAIT_MS = 2_000;
+const SUGGESTION_WAIT_MS = 2_000;
 
 /** What asking a server for suggestions uses of the session. */
 export type SuggestionContext = Pick<McpExtensionState, "manager" | "lifecycle" | "servers" | "shutDown">;

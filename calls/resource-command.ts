@@ -19,8 +19,13 @@ import { errorMessage, isJsonObject } from "../util/guards.ts";
 import { showText } from "../ui.ts";
 import { askMissing, type CompletionItem, completeArguments, readArguments, serverSuggestions } from "./command-arguments.ts";
 
-export const RESOURCE_COMMAND = "mcp-resource";
+const RESOURCE_COMMAND = "mcp-resource";
 const USAGE = `/${RESOURCE_COMMAND} <server>__get_<name> [variable=value …]`;
+/**
+ * Pi's autocomplete list shows an item that has a description in two columns, the first at most 30 characters wide
+ * (pi-tui's SelectList: 32, less a gap of 2, on every host), and cuts a longer label there: `everything__get_dynamic_text_r`.
+ */
+const PI_LABEL_COLUMN = 30;
 
 export function registerResourceCommand(pi: ExtensionAPI, currentState: () => McpExtensionState | undefined, notRunning: string): void {
   pi.registerCommand(RESOURCE_COMMAND, {
@@ -53,12 +58,7 @@ async function resourceCompletions(state: McpExtensionState | undefined, prefix:
   if (!state || state.shutDown) return null;
   const space = prefix.search(/\s/);
   if (space < 0) {
-    const items = resourceTools(state, prefix).map((tool) => ({
-      // A template's variables come next: the space lets the user go on typing them.
-      value: tool.uriTemplate ? `${tool.name} ` : tool.name,
-      label: tool.name,
-      description: tool.uriTemplate ?? tool.resourceUri,
-    }));
+    const items = resourceItems(resourceTools(state, prefix));
     return items.length > 0 ? items : null;
   }
   const name = prefix.slice(0, space);
@@ -70,6 +70,23 @@ async function resourceCompletions(state: McpExtensionState | undefined, prefix:
     serverSuggestions(state, tool.serverName, { ref: { type: "ref/resource", uri }, argument: { name: variable, value }, context }),
   );
   return items?.map((item) => ({ ...item, value: head + item.value })) ?? null;
+}
+
+/**
+ * The resources to pick from, each named whole: with its URI as the description while every name fits Pi's first
+ * column; else the URI follows the names, padded to one width, in a label that has the row to itself (the row's end,
+ * a URI's tail, is what the terminal's width cuts).
+ */
+function resourceItems(tools: readonly ToolMetadata[]): CompletionItem[] {
+  const widest = Math.max(0, ...tools.map((tool) => tool.name.length));
+  return tools.map((tool) => {
+    // A template's variables come next: the space lets the user go on typing them.
+    const value = tool.uriTemplate ? `${tool.name} ` : tool.name;
+    const uri = tool.uriTemplate ?? tool.resourceUri ?? "";
+    return widest <= PI_LABEL_COLUMN
+      ? { value, label: tool.name, description: uri }
+      : { value, label: `${tool.name.padEnd(widest)}  ${uri}` };
+  });
 }
 
 async function readIntoEditor(state: McpExtensionState, args: string, ctx: ExtensionCommandContext): Promise<void> {

@@ -36,6 +36,11 @@ import { lastUserText, samplingContext, samplingResult, type ToolMode, toolMode 
 import { callLimits } from "./limits.ts";
 
 export const DEFAULT_SAMPLING_MAX_TOKENS = 4096;
+/**
+ * The code of a request the user did not allow (said no, dismissed, left unanswered): the spec's (2025-11-25,
+ * client/sampling, Error Handling: "User rejected sampling request: -1"), so a server can tell it from a failure.
+ */
+const USER_REJECTED_CODE = -1;
 /** How much of the request the dialog shows. */
 const QUESTION_SHOWN = 300;
 const SYSTEM_PROMPT_SHOWN = 200;
@@ -79,7 +84,8 @@ export function piSampling(context: () => ExtensionContext | undefined, session:
     const asked = `MCP server "${serverName}"'s request to use the user's model (sampling)`;
     try {
       const sampling = prepare(context(), session(), serverName, request);
-      if (!(await approve(sampling, serverName, request, signal))) throw new Error("the user did not allow it");
+      if (!(await approve(sampling, serverName, request, signal)))
+        throw Object.assign(new Error("the user did not allow it"), { code: USER_REJECTED_CODE });
       const result = await complete(sampling, request, signal).catch((error: unknown) => {
         throw new SamplingFailure(`${asked} failed: ${errorMessage(error)}`);
       });
@@ -88,7 +94,7 @@ export function piSampling(context: () => ExtensionContext | undefined, session:
     } catch (error) {
       debugLog(`${serverName}: sampling refused or failed`, error);
       if (error instanceof SamplingFailure) throw error;
-      // A request the spec calls invalid keeps its JSON-RPC code (-32602) for a 2025-era server to read.
+      // A refusal the spec gives a code (the user's, -1; an invalid request, -32602) keeps it for a 2025-era server to read.
       const code = (error as { code?: unknown }).code;
       throw Object.assign(new Error(`Pi refused ${asked}: ${errorMessage(error)}.`), typeof code === "number" ? { code } : {});
     }

@@ -7,6 +7,7 @@
 import { interpolationContext, ownEntryOptions, parseServerEntry, SERVER_NAME, writeServerEntry } from "../config.ts";
 import type { McpExtensionState } from "../state.ts";
 import type { ConfigProblem } from "../types.ts";
+import { firstItems } from "../util/text.ts";
 
 export interface AddedServer {
   file: string;
@@ -76,6 +77,5 @@ export function toolSummary(state: McpExtensionState, name: string): string {
   const tools = state.tools.byServer.get(name) ?? [];
   if (tools.length === 0) return state.inventories.has(name) ? "no tools" : "its tools are listed on first use";
   const names = tools.map((tool) => tool.name);
-  const shown = names.slice(0, 8).join(", ");
-  return `${tools.length} ${tools.length === 1 ? "tool" : "tools"} (${shown}${names.length > 8 ? ", …" : ""}), found through ToolSearch`;
+  return `${tools.length} ${tools.length === 1 ? "tool" : "tools"} (${firstItems(names, 8)}), found through ToolSearch`;
 }

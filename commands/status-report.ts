@@ -62,7 +62,7 @@ export function statusReport(state: StatusContext, importable: readonly Importab
 }
 
 /** No server, and no error that would explain it: a first run, for which the ways in are offered. */
-export function nothingConfigured(state: Pick<StatusContext, "config">, servers: readonly ServerDefinition[], skipped: number): boolean {
+function nothingConfigured(state: Pick<StatusContext, "config">, servers: readonly ServerDefinition[], skipped: number): boolean {
   return servers.length === 0 && skipped === 0 && !state.config.problems.some((problem) => problem.level === "error");
 }
 

@@ -6,6 +6,7 @@ import { findImportableHosts, type ImportableHost } from "../config.ts";
 import { describeRegistry, registryUrl } from "../registry.ts";
 import type { McpExtensionState } from "../state.ts";
 import { IMPORT_KINDS, type McpSettings } from "../types.ts";
+import { firstItems } from "../util/text.ts";
 
 /** Other tools' configs on this machine with servers the session does not import (read only when it has no server). */
 export function importableHosts(state: Pick<McpExtensionState, "agentDir" | "cwd" | "config">): ImportableHost[] {
@@ -15,8 +16,7 @@ export function importableHosts(state: Pick<McpExtensionState, "agentDir" | "cwd
 
 /** `/mcp import cursor` (servers: a, b). */
 export function describeImportable(host: ImportableHost): string {
-  const shown = host.servers.slice(0, 5).join(", ");
-  return `/mcp import ${host.kind} (${host.servers.length === 1 ? "server" : "servers"}: ${shown}${host.servers.length > 5 ? ", …" : ""})`;
+  return `/mcp import ${host.kind} (${host.servers.length === 1 ? "server" : "servers"}: ${firstItems(host.servers, 5)})`;
 }
 
 /** The lines under "no servers configured". */

@@ -15,8 +15,16 @@ import {
   type TransportKind,
 } from "../types.ts";
 
-/** A value that fits, or what was expected; `at` names the part of the value that did not fit (`[2]`, `.key`). */
-type Checked<T> = { ok: true; value: T } | { ok: false; expected: string; at?: string };
+/**
+ * A value that fits, or what was expected; `at` names the part of the value that did not fit (`[2]`, `.key`). A value
+ * of fields may fit with some fields left out (`leftOut`, each a warning): one bad field costs only itself.
+ */
+type Checked<T> = { ok: true; value: T; leftOut?: LeftOut[] } | { ok: false; expected: string; at?: string };
+/** A part of a value that was left out, and what was expected there. */
+export interface LeftOut {
+  at: string;
+  expected: string;
+}
 export type Check<T> = (value: unknown) => Checked<T>;
 export type CheckedType<C> = C extends Check<infer T> ? T : never;
 
@@ -111,7 +119,10 @@ export const timeLimit: Check<number | undefined> = (value) =>
     ? { ok: true, value: value > 0 ? value : undefined }
     : { ok: false, expected: `must be a number of milliseconds (got ${describeValue(value)})` };
 
-/** `{ waitMs, maxRunMs, optional }`: milliseconds (a wait of 0 hands a task back at once), and "plain" or "task". */
+/**
+ * `{ waitMs, maxRunMs, optional }`: milliseconds (a wait of 0 hands a task back at once), and "plain" or "task". A bad
+ * or unknown field is left out on its own: the others still apply.
+ */
 export const taskSettings: Check<TaskSettings> = (value) => {
   if (!isJsonObject(value))
     return { ok: false, expected: `must be an object { "waitMs", "maxRunMs", "optional" } (got ${describeValue(value)})` };
@@ -121,14 +132,14 @@ export const taskSettings: Check<TaskSettings> = (value) => {
     optional: oneOf(["plain", "task"] as const),
   };
   const settings: Record<string, unknown> = {};
+  const leftOut: LeftOut[] = [];
   for (const [key, item] of Object.entries(value)) {
     const check = Object.hasOwn(fields, key) ? fields[key]! : undefined;
-    if (!check) return { ok: false, at: `.${key}`, expected: `is not a field of it (its fields: "waitMs", "maxRunMs", "optional")` };
-    const checked = check(item);
-    if (!checked.ok) return { ...checked, at: `.${key}` };
-    settings[key] = checked.value;
+    const checked = check?.(item) ?? { ok: false, expected: `is not a field of it (its fields: "waitMs", "maxRunMs", "optional")` };
+    if (checked.ok) settings[key] = checked.value;
+    else leftOut.push({ at: `.${key}${checked.at ?? ""}`, expected: checked.expected });
   }
-  return { ok: true, value: settings as TaskSettings };
+  return { ok: true, value: settings as TaskSettings, ...(leftOut.length > 0 ? { leftOut } : {}) };
 };
 
 const OUTPUT_GUARD_LIMITS = ["maxBytes", "maxLines"] as const;

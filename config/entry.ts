@@ -324,6 +324,8 @@ function checkFields(
     const fallback = Object.hasOwn(fallbacks, key) ? fallbacks[key] : undefined;
     if (checked.ok) {
       fields[key] = checked.value;
+      for (const part of checked.leftOut ?? [])
+        problems.push(configProblem("warning", at(prefix + key + part.at), `${part.expected}; ${fallback?.means ?? "ignored"}`));
     } else if (fallback) {
       problems.push(configProblem("warning", at(prefix + key + (checked.at ?? "")), `${checked.expected}; ${fallback.means}`));
       if (fallback.value !== undefined) fields[key] = fallback.value;

@@ -76,6 +76,8 @@ export function parseSettings(raw: unknown, file: string, context: Interpolation
     }
     const checked = check(value);
     if (checked.ok) {
+      for (const part of checked.leftOut ?? [])
+        problems.push(configProblem("warning", { file, field: field + part.at }, `${part.expected}; ${SETTING_LEFT_OUT.means}`));
       if (checked.value !== undefined) settings[key] = checked.value;
       continue;
     }

@@ -1,8 +1,10 @@
 /**
- * Elicitation: a server asks the user to fill a small form in the middle of a tool call. With a UI, Pi's dialogs ask
- * (a confirmation with the server's message, then one dialog per field: a choice for booleans and enums, a text
- * input otherwise, comma-separated for multiple choices). A field left empty keeps its default. Without a UI
- * (print mode) nobody can answer: the adapter then does not offer elicitation at all (see init.ts).
+ * Elicitation: a server asks the user to fill a small form in the middle of a tool call. With a UI, Pi's dialogs ask:
+ * first the server's message with a choice, "Answer" (the form's questions follow) or "Decline" (a choice rather than
+ * Pi's yes/no confirmation, which reads Esc as "no": the spec tells a refusal, `decline`, from a dismissal, `cancel`);
+ * then one dialog per field: a choice for booleans and enums, a text input otherwise, comma-separated for multiple
+ * choices. A field left empty keeps its default; Esc at any step cancels. Without a UI (print mode) nobody can answer:
+ * the adapter then does not offer elicitation at all (see init.ts).
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/client";
@@ -22,15 +24,26 @@ interface DialogOptions {
 }
 
 const SKIP = "(leave empty)";
+const DECLINE = "Decline";
 
 export function piElicitation(context: () => ExtensionContext | undefined): ElicitationHandler {
   return async (serverName, request, signal) => {
     const ctx = context();
     if (!ctx?.hasUI) return { action: "decline" };
     const options = { signal, timeout: DIALOG_TIMEOUT_MS };
-    if (!(await ctx.ui.confirm(`MCP server "${serverName}" asks`, request.message, options))) return { action: "decline" };
+    const answer = answerChoice(request);
+    const picked = await ctx.ui.select(`MCP server "${serverName}" asks:\n${request.message}`, [answer, DECLINE], options);
+    if (picked === undefined) return { action: "cancel" };
+    if (picked !== answer) return { action: "decline" };
     return fillForm(ctx, request, options);
   };
+}
+
+/** "Answer (2 questions)": what picking it leads to; a form without fields is just agreed to. */
+function answerChoice(request: ElicitRequestFormParams): string {
+  const count = Object.keys(request.requestedSchema.properties ?? {}).length;
+  if (count === 0) return "Accept";
+  return `Answer (${count} question${count === 1 ? "" : "s"})`;
 }
 
 async function fillForm(ctx: ExtensionContext, request: ElicitRequestFormParams, options: DialogOptions): Promise<ElicitResult> {

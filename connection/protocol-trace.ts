@@ -17,8 +17,8 @@ import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { debugLog } from "../util/debug-log.ts";
 
 /** Enough for tens of thousands of messages (a line is ~150 bytes); a trace left on must not fill the disk. */
-export const MAX_TRACE_BYTES = 5 * 1024 * 1024;
-export const TRACE_DIR = "mcp-traces";
+const MAX_TRACE_BYTES = 5 * 1024 * 1024;
+const TRACE_DIR = "mcp-traces";
 /** Requests waiting for their answer, per trace: a server that never answers must not grow it without end. */
 const MAX_OPEN_REQUESTS = 10_000;
 /**
@@ -112,7 +112,7 @@ export class ProtocolTrace implements MessageTrace {
   /** The next batch's write, waiting for more lines. */
   private batch?: NodeJS.Timeout;
   private writing?: Promise<void>;
-  /** Open while tracing is on: one descriptor for every write, closed when tracing stops. */
+  /** Open while tracing is on: one descriptor for every write, closed when tracing stops or the file is full. */
   private handle?: Promise<FileHandle>;
   /** Requests not answered yet: who asked, its method, and when. */
   private readonly open = new Map<string, { method: string; at: number }>();
@@ -176,7 +176,7 @@ export class ProtocolTrace implements MessageTrace {
     this.active = this.everyServer || this.named.size > 0;
     if (this.active) return this.flush();
     this.open.clear();
-    return this.flush().then(() => this.closeFile());
+    return this.closeFile();
   }
 
   /** Resolves once every line recorded so far is written (or failed to be). */
@@ -209,6 +209,8 @@ export class ProtocolTrace implements MessageTrace {
   }
 
   sendFailed(server: string, message: JSONRPCMessage, error: unknown): void {
+    // A send that fails after its server's trace was turned off is not written: nothing reopens a file closed by off().
+    if (!this.active || !this.traces(server)) return;
     const event: TraceEvent = { t: new Date().toISOString(), server, dir: "out", type: "send-failed", failure: failureKind(error) };
     if ("method" in message) event.method = message.method.slice(0, MAX_METHOD_CHARS);
     if ("id" in message) {
@@ -276,7 +278,13 @@ export class ProtocolTrace implements MessageTrace {
     if (this.file && this.queue.length > 0) this.writing ??= this.drain(this.file);
   }
 
+  /**
+   * Writes what is left, then closes the file: once tracing is off, or once the file is full (nothing more is written
+   * to it). Tracing turned on again meanwhile keeps it open.
+   */
   private async closeFile(): Promise<void> {
+    await this.flush();
+    if (this.active && !this.full) return;
     const handle = this.handle;
     this.handle = undefined;
     await (await handle?.catch(() => undefined))?.close().catch((error: unknown) => debugLog("protocol trace: closing its file", error));
@@ -300,6 +308,7 @@ export class ProtocolTrace implements MessageTrace {
       this.queuedBytes = 0;
     } finally {
       this.writing = undefined;
+      if (this.full) void this.closeFile();
     }
   }
 }

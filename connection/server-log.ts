@@ -11,7 +11,7 @@ import { LOG_LEVELS, type LogLevel, type LogLevelSetting } from "../types.ts";
 import { asText, truncate } from "../util/text.ts";
 
 /** Warnings and up: what a user wants to know of a server that works, without its chatter. */
-export const DEFAULT_LOG_LEVEL: LogLevel = "warning";
+const DEFAULT_LOG_LEVEL: LogLevel = "warning";
 /** Messages kept per server: enough to see what led up to a failure, little enough to show. */
 export const MAX_LOG_ENTRIES = 100;
 /** A message is data of any shape and size; past this it is cut (a log line, not a result). */

@@ -10,7 +10,7 @@ import { type RegistryPage, type RegistryServer, readServerList, readServerRespo
 
 export const DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io";
 /** A registry that has not answered by then is reported as not answering: the user is waiting for a command. */
-export const REGISTRY_TIMEOUT_MS = 15_000;
+const REGISTRY_TIMEOUT_MS = 15_000;
 /** Servers asked for per page (the API allows 1 to 100; a page is read on one screen). */
 export const PAGE_SIZE = 10;
 
@@ -27,7 +27,7 @@ export interface SearchQuery {
 }
 
 /** The API root: the URL as given when it already ends in `/v0.1`, else with `/v0.1` added. */
-export function registryApiBase(url: string): string {
+function registryApiBase(url: string): string {
   const trimmed = url.replace(/\/+$/, "");
   return /\/v0\.1$/.test(trimmed) ? trimmed : `${trimmed}/v0.1`;
 }

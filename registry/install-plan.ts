@@ -145,7 +145,7 @@ class EntryRenderer {
 
   private commandEntry(kind: RuntimeKind, pkg: RegistryPackage): Record<string, unknown> {
     const env = this.keyValues(pkg.environmentVariables, "env");
-    const runtimeArgs = this.arguments(pkg.runtimeArguments, "runtime");
+    const runtimeArgs = this.arguments(kind === "oci" ? beyondDockerRun(pkg.runtimeArguments) : pkg.runtimeArguments, "runtime");
     const packageArgs = this.arguments(pkg.packageArguments, "package");
     const spec = escapeLiteral(packageSpec(kind, pkg));
     const args =
@@ -264,6 +264,21 @@ class EntryRenderer {
   }
 }
 
+/** What an image's entry always runs with: `docker run -i --rm` (stdin kept open, the container removed at its end). */
+const DOCKER_RUN_FLAGS = new Set(["-i", "--interactive", "--rm"]);
+
+/**
+ * An image's runtime arguments less what the entry writes itself: some publishers list `run`, `-i` or `--rm` among
+ * them, which would otherwise be written twice (`docker run -i --rm run -i …`: docker would take `run` for the image).
+ */
+function beyondDockerRun(args: readonly RegistryArgument[]): RegistryArgument[] {
+  return args.filter((arg, index) => {
+    if (arg.type === "positional") return !(arg.value === "run" && index === 0) && !DOCKER_RUN_FLAGS.has(arg.value ?? "");
+    const flag = arg.name !== undefined && DOCKER_RUN_FLAGS.has(arg.name);
+    return !(flag && (arg.value === undefined || arg.value === "true" || arg.format === "boolean"));
+  });
+}
+
 function packageSpec(kind: RuntimeKind, pkg: RegistryPackage): string {
   if (!pkg.version) return pkg.identifier;
   if (kind === "npm") return `${pkg.identifier}@${pkg.version}`;
@@ -287,7 +302,7 @@ function escapeLiteral(text: string): string {
 }
 
 /** An environment variable name: upper case, `_` for anything else, `<PREFIX>_` in front when given. */
-export function variableName(prefix: string, raw: string): string {
+function variableName(prefix: string, raw: string): string {
   const word = (text: string) =>
     text
       .toUpperCase()

@@ -44,6 +44,8 @@ export class TaskBoard {
   private readonly live = new Map<string, TaskEntry>();
   private ended: TaskEntry[] = [];
   private readonly deadlines = new Map<TaskEntry, ReturnType<typeof setTimeout>>();
+  /** The session ended: a task that changes after that (a last status on its way) sets no deadline going again. */
+  private stopped = false;
 
   constructor(options: BoardOptions) {
     this.options = options;
@@ -97,6 +99,7 @@ export class TaskBoard {
 
   /** Ends every deadline: a board whose session is over sets no timer going. */
   stop(): void {
+    this.stopped = true;
     for (const timer of this.deadlines.values()) clearTimeout(timer);
     this.deadlines.clear();
   }
@@ -112,7 +115,7 @@ export class TaskBoard {
   }
 
   private scheduleDeadline(entry: TaskEntry, bound: { maxRunMs: number; source: string }): void {
-    if (entry.outcome) return;
+    if (entry.outcome || this.stopped) return;
     clearTimeout(this.deadlines.get(entry));
     const deadline = taskDeadline(entry, bound);
     const timer = setTimeout(() => void this.stopAtDeadline(entry, deadline.reason), Math.max(0, deadline.at - Date.now()));

@@ -12,11 +12,17 @@ import type { TaskCall, TaskEntry } from "./board.ts";
 const ARGUMENTS_SHOWN_CHARS = 200;
 /** A status message as a line of `/mcp tasks` or the footer shows it. */
 const STATUS_SHOWN_CHARS = 80;
-/** Enough of a task id to tell a session's tasks apart (and to give `/mcp tasks cancel`). */
+/**
+ * A task id this long or shorter is shown whole: servers that number their tasks (`task-000001`, `task-000002`) make
+ * ids that share their first characters, and only a long id (a UUID, random bytes) can be cut without two tasks
+ * looking alike.
+ */
+const WHOLE_ID_CHARS = 16;
+/** Enough of a long (random) task id to tell a session's tasks apart, and to give `/mcp tasks cancel`. */
 const SHORT_ID_CHARS = 8;
 
 export function shortId(taskId: string): string {
-  return taskId.length <= SHORT_ID_CHARS ? taskId : taskId.slice(0, SHORT_ID_CHARS);
+  return taskId.length <= WHOLE_ID_CHARS ? taskId : taskId.slice(0, SHORT_ID_CHARS);
 }
 
 /** `task 3f2a1b2c of tool "research" on server "tasks"` */

@@ -127,6 +127,17 @@ describe(`MCP Apps on Pi ${host.version}`, () => {
     await expect.poll(() => frame.textContent("#server-time")).toBe(result.text);
   });
 
+  test("ToolSearch finds the tool, never its view's HTML as a resource to read", async () => {
+    pi.script([{ toolCalls: [{ name: "ToolSearch", arguments: { query: "get the server time" } }] }, "Found."]);
+    await pi.prompt("which tool gets the server time?");
+    const answer = pi.toolResults.at(-1)!.text;
+    expect(answer).toContain(TOOL);
+    expect(answer).not.toMatch(/ui:\/\/|mcp-app\.html|basic__get_ui/);
+    const listed = await pi.command("/mcp tools basic");
+    expect(listed.text).toContain("get-time");
+    expect(listed.text).not.toMatch(/ui:\/\/|mcp-app\.html/);
+  });
+
   test("its button calls the server's tool through Pi (not the model), asked about as the model's calls are", async () => {
     const frame = await viewFrame();
     const before = await frame.textContent("#server-time");

@@ -46,21 +46,31 @@ async function run(dialogs: DialogAnswers) {
   return { answer: answerReceived(result.text), dialogs: pi.ui.filter((entry) => entry.kind === "dialog") };
 }
 
+/** The first question: the server's message, answered with the form, declined, or dismissed (`undefined`: Esc). */
+const FIRST = 'MCP server "everything" asks:\nPlease provide inputs for the following fields:';
+const firstQuestion = (pick: (options: string[]) => string | undefined) => (title: string, options: string[]) =>
+  title === FIRST ? pick(options) : undefined;
+
 describe(`elicitation on Pi ${currentHost().version}`, () => {
   test("the user's answers reach the server; fields left empty keep their defaults", async () => {
+    const offered: string[][] = [];
     const { answer, dialogs } = await run({
-      confirm: () => true,
-      select: (title, options) =>
-        title.startsWith("Boolean")
-          ? "yes"
-          : title.startsWith("Untitled Single")
-            ? "Joey"
-            : title.startsWith("Titled Single")
-              ? "Wonder Woman"
-              : options.at(-1),
+      select: (title, options) => {
+        if (title === FIRST) offered.push(options);
+        return title === FIRST
+          ? options[0]
+          : title.startsWith("Boolean")
+            ? "yes"
+            : title.startsWith("Untitled Single")
+              ? "Joey"
+              : title.startsWith("Titled Single")
+                ? "Wonder Woman"
+                : options.at(-1);
+      },
       input: (title) => (title.startsWith("String:") ? "Ada Lovelace" : title.startsWith("Untitled Multiple") ? "piano, Drums, tuba" : ""),
     });
-    expect(dialogs[0]).toMatchObject({ dialog: "confirm", title: 'MCP server "everything" asks' });
+    expect(dialogs[0]).toMatchObject({ dialog: "select", title: FIRST });
+    expect(offered).toEqual([[expect.stringMatching(/^Answer \(\d+ questions\)$/), "Decline"]]);
     expect(answer.action).toBe("accept");
     expect(answer.content).toMatchObject({
       name: "Ada Lovelace",
@@ -73,8 +83,9 @@ describe(`elicitation on Pi ${currentHost().version}`, () => {
     });
   });
 
-  test("saying no declines; dismissing a field cancels", async () => {
-    expect((await run({ confirm: () => false })).answer).toEqual({ action: "decline" });
-    expect((await run({ confirm: () => true, input: () => undefined })).answer).toEqual({ action: "cancel" });
+  test("Decline declines; Esc at the first question or at a field cancels", async () => {
+    expect((await run({ select: firstQuestion(() => "Decline") })).answer).toEqual({ action: "decline" });
+    expect((await run({ select: firstQuestion(() => undefined) })).answer).toEqual({ action: "cancel" });
+    expect((await run({ select: firstQuestion((options) => options[0]), input: () => undefined })).answer).toEqual({ action: "cancel" });
   });
 });

@@ -7,9 +7,9 @@
  * - The protocol trace (`/mcp trace on|off`): a file whose path is shown, holding every traced message's metadata
  *   and none of the secrets planted in the config and the calls: a bearer token, a URL's query, an argument's value,
  *   a result's value, a log message's text.
- * - Completion in the TUI (tmux): a prompt's argument values (the second one's offered from the first's value), a
- *   resource template's variables in `/mcp-resource` (then read into the editor), and a server without the
- *   capability never asked.
+ * - Completion in the TUI (tmux): a prompt's argument values (the second one's offered from the first's value), long
+ *   resource names whole and a resource template's variables in `/mcp-resource` (then read into the editor), and a
+ *   server without the capability never asked.
  * The SDK session runs first and leaves the cache the TUI registers its prompt commands from.
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -186,6 +186,12 @@ describe(`server logs, completions and the protocol trace on Pi ${host.version}`
     await list(/→ Alice +name/);
     expect(tui.screen()).toContain("/mcp__everything__completable-prompt Engineering A");
     await clear("/mcp__everything__completable-prompt");
+
+    // /mcp-resource names each resource whole, though Pi's list cuts a label with a description at 30 characters.
+    await type("mcp-resource", " everything__get_dyn");
+    await list(/^ *(→ )?everything__get_dynamic_text_resource +demo:\/\/resource\/dynamic\/text\/\{resourceId\}/m);
+    expect(tui.screen()).toMatch(/^ *(→ )?everything__get_dynamic_blob_resource +demo:\/\/resource\/dynamic\/blob\/\{resourceId\}/m);
+    await clear("/mcp-resource");
 
     // 2026-07-28: a template's variables in /mcp-resource, the note offered from the project typed; then it is read.
     await type("mcp-resource", " v2__get_project_note a");

@@ -5,7 +5,7 @@
  * Pi's autocomplete items), and the protocol trace (connection/protocol-trace.ts: what each message is, never what it
  * says; bounded).
  */
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { completeArguments, lastWord, type ValueSuggestions } from "../calls/command-arguments.ts";
@@ -185,6 +185,8 @@ describe("the trace file's bound", () => {
       expect(statSync(trace.path!).size).toBeLessThanOrEqual(2_000);
       expect(JSON.parse(lines.at(-1)!).stopped).toBe("the trace reached its limit of 2000 bytes");
       expect(trace.stopped).toBe(true);
+      // A full file is written no more: it is closed at once, not held open until tracing stops.
+      await waitFor(() => descriptorsOpenOn(trace.path!) === 0, 2_000);
       expect(trace.targets).toEqual({ every: true, except: [] });
       trace.record("s", "in", { jsonrpc: "2.0", id: "server's own id", method: "roots/list" });
       await trace.off("s");
@@ -196,6 +198,43 @@ describe("the trace file's bound", () => {
     }
   });
 });
+
+describe("the trace file's descriptor", () => {
+  it("is closed by off(), and a send that fails afterwards does not open the file again", async () => {
+    const dir = tempDir();
+    try {
+      const trace = new ProtocolTrace(dir.path);
+      trace.on("s");
+      const request = { jsonrpc: "2.0" as const, id: 1, method: "tools/call", params: {} };
+      trace.record("s", "out", request);
+      await trace.flush();
+      expect(descriptorsOpenOn(trace.path!)).toBe(1);
+      await trace.off();
+      expect(descriptorsOpenOn(trace.path!)).toBe(0);
+      const written = readFileSync(trace.path!, "utf8");
+      // The request was on its way when tracing stopped; its send fails now (a server stopped with the session).
+      trace.sendFailed("s", request, new Error("Connection closed"));
+      await trace.flush();
+      await new Promise((resolve) => setTimeout(resolve, 300)); // past the batch's delay
+      expect(descriptorsOpenOn(trace.path!)).toBe(0);
+      expect(readFileSync(trace.path!, "utf8")).toBe(written);
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
+/** How many of this process's file descriptors are open on `file` (Linux: /proc/self/fd). */
+function descriptorsOpenOn(file: string): number {
+  const target = realpathSync(file);
+  return readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === target;
+    } catch {
+      return false; // closed meanwhile (the listing's own descriptor)
+    }
+  }).length;
+}
 
 describe("completing a command's arguments", () => {
   const args = [

@@ -178,6 +178,29 @@ describe("an entry as a server of the config", () => {
     });
   });
 
+  it("oci: runtime arguments that repeat `run -i --rm` are written once; the others are kept in their place", () => {
+    const server = doc({
+      packages: [
+        {
+          registryType: "oci",
+          identifier: "ghcr.io/example/test:1.0.0",
+          transport: { type: "stdio" },
+          runtimeArguments: [
+            { type: "positional", value: "run" },
+            { type: "positional", value: "-i" },
+            { type: "named", name: "--rm" },
+            { type: "named", name: "--network", value: "host" },
+            { type: "named", name: "--interactive", format: "boolean", value: "true" },
+          ],
+        },
+      ],
+    });
+    expect(planInstall(server, option(server, "oci"), "test").build(new Map()).entry).toMatchObject({
+      command: "docker",
+      args: ["run", "-i", "--rm", "--network", "host", "ghcr.io/example/test:1.0.0"],
+    });
+  });
+
   it("pypi: through uvx with the version pinned; nuget is named as not supported", async () => {
     const pypi = await latest("io.github.domdomegg/time-mcp-pypi");
     expect(planInstall(pypi, option(pypi, "pypi"), "time-mcp-pypi").build(new Map()).entry).toEqual({

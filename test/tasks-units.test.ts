@@ -2,11 +2,12 @@
  * The pure parts of tasks: the limits a server's calls run under, a task's deadline, what the session owes a resumed
  * branch, what the model and the user read, the poll intervals a server suggests, and the `tasks` config field.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { ownEntryOptions, parseServerEntry } from "../config.ts";
 import { parseSettings } from "../config/settings.ts";
 import { callsThroughTasks, POLL_INTERVAL_BOUNDS, withBoundedPollIntervals } from "../connection/task-calls.ts";
 import type { RunningTask, TaskView } from "../server-manager.ts";
-import { taskDeadline } from "../tasks/board.ts";
+import { TaskBoard, taskDeadline } from "../tasks/board.ts";
 import { DEFAULT_MAX_TASK_RUN_MS, DEFAULT_TASK_WAIT_MS, taskLimits } from "../tasks/limits.ts";
 import { owedTasks, TASK_ENTRY_TYPE, TASK_OUTCOME_MESSAGE_TYPE } from "../tasks/records.ts";
 import { handedBackText, outcomeHeadline, tasksReport } from "../tasks/texts.ts";
@@ -40,6 +41,30 @@ describe("a task's deadline", () => {
     // No limit (null), or a ttl longer than the run: the run's bound.
     expect(taskDeadline({ startedAt: 1_000, view: view({ createdAt: 900, ttlMs: null }) }, bound).at).toBe(61_000);
     expect(taskDeadline({ startedAt: 1_000, view: view({ createdAt: 900, ttlMs: 600_000 }) }, bound).at).toBe(61_000);
+  });
+});
+
+describe("the board's deadlines", () => {
+  it("are cleared by stop(), and a task that changes afterwards sets none going again", () => {
+    vi.useFakeTimers();
+    try {
+      const board = new TaskBoard({ changed: () => {} });
+      const listeners: ((view: TaskView) => void)[] = [];
+      const task = {
+        taskId: "t-1",
+        view: view({}),
+        onChange: (listener: (changed: TaskView) => void) => listeners.push(listener),
+        outcome: new Promise(() => {}),
+      } as unknown as RunningTask;
+      board.track({ server: "s", tool: "t", args: {} }, task, { maxRunMs: 60_000, source: "the default" });
+      expect(vi.getTimerCount()).toBe(1);
+      board.stop();
+      expect(vi.getTimerCount()).toBe(0);
+      for (const listener of listeners) listener(view({ statusMessage: "a last status, after the session's end" }));
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
@@ -108,6 +133,11 @@ describe("what people and the model read", () => {
     );
     expect(tasksReport([], [])).toBe("No MCP tasks in this session.");
   });
+  it("a numbered task id is shown whole, so two of them never look alike", () => {
+    const numbered = (taskId: string) => ({ call, task: { taskId } as RunningTask, startedAt: 0, view: view({}), handedBack: true });
+    const lines = tasksReport([numbered("task-000001"), numbered("task-000002")], [], 0).split("\n");
+    expect(lines.slice(1, 3).map((line) => line.trim().split(" ")[0])).toEqual(["task-000001", "task-000002"]);
+  });
 });
 
 describe("which calls may become tasks", () => {
@@ -173,9 +203,10 @@ describe("the poll interval a server suggests", () => {
 });
 
 describe("the tasks config field", () => {
+  const CONTEXT = { env: {}, homeDir: "/h", platform: "linux" } as never;
   const parse = (tasks: unknown) => {
     const problems: ConfigProblem[] = [];
-    const settings = parseSettings({ tasks }, "mcp.json", { env: {}, homeDir: "/h", platform: "linux" } as never, problems);
+    const settings = parseSettings({ tasks }, "mcp.json", CONTEXT, problems);
     return { settings, problems: problems.map((problem) => `${problem.field}: ${problem.message}`) };
   };
   it("takes waitMs (0 too), maxRunMs and optional", () => {
@@ -184,13 +215,32 @@ describe("the tasks config field", () => {
       problems: [],
     });
   });
-  it("names the field that is wrong, and the whole setting falls back to the defaults", () => {
-    expect(parse({ waitMs: -1 }).problems).toEqual([
-      'settings.tasks.waitMs: mcp.json: "settings.tasks.waitMs": must be a number ≥ 0 (got the number -1); ignored (the default applies)',
-    ]);
+  it("names the field that is wrong, which alone falls back to its default: the other fields still apply", () => {
+    expect(parse({ waitMs: -1, maxRunMs: 5_000 })).toEqual({
+      settings: { tasks: { maxRunMs: 5_000 } },
+      problems: [
+        'settings.tasks.waitMs: mcp.json: "settings.tasks.waitMs": must be a number ≥ 0 (got the number -1); ignored (the default applies)',
+      ],
+    });
     expect(parse({ optional: "always" }).problems[0]).toMatch(/"settings\.tasks\.optional": must be one of "plain", "task"/);
-    expect(parse({ wait: 1 }).problems[0]).toMatch(/"settings\.tasks\.wait": is not a field of it/);
+    expect(parse({ wait: 1, waitMs: 0 })).toMatchObject({
+      settings: { tasks: { waitMs: 0 } },
+      problems: [expect.stringMatching(/"settings\.tasks\.wait": is not a field of it/)],
+    });
     expect(parse(5).settings).toEqual({});
+  });
+  it("in a server's entry too: a bad field costs only itself, and settings.tasks applies for it", () => {
+    const problems: ConfigProblem[] = [];
+    const entry = parseServerEntry(
+      "s",
+      { command: "x", tasks: { waitMs: "soon", optional: "task" } },
+      ownEntryOptions("mcp.json", CONTEXT),
+      problems,
+    );
+    expect(entry).toMatchObject({ kind: "server", entry: { tasks: { optional: "task" } } });
+    expect(problems.map((problem) => problem.message)).toEqual([
+      'mcp.json: server "s": "tasks.waitMs": must be a number ≥ 0 (got a string); settings.tasks applies',
+    ]);
   });
 });
 

@@ -88,9 +88,10 @@ describe(`tasks in a Pi ${host.version} session`, () => {
       agentDir: dirs.agentDir,
       cwd: dirs.cwd,
       dialogs: {
-        // The server's questions, its use of the model: yes. A choice: the snake, blue, or yes.
+        // The server's use of the model: yes. A choice: to answer the server's questions, the snake, blue, or yes.
         confirm: () => true,
-        select: (_title, options) => options.find((option) => /snake/i.test(option) || option === "Blue" || option === "yes"),
+        select: (_title, options) =>
+          options.find((option) => option.startsWith("Answer") || /snake/i.test(option) || option === "Blue" || option === "yes"),
         input: (title) => (title.includes("Your Name") ? "Ada" : undefined),
       },
     });
@@ -128,8 +129,14 @@ describe(`tasks in a Pi ${host.version} session`, () => {
       [false, "Report on python (snake)"],
       [false, "Report on python (snake)"],
     ]);
-    const asked = pi.ui.flatMap((entry) => (entry.kind === "dialog" && entry.dialog === "confirm" ? [entry.title] : []));
-    expect(asked).toEqual(expect.arrayContaining(['MCP server "everything" asks', 'MCP server "tasks" asks', 'MCP server "remote" asks']));
+    const asked = pi.ui.flatMap((entry) => (entry.kind === "dialog" && entry.dialog === "select" ? [entry.title] : []));
+    expect(asked).toEqual(
+      expect.arrayContaining([
+        'MCP server "everything" asks:\nThe research query "python" could have multiple interpretations. Please clarify what you\'re looking for:',
+        'MCP server "tasks" asks:\nWhich "python" do you mean?',
+        'MCP server "remote" asks:\nWhich "python" do you mean?',
+      ]),
+    );
   });
 
   test("Esc while a call waits for its task: the server receives tasks/cancel, the call says it was cancelled", async () => {
@@ -237,13 +244,17 @@ test(`RPC on Pi ${host.version}: a task handed back asks for input in the client
     prompts: ["research python"],
     laterRuns: 1,
     dialogs: (request) =>
-      request.method === "confirm" ? { confirmed: true } : { value: (request.options as string[]).find((option) => /snake/i.test(option)) },
+      request.method === "confirm"
+        ? { confirmed: true }
+        : { value: (request.options as string[]).find((option) => option.startsWith("Answer") || /snake/i.test(option)) },
   });
   expect(result.exitCode, result.stderr).toBe(0);
   expect(result.toolResults[1]!.text).toMatch(HANDED_BACK);
   expect(userTexts(result.requests.at(-1)).at(-1)).toMatch(/completed after [\d.]+ s\. Its result:\n# Research Report: python \(snake\)/);
-  const asked = result.rpcLines!.filter((line) => line.type === "extension_ui_request" && line.method === "confirm");
-  expect(asked.map((line) => line.title)).toEqual(['MCP server "everything" asks']);
+  const asked = result.rpcLines!.filter((line) => line.type === "extension_ui_request" && String(line.title).startsWith("MCP server"));
+  expect(asked.map((line) => [line.method, String(line.title).split("\n")[0], line.options])).toEqual([
+    ["select", 'MCP server "everything" asks:', ["Answer (1 question)", "Decline"]],
+  ]);
   expect(await processesWithMarker(dirs.agentDir)).toEqual([]);
 });
 

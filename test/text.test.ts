@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { collapseWhitespace, compareStrings, oneLine, truncate } from "../util/text.ts";
+import { collapseWhitespace, compareStrings, firstItems, oneLine, truncate } from "../util/text.ts";
 
 describe("oneLine", () => {
   it("summary: the first line only, cut at a word boundary without trailing punctuation", () => {
@@ -20,6 +20,14 @@ describe("oneLine", () => {
   it("never returns more than maxChars characters", () => {
     const text = "word ".repeat(100);
     for (const rule of ["summary", "excerpt"] as const) expect(oneLine(text, 33, rule).length).toBeLessThanOrEqual(33);
+  });
+});
+
+describe("firstItems", () => {
+  it("lists every item that fits, and the first ones with an ellipsis when there are more", () => {
+    expect(firstItems(["a", "b"], 2)).toBe("a, b");
+    expect(firstItems(["a", "b", "c"], 2)).toBe("a, b, …");
+    expect(firstItems([], 2)).toBe("");
   });
 });
 

@@ -24,7 +24,10 @@ function inventory(name: string, tools: McpTool[], resources: McpResource[] = []
 
 const corpusInventories = corpus.map((entry) => inventory(entry.server, entry.tools, entry.resources ?? []));
 const corpusToolCount = corpus.reduce((sum, entry) => sum + entry.tools.length, 0);
-const corpusResourceCount = corpus.reduce((sum, entry) => sum + (entry.resources?.length ?? 0), 0);
+const corpusResources = corpus.flatMap((entry) => entry.resources ?? []);
+/** The resources that are tools' views (MCP Apps): no tool of their own. */
+const corpusViewCount = corpusResources.filter((resource) => resource.mimeType === "text/html;profile=mcp-app").length;
+const corpusResourceCount = corpusResources.length - corpusViewCount;
 
 function hasCycle(value: unknown, seen = new Set<unknown>()): boolean {
   if (typeof value !== "object" || value === null) return false;
@@ -42,7 +45,7 @@ function refKeys(value: unknown): number {
 
 describe("buildToolMetadata over the real 1,052-tool corpus", () => {
   it.each<ToolPrefixMode>(["server", "short", "none"])("gives every tool a valid unique name and a provider-safe schema (%s)", (mode) => {
-    expect(corpusToolCount).toBe(1052);
+    expect([corpusToolCount, corpusViewCount]).toEqual([1052, 7]);
     const index = buildToolMetadata(corpusInventories, { toolPrefix: mode });
     expect(index.skipped).toEqual([]);
     expect(index.byName.size).toBe(corpusToolCount + corpusResourceCount);
@@ -240,6 +243,31 @@ describe("buildToolMetadata: resources as tools", () => {
       ),
     ]);
     expect(index.byServer.get("s")?.map((m) => m.name)).toEqual(["s__get_tmp_report_txt"]);
+  });
+
+  it("makes no tool of a view (MCP Apps): a ui:// resource or template, or anything of the views' MIME type", () => {
+    const index = {
+      ...inventory(
+        "basic",
+        [{ name: "get-time", ui: { resourceUri: "ui://get-time/mcp-app.html" } }],
+        [
+          { uri: "ui://get-time/mcp-app.html", name: "ui://get-time/mcp-app.html", mimeType: "text/html" },
+          { uri: "UI://unnamed/view", name: "no tool names it" },
+          { uri: "https://example.com/view.html", name: "other view", mimeType: "text/html; profile=MCP-App" },
+          { uri: "notes://readme", name: "readme", mimeType: "text/html" },
+        ],
+      ),
+      resourceTemplates: [
+        { uriTemplate: "ui://views/{id}", name: "views" },
+        { uriTemplate: "pages://{id}", name: "pages", mimeType: "text/html;profile=mcp-app" },
+        { uriTemplate: "notes://{id}", name: "note" },
+      ],
+    };
+    expect(
+      buildToolMetadata([index])
+        .byServer.get("basic")
+        ?.map((m) => m.name),
+    ).toEqual(["basic__get-time", "basic__get_readme", "basic__get_note"]);
   });
 });
 

@@ -4,6 +4,7 @@
  * the URI they make. Templates are RFC 6570: their variables are read here (tools are registered at startup, and the
  * MCP SDK is not loaded then); the SDK's `UriTemplate` expands them at the first call, levels 1 to 3.
  */
+import { VIEW_MIME_TYPE } from "../apps.ts";
 import type { McpResource, McpResourceTemplate } from "../types.ts";
 import { shortHash } from "../tool-names.ts";
 
@@ -13,6 +14,18 @@ const EXPRESSION = /\{([+#./;?&]?)([^}]*)\}/g;
 const OPTIONAL_EXPRESSION = /\{[?&#]([^}]*)\}/g;
 
 export const RESOURCE_TOOL_PREFIX = "get_";
+const VIEW_SCHEME = "ui://";
+
+/**
+ * Is this resource a view (MCP Apps)? The spec's `ui://` scheme is the views' (whether a listed tool names it or not),
+ * and so is their MIME type, however a server spaces or cases it. A view is HTML for the view host (apps/), which
+ * reads it itself: as a tool it would only offer the model a page of markup next to the tool it belongs to. Pi's
+ * built-in MCP client leaves the same resources out.
+ */
+export function isViewResource(uri: string, mimeType: unknown): boolean {
+  if (uri.toLowerCase().startsWith(VIEW_SCHEME)) return true;
+  return typeof mimeType === "string" && mimeType.replace(/\s+/g, "").toLowerCase() === VIEW_MIME_TYPE;
+}
 
 /** `Browser console logs` → `get_browser_console_logs`; a name with no letters or digits falls back to the URI. */
 export function resourceToolName(resource: Pick<McpResource, "name" | "uri">): string {

@@ -37,7 +37,11 @@ export function truncate(text: string, maxChars: number): string {
   return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
 }
 
-/** Code-unit order, the same on every machine (unlike `localeCompare`): for output that must be byte-stable. */
+/** The first `max` items, comma-separated, "…" after them when there are more: a list kept to one short line. */
+export function firstItems(items: readonly string[], max: number): string {
+  return items.length <= max ? items.join(", ") : `${items.slice(0, max).join(", ")}, …`;
+}
+
 /** A value of any shape as text: a string as it is, anything else as JSON (or what `String` makes of it). */
 export function asText(value: unknown): string {
   if (typeof value === "string") return value;
@@ -48,6 +52,7 @@ export function asText(value: unknown): string {
   }
 }
 
+/** Code-unit order, the same on every machine (unlike `localeCompare`): for output that must be byte-stable. */
 export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
