@@ -57,6 +57,8 @@ export function registerCommands(
     handler: async (args, ctx) => {
       const state = currentState();
       if (!state) return showText(ctx, notRunning);
+      // A config file edited since it was read counts for every subcommand (a server written by hand, a registry URL).
+      state.followConfigFiles();
       // In the TUI, a bare /mcp opens the panel; other modes (RPC cannot show it) print the status.
       if (args.trim() === "" && ctx.hasUI && (await openServersPanel(ctx, state, panelActions(pi, ctx, state)))) return;
       // Quotes are read as /mcp enable reads them: a server name with spaces may be quoted or not.
@@ -93,6 +95,7 @@ export function registerCommands(
     },
     handler: async (args, ctx) => {
       const state = currentState();
+      state?.followConfigFiles();
       const [name = "", option] = splitArguments(args);
       const server = state?.servers.get(name);
       if (!state || !server)
@@ -133,7 +136,7 @@ function panelActions(pi: ExtensionAPI, ctx: ExtensionCommandContext, state: Mcp
     },
     registry: () => registryUrl(state.config.settings),
     importable: () => importableHosts(state),
-    addFromRegistry: () => runReported(ctx, "add", () => searchAndAdd(ctx, state)),
+    addFromRegistry: () => runReported(ctx, "search", () => searchAndAdd(ctx, state)),
     addByCommand: async () => {
       const name = (await ctx.ui.input("Name of the new MCP server", "letters, digits, _ and -", { timeout: DIALOG_TIMEOUT_MS }))?.trim();
       if (!name) return;

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { readConfigFile } from "./config/files.ts";
 import { type ConfigLayer, type EntryOptions, ownEntryOptions, parseServerEntry } from "./config/entry.ts";
 import { parseSettings } from "./config/settings.ts";
-import { importHostServers } from "./config/imports.ts";
+import { hostConfigFiles, importHostServers } from "./config/imports.ts";
 import { type ClaudePluginRef, loadClaudePlugins, parseClaudePlugins } from "./config/claude-plugins.ts";
 import { piPackageLayers } from "./config/pi-packages.ts";
 import { RUNTIME_SOURCE_PATH, type RuntimeServer } from "./config/runtime-servers.ts";
@@ -30,6 +30,7 @@ import {
   type ProjectConfig,
   type ServerDefinition,
   type ServerEntry,
+  type SkippedServer,
 } from "./types.ts";
 
 /** The parts of the config area that `/mcp enable|disable|add|remove` uses to edit a config file. */
@@ -138,7 +139,8 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
     ...registeredLayers(options.registered ?? [], context, problems),
   ];
   const runtime = runtimeLayer(options.runtime ?? [], layers, context, problems);
-  const servers = resolveServers(runtime ? [...layers, runtime] : layers, problems);
+  const skipped: SkippedServer[] = [];
+  const servers = resolveServers(runtime ? [...layers, runtime] : layers, problems, skipped);
   // Lowest precedence first, so a project file's setting replaces the user's.
   const settings = Object.assign({}, ...[...ownFiles].reverse().map((own) => own.settings)) as McpSettings;
   return {
@@ -146,10 +148,21 @@ function loadConfigOrThrow(options: LoadConfigOptions): LoadedConfig {
     settings,
     problems,
     userFile,
+    ...(skipped.length > 0 ? { skipped } : {}),
     ...(project.files.length > 0 ? { project } : {}),
     ...(plugins.skills.length > 0 ? { pluginSkills: plugins.skills } : {}),
     ...(imports.length > 0 ? { imports } : {}),
   };
+}
+
+/**
+ * The files of a load that people edit: our own four (a project's, trusted or not: trusting it is decided on what it
+ * holds) and, for `imports`, those hosts' files. A session follows a change to any of them.
+ */
+export function editedConfigFiles(options: LoadConfigOptions, imports: readonly ImportKind[] = []): string[] {
+  const context = interpolationContext(options);
+  const own = OWN_FILES.map(({ kind }) => ownFilePath(kind, options, context));
+  return [...new Set([...own, ...imports.flatMap((kind) => hostConfigFiles(kind, context))])];
 }
 
 /** Another tool's config on this machine whose servers the config does not import yet. */
@@ -371,9 +384,10 @@ function parseImports(raw: unknown, file: string, problems: ConfigProblem[]): Im
 /**
  * Layers come highest precedence first. The first layer that defines a name with a command or url settles it;
  * behaviour-only entries above it (overrides) are applied over it, the highest last. A name that is invalid in a
- * layer is settled too: a lower file must not quietly stand in for a broken or half-applied definition.
+ * layer is settled too: a lower file must not quietly stand in for a broken or half-applied definition. Names that
+ * settle without a server (invalid, a variable not set, an override of nothing) go to `skipped`, with their file.
  */
-function resolveServers(layers: readonly ConfigLayer[], problems: ConfigProblem[]): ServerDefinition[] {
+function resolveServers(layers: readonly ConfigLayer[], problems: ConfigProblem[], skipped: SkippedServer[]): ServerDefinition[] {
   const settled = new Set<string>();
   const overrides = new Map<string, Array<{ source: ConfigSource; entry: ServerEntry }>>();
   const servers: ServerDefinition[] = [];
@@ -385,12 +399,16 @@ function resolveServers(layers: readonly ConfigLayer[], problems: ConfigProblem[
         continue;
       }
       settled.add(name);
-      if (parsed.kind === "invalid") continue;
+      if (parsed.kind === "invalid") {
+        skipped.push({ name, source: layer.source });
+        continue;
+      }
       const above = overrides.get(name) ?? [];
       const applied = above.reduceRight((entry, override) => ({ ...entry, ...override.entry }), parsed.entry);
       // A disabled server never starts, so variables it cannot resolve do not matter (yet).
       if (applied.enabled && parsed.unresolved.length > 0) {
         problems.push(...parsed.unresolved);
+        skipped.push({ name, source: layer.source });
         continue;
       }
       // The highest override that sets `enabled` decides it: that file, not the definition's, is the one to edit.
@@ -400,6 +418,7 @@ function resolveServers(layers: readonly ConfigLayer[], problems: ConfigProblem[
   }
   for (const [name, pending] of overrides) {
     if (settled.has(name)) continue;
+    skipped.push({ name, source: pending[0]!.source });
     for (const { source } of pending) {
       problems.push(
         configProblem(

@@ -21,7 +21,7 @@ import * as piHost from "@mariozechner/pi-coding-agent";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir, VERSION } from "@mariozechner/pi-coding-agent";
 import { appsSettings, createAppViews, type ViewHost, viewsOffered } from "./apps.ts";
 import { APPROVAL_ENTRY_TYPE, grantsInSession, SessionApprovals } from "./calls/approvals.ts";
-import { applyConfig, type ConfigChange } from "./config/apply.ts";
+import { applyConfig, type ConfigChange, settingsReadAtStart } from "./config/apply.ts";
 import { directToolsLearnedNotice } from "./direct-tools.ts";
 import { interpolationContext, RuntimeRegistrations, sameConfig } from "./config.ts";
 import { piElicitation } from "./connection/elicitation.ts";
@@ -29,7 +29,7 @@ import { piUrlElicitation, UnansweredPages } from "./connection/elicitation-url.
 import { ProtocolTrace } from "./connection/protocol-trace.ts";
 import { ignored, openDebugLog } from "./util/debug-log.ts";
 import { errorMessage } from "./util/guards.ts";
-import { detectHost, duplicateToolSearch } from "./host.ts";
+import { detectHost, duplicateToolSearch, type TrustQuestion } from "./host.ts";
 import { connectsOnFirstUse, McpLifecycleManager } from "./lifecycle.ts";
 import { type CachedServerEntry, createCacheEntry, getCachePath, loadMetadataCache } from "./metadata-cache.ts";
 import { MetadataCacheWriter } from "./tools/cache-writer.ts";
@@ -52,7 +52,14 @@ import { SessionConfig } from "./config/session-config.ts";
 import { type LoadedConfig, MCP_CALL_NAME, type ServerDefinition, TOOL_SEARCH_NAME } from "./types.ts";
 import { createUi, DIALOG_TIMEOUT_MS, type McpUi } from "./ui.ts";
 import { noBrowserHere, openInBrowserOutcome } from "./util/browser.ts";
-import { reportConfigProblems, reportConnectFailure, reportServerLog, reportSignInNeeded, updateStatus } from "./commands/status-report.ts";
+import {
+  describeFollowedConfig,
+  reportConfigProblems,
+  reportConnectFailure,
+  reportServerLog,
+  reportSignInNeeded,
+  updateStatus,
+} from "./commands/status-report.ts";
 
 /** The messages a view adds to the conversation (ui/message), and the context it gives the model (ui/update-model-context). */
 const VIEW_MESSAGE_TYPE = "mcp-view-message";
@@ -91,6 +98,9 @@ export class McpAdapter {
   private state: McpExtensionState | undefined;
   private early: EarlyView | undefined;
   private generation = 0;
+  /** Where a question about the project's config is asked in this session (its UI). */
+  private trustQuestion: TrustQuestion | undefined;
+  private askingAboutProject = false;
 
   constructor(pi: ExtensionAPI) {
     this.pi = pi;
@@ -152,11 +162,22 @@ export class McpAdapter {
     state.startup = this.runStartup(state);
     state.lifecycle.startHealthChecks();
     updateStatus(state);
-    // A project Pi cannot decide about waits for the user's answer; the session then follows it.
-    void this.sessionConfig.askIfWaiting(ctx.ui, state.cwd, state.config).then(
-      async (answered) => void (answered && !state.shutDown && (await this.reloadConfig(state))),
-      () => {},
-    );
+    this.trustQuestion = ctx.ui;
+    this.askAboutProject(state);
+  }
+
+  /** A project Pi cannot decide about waits for the user's answer (asked once at a time); the session then follows it. */
+  private askAboutProject(state: McpExtensionState): void {
+    const ui = this.trustQuestion;
+    if (!ui || this.askingAboutProject) return;
+    this.askingAboutProject = true;
+    void this.sessionConfig
+      .askIfWaiting(ui, state.cwd, state.config)
+      .then(
+        async (answered) => void (answered && !state.shutDown && (await this.reloadConfig(state))),
+        () => {},
+      )
+      .finally(() => (this.askingAboutProject = false));
   }
 
   /** `pi-mcp-adapter:runtime-register:v1`: another extension registers a server; `request.result` is set before this returns. */
@@ -216,8 +237,12 @@ export class McpAdapter {
     if (state && !state.shutDown) await state.tasks.atRunEnd();
   }
 
-  /** before_agent_start: what views asked the model to know (ui/update-model-context) comes with the run. */
+  /**
+   * before_agent_start: a config file changed since it was read is followed before the run; what views asked the
+   * model to know (ui/update-model-context) comes with it.
+   */
   beforeAgentStart(): { message: { customType: string; content: string; display: boolean } } | undefined {
+    if (this.state) this.followConfigFiles(this.state);
     const context = this.state?.shutDown === false ? this.state.views.takeModelContext() : undefined;
     return context ? { message: { customType: VIEW_CONTEXT_TYPE, content: context, display: true } } : undefined;
   }
@@ -259,10 +284,53 @@ export class McpAdapter {
    * listing) or when their lifecycle starts them with the session.
    */
   private async reloadConfig(state: McpExtensionState): Promise<ConfigChange> {
-    const change = await applyConfig(state, this.loadSessionConfig(state.cwd), loadMetadataCache(this.agentDir));
-    if (state.shutDown) return change;
+    const change = this.useConfig(state, this.loadSessionConfig(state.cwd));
+    await this.settleConfigChange(state, change);
+    return change;
+  }
+
+  /**
+   * A config file changed since the session read it (edited by hand, or by another Pi session): the session follows
+   * it as it follows its own /mcp commands. A stat per file when nothing changed; the new config is in use when this
+   * returns, and the servers it starts connect in the background (print mode's /mcp waits for them, as for the
+   * startup's). A file that no longer reads keeps the config the session has, and says so once.
+   */
+  private followConfigFiles(state: McpExtensionState): void {
+    if (state.shutDown) return;
+    const changed = this.sessionConfig.changedFiles();
+    if (changed.length === 0) return;
+    const config = this.loadSessionConfig(state.cwd);
+    const known = new Set(state.config.problems.map((problem) => problem.message));
+    const fresh = config.problems.filter((problem) => !known.has(problem.message));
+    // A file half-written, or broken by an edit: its servers would all stop. It is followed again once it reads.
+    const unreadable = fresh.filter((problem) => problem.level === "error" && problem.server === undefined && problem.field === undefined);
+    if (unreadable.length > 0) {
+      for (const problem of unreadable)
+        state.ui.notify(`MCP config: ${problem.message}; the session keeps the config it had until the file is fixed`, "error");
+      return;
+    }
+    if (sameConfig(config, state.config)) return;
+    const atStart = settingsReadAtStart(state.config.settings, config.settings);
+    const change = this.useConfig(state, config);
+    for (const problem of fresh) state.ui.notify(`MCP config: ${problem.message}`, problem.level);
+    state.ui.notify(describeFollowedConfig(changed, change, atStart), "info");
+    const settled = this.settleConfigChange(state, change).catch(ignored("servers after a config file changed"));
+    state.startup = Promise.all([state.startup, settled]).then(() => undefined);
+    this.askAboutProject(state);
+  }
+
+  /** The config is the session's: its view, its servers, what Pi has registered. */
+  private useConfig(state: McpExtensionState, config: LoadedConfig): ConfigChange {
+    const change = applyConfig(state, config, loadMetadataCache(this.agentDir));
     this.syncRegistrations(state);
     this.prompts.update(state);
+    return change;
+  }
+
+  /** After `useConfig`: the servers it stopped are closed, those it started connect or are listed. */
+  private async settleConfigChange(state: McpExtensionState, change: ConfigChange): Promise<void> {
+    await change.closed;
+    if (state.shutDown) return;
     const started = change.started.flatMap((name) => state.servers.get(name) ?? []);
     await Promise.all([
       this.listUncached(
@@ -276,7 +344,6 @@ export class McpAdapter {
         ),
     ]);
     if (!state.shutDown) updateStatus(state);
-    return change;
   }
 
   /**
@@ -354,6 +421,7 @@ export class McpAdapter {
         await this.sessionConfig.keepTrustAfterOwnWrite();
         return this.reloadConfig(state!);
       },
+      followConfigFiles: () => this.followConfigFiles(state!),
       unansweredPages,
       views: createAppViews(this.viewHost(ctx, ui, liveContext, () => state)),
       skills: sessionSkills(this.agentDir, { manager, lifecycle }, () => state, ui.notify),

@@ -7,7 +7,7 @@
  */
 import { findExecutable } from "./util/executables.ts";
 import { DEFAULT_REGISTRY_URL } from "./registry/client.ts";
-import { type InstallOption, type Runtime, RUNTIMES } from "./registry/install-plan.ts";
+import { type InstallOption, installOptions, type Runtime, RUNTIMES } from "./registry/install-plan.ts";
 import type { RegistryServer } from "./registry/server-json.ts";
 import type { McpSettings } from "./types.ts";
 
@@ -37,11 +37,16 @@ export function registryUrl(settings: McpSettings): string | undefined {
   return (typeof setting === "object" && setting.url) || DEFAULT_REGISTRY_URL;
 }
 
-/** One line of a search result: `io.github.x/y 1.2.0 — Title: description · npm, remote`. */
+/**
+ * One line of a search result: `io.github.x/y 1.2.0 — Title: description · npm, remote`; an entry with no way to run
+ * that can be added here (only NuGet or an MCP bundle, say) is marked so, before anyone picks it.
+ */
 export function describeListing(server: RegistryServer): string {
   const about = [server.title, server.description].filter(Boolean).join(": ");
   const runs = [...new Set([...server.packages.map((pkg) => pkg.registryType), ...server.remotes.map(() => "remote")])];
-  return `${server.name}${server.version ? ` ${server.version}` : ""}${about ? ` — ${about}` : ""} · ${runs.join(", ") || "no way to run it listed"}`;
+  const ways = runs.join(", ") || "no way to run it listed";
+  const addable = installOptions(server).options.length > 0;
+  return `${server.name}${server.version ? ` ${server.version}` : ""}${about ? ` — ${about}` : ""} · ${ways}${addable || runs.length === 0 ? "" : " (not installable here)"}`;
 }
 
 /** The program this option runs with when it is not on PATH (so it cannot run here); undefined when it can run. */

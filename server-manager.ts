@@ -38,7 +38,7 @@ import { ConnectCancelledError, ShuttingDownError } from "./connection/connect-e
 export { ConnectCancelledError, ShuttingDownError };
 
 /** Whether a server can be signed in to, for the commands that offer it. */
-export { canSignIn, tokensWithoutSignIn } from "./connection/auth-checks.ts";
+export { canSignIn, describeTokenSource, tokensWithoutSignIn } from "./connection/auth-checks.ts";
 export { IncompatibleServerError, NeedsAuthError } from "./connection/session.ts";
 export type { ListsFreshUntil, ServerConnection } from "./connection/live-connection.ts";
 export type { CompletionRequest, ProtocolVerdict } from "./connection/session.ts";

@@ -49,6 +49,8 @@ export interface McpExtensionState extends ToolView {
   readonly registerTools: (names: readonly string[]) => void;
   /** After a config file was changed from inside Pi: the session follows the new config (no /reload). */
   readonly reloadConfig: () => Promise<ConfigChange>;
+  /** Follows the config files if they changed since they were read (a stat each when they did not): `/mcp` commands first do. */
+  readonly followConfigFiles: () => void;
   /** The servers' skills offered to Pi (skills/session.ts). */
   readonly skills: SkillSession;
   /** Tool calls that run as tasks: waited for, handed back, delivered (tasks.ts). */

@@ -323,12 +323,24 @@ export interface LoadedConfig {
   problems: ConfigProblem[];
   /** The user file in use: `<agentDir>/mcp.json`, or the file given with `--mcp-config` (which may not exist). */
   userFile: string;
+  /** Servers the files define that were not loaded (absent: none); the `problems` naming each say why. */
+  skipped?: SkippedServer[];
   /** What the project directory's files configure, applied only once the project is trusted (absent: they configure nothing). */
   project?: ProjectConfig;
   /** `SKILL.md` files of the Claude Code plugins listed with `"skills": true`: Pi reads them as its own skills. */
   pluginSkills?: string[];
   /** The hosts whose files the config imports (`imports` of all our files). */
   imports?: ImportKind[];
+}
+
+/**
+ * A server a file defines but the config could not load (its entry is invalid, it reads a variable that is not set,
+ * or it only changes a server no lower file defines): still the user's to disable or remove, in `source`.
+ */
+export interface SkippedServer {
+  name: string;
+  /** The file whose entry settled it (the highest override, for one that changes nothing). */
+  source: ConfigSource;
 }
 
 /**

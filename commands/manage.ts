@@ -16,9 +16,10 @@ import { join } from "node:path";
 import { describeSource, removeServerEntry, writeImports, writeServerEnabled } from "../config.ts";
 import { errorMessage } from "../util/guards.ts";
 import type { McpExtensionState } from "../state.ts";
-import { type ConfigSourceKind, IMPORT_KINDS, type ImportKind, type ServerDefinition } from "../types.ts";
+import { type ConfigSource, type ConfigSourceKind, IMPORT_KINDS, type ImportKind, type ServerDefinition } from "../types.ts";
 import { DIALOG_TIMEOUT_MS, showText } from "../ui.ts";
 import { addServerEntry, toolSummary } from "./new-server.ts";
+import { skipReason } from "./status-report.ts";
 import { addFromRegistry, isRegistryAdd } from "./registry-add.ts";
 
 export const MANAGE_SUBCOMMANDS = ["enable", "disable", "add", "remove", "import"] as const;
@@ -94,12 +95,17 @@ async function setEnabled(
   flags: readonly string[] = [],
 ): Promise<string | undefined> {
   const server = requireServer(state, name);
+  // A skipped server is enabled already: what keeps it from starting is what the config problem says.
+  const skipped = skipReason(state, name);
+  if (enabled && skipped) return `MCP server "${name}" is skipped, which enabling does not change: ${skipped}`;
   const choices = overrideFiles(state, server);
   const file = await pickFile(ctx, choices, flags, `${enabled ? "Enable" : "Disable"} MCP server "${name}" in`);
   if (!file) return undefined;
   await writeServerEnabled(file.path, name, enabled);
   const change = await state.reloadConfig();
   const now = state.servers.get(name);
+  const still = skipReason(state, name);
+  if (still) return `Wrote "enabled": ${enabled} for "${name}" to ${file.path}; it is skipped: ${still}`;
   if ((now?.enabled !== false) !== enabled) {
     return `Wrote "enabled": ${enabled} for "${name}" to ${file.path}, but the server is still ${enabled ? "disabled" : "enabled"}: a higher-precedence file sets it (/mcp status shows its source).`;
   }
@@ -136,24 +142,39 @@ async function importHosts(state: McpExtensionState, words: readonly string[]): 
     : `Imported ${kinds.join(", ")} (written to "imports" in ${file}), but no server came with it: /mcp status says why.`;
 }
 
+/** A file /mcp remove edits: one of our own (another host's file is its host's to edit). */
+export function isEditableSource(source: ConfigSource): boolean {
+  return OWN_KINDS.has(source.kind);
+}
+
 async function removeServer(state: McpExtensionState, name: string): Promise<string> {
   const server = requireServer(state, name);
-  if (!OWN_KINDS.has(server.source.kind)) {
+  if (!isEditableSource(server.source)) {
     throw new Error(
       `"${name}" comes from ${describeSource(server.source)}, which Pi does not edit; remove it there, or /mcp disable ${name}`,
     );
   }
+  // A disabled or skipped server never ran: there is nothing to stop.
+  const ran = state.servers.get(name)?.enabled !== false && state.servers.has(name);
   await removeServerEntry(server.source.path, name);
   await state.reloadConfig();
-  const still = state.servers.get(name);
+  const still = configuredServer(state, name);
   if (still) return `Removed "${name}" from ${server.source.path}; ${still.source.path} defines it too, and that definition is used now.`;
-  return `Removed MCP server "${name}" from ${server.source.path}; it is stopped and its tools are gone.`;
+  return `Removed MCP server "${name}" from ${server.source.path}${ran ? "; it is stopped and its tools are gone" : ""}.`;
 }
 
-function requireServer(state: McpExtensionState, name: string): ServerDefinition {
-  const server = state.servers.get(name);
+/** What /mcp enable|disable|remove act on: a server of the config, loaded or skipped. */
+type ConfiguredServer = Pick<ServerDefinition, "name" | "source" | "disabledIn">;
+
+function configuredServer(state: McpExtensionState, name: string): ConfiguredServer | undefined {
+  return state.servers.get(name) ?? state.config.skipped?.find((server) => server.name === name);
+}
+
+function requireServer(state: McpExtensionState, name: string): ConfiguredServer {
+  const server = configuredServer(state, name);
   if (server) return server;
-  const known = [...state.servers.keys()].join(", ") || "none";
+  const names = [...state.servers.keys(), ...(state.config.skipped ?? []).map((skipped) => skipped.name)];
+  const known = names.join(", ") || "none";
   throw new Error(name ? `no MCP server named "${name}" (servers: ${known})` : `name a server (servers: ${known})`);
 }
 
@@ -163,7 +184,7 @@ function requireServer(state: McpExtensionState, name: string): ServerDefinition
  * file is offered second, and said to be new when it does not exist yet (creating it makes Pi 1.x ask the user to
  * trust the project from then on, so it is never the default).
  */
-function overrideFiles(state: McpExtensionState, server: ServerDefinition): FileChoice[] {
+function overrideFiles(state: McpExtensionState, server: ConfiguredServer): FileChoice[] {
   const projectPath = join(state.cwd, ".pi", "mcp.json");
   const project: FileChoice = { label: "project", path: projectPath };
   const user: FileChoice = { label: "user", path: state.config.userFile };

@@ -1,9 +1,10 @@
 /**
  * `/mcp` with no argument in the interactive TUI: a panel of Pi's own components (SelectList between borders)
- * listing every server with its state, tools and source, then the ways to add one: from the MCP Registry, by command
- * or URL, and by importing another tool's config found on this machine (with no server yet, those are the panel).
- * Enter opens a server's actions (reconnect, show the last error when it has one, show what it logged when it did,
- * enable or disable, show tools, sign in) in Pi's select dialog, or runs an adding row; after either, the panel comes
+ * listing every server with its state, tools and source, the servers the config defines but skipped (with why), then
+ * the ways to add one: from the MCP Registry, by command or URL, and by importing another tool's config found on this
+ * machine (with no server yet, those are the panel). Enter opens a server's actions (reconnect, show the last error
+ * when it has one, show what it logged when it did, enable or disable, show tools, sign in; for a skipped one: why,
+ * disable, remove) in Pi's select dialog, or runs an adding row; after either, the panel comes
  * back with the new state and the cursor on that row; Esc closes it. Modes without a TUI never render a custom
  * component (RPC answers `undefined` without building it): the caller then prints the status text instead.
  */
@@ -11,7 +12,8 @@ import { DynamicBorder, type ExtensionCommandContext } from "@mariozechner/pi-co
 import { Container, type SelectItem, SelectList, Text } from "@mariozechner/pi-tui";
 import type { ImportableHost } from "../config.ts";
 import { canSignIn } from "../server-manager.ts";
-import { runManageCommand } from "./manage.ts";
+import { isEditableSource, runManageCommand } from "./manage.ts";
+import { serverStatusReport, skippedServers, skipSummary } from "./status-report.ts";
 import type { McpExtensionState } from "../state.ts";
 import type { ImportKind, ServerDefinition } from "../types.ts";
 import { DIALOG_TIMEOUT_MS, showText } from "../ui.ts";
@@ -47,7 +49,7 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
     let rendered = false;
     const picked = await ctx.ui.custom<string | undefined>((tui, theme, _keybindings, done) => {
       rendered = true;
-      const items = [...serverItems(state, actions), ...addingItems(actions)];
+      const items = [...serverItems(state, actions), ...skippedItems(state), ...addingItems(actions)];
       const border = () => new DynamicBorder((text: string) => theme.fg("accent", text));
       const list = new SelectList(items, Math.min(Math.max(items.length, 1), MAX_VISIBLE), {
         selectedPrefix: (text) => theme.fg("accent", text),
@@ -66,10 +68,11 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
       list.onCancel = () => done(undefined);
       const panel = new Container();
       panel.addChild(border());
-      panel.addChild(new Text(theme.fg("accent", theme.bold(`MCP servers (${state.servers.size})`))));
+      const configured = state.servers.size + skippedServers(state).size;
+      panel.addChild(new Text(theme.fg("accent", theme.bold(`MCP servers (${configured})`))));
       const tasks = state.tasks.runningLines();
       if (tasks.length > 0) panel.addChild(new Text(theme.fg("muted", [`Tasks running (/mcp tasks):`, ...tasks].join("\n  "))));
-      if (state.servers.size === 0) panel.addChild(new Text(theme.fg("muted", "No servers yet. Three ways to add one:")));
+      if (configured === 0) panel.addChild(new Text(theme.fg("muted", "No servers yet. To add one:")));
       panel.addChild(list);
       panel.addChild(new Text(theme.fg("dim", "↑↓ select · enter actions · esc close")));
       panel.addChild(border());
@@ -91,6 +94,7 @@ export async function openServersPanel(ctx: ExtensionCommandContext, state: McpE
     const server = state.servers.get(picked);
     if (adding) await adding();
     else if (server) await runAction(ctx, state, server, actions);
+    else if (skippedServers(state).has(picked)) await runSkippedAction(ctx, state, picked);
     else return true;
   }
 }
@@ -128,6 +132,28 @@ function serverItems(state: McpExtensionState, actions: PanelActions): SelectIte
     label: server.name,
     description: `${actions.summary(server)} · ${server.source.kind}: ${server.source.path}`,
   }));
+}
+
+/** Servers the config defines but could not load, with the first reason and the file that defines each. */
+function skippedItems(state: McpExtensionState): SelectItem[] {
+  return [...skippedServers(state)].map(([name, problems]) => {
+    const source = state.config.skipped?.find((skipped) => skipped.name === name)?.source;
+    const where = source ? ` · ${source.kind}: ${source.path}` : "";
+    return { value: name, label: name, description: `skipped: ${skipSummary(problems[0]!)}${where}` };
+  });
+}
+
+/** A skipped server's actions: why, and what the user can do from here (disable it, or remove it from its file). */
+async function runSkippedAction(ctx: ExtensionCommandContext, state: McpExtensionState, name: string): Promise<void> {
+  const source = state.config.skipped?.find((skipped) => skipped.name === name)?.source;
+  const choices: Array<[string, () => unknown]> = [
+    ["Show why it is skipped", () => showText(ctx, serverStatusReport(state, name))],
+    ["Disable", () => runManageCommand(ctx, state, "disable", [name])],
+  ];
+  if (source && isEditableSource(source)) choices.push(["Remove", () => runManageCommand(ctx, state, "remove", [name])]);
+  const labels = choices.map(([label]) => label);
+  const picked = await ctx.ui.select(`MCP server "${name}" (skipped)`, labels, { timeout: DIALOG_TIMEOUT_MS });
+  await choices.find(([label]) => label === picked)?.[1]();
 }
 
 /** The server's actions in Pi's select dialog; the chosen one runs (dismissing goes back to the panel). */

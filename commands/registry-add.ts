@@ -37,8 +37,8 @@ const MORE_FLAG = "--more";
 /** Wide enough for a name, a version and the start of a description on one line of a select list. */
 const LABEL_CHARS = 150;
 
-/** The search a session last ran, so `/mcp search --more` can go on with it. */
-const lastSearch = new WeakMap<McpExtensionState, { words: string; cursor: string }>();
+/** The search a session last ran, so `/mcp search --more` can go on with it (no cursor: its last page was shown). */
+const lastSearch = new WeakMap<McpExtensionState, { words: string; cursor: string | undefined }>();
 
 /** `/mcp add <registry name> [name] [--kind]`: a registry name has a `/`, which no server name has. */
 export function isRegistryAdd(words: readonly string[]): boolean {
@@ -51,13 +51,14 @@ export async function searchCommand(ctx: ExtensionCommandContext, state: McpExte
   const url = requireRegistry(state);
   const more = words.includes(MORE_FLAG);
   const previous = lastSearch.get(state);
-  if (more && !previous) throw new Error("no search to continue: /mcp search <words> first");
+  // Searches are remembered by the session: in print mode, `pi -p "/mcp search x" "/mcp search --more"` pages.
+  if (more && !previous) throw new Error("no search to continue in this session: /mcp search <words> first");
+  if (more && previous!.cursor === undefined) return showText(ctx, `No more results for "${previous!.words}".`);
   const query = more ? previous!.words : words.filter((word) => !word.startsWith("--")).join(" ") || (await askWords(ctx));
   if (query === undefined) return;
   if (ctx.hasUI) return pickAndAdd(ctx, state, url, query, more ? previous!.cursor : undefined);
   const page = await searchRegistry(url, { search: query, cursor: more ? previous!.cursor : undefined });
-  if (page.nextCursor) lastSearch.set(state, { words: query, cursor: page.nextCursor });
-  else lastSearch.delete(state);
+  lastSearch.set(state, { words: query, cursor: page.nextCursor });
   showText(ctx, searchReport(url, query, page.servers, page.nextCursor !== undefined));
 }
 

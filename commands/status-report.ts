@@ -10,6 +10,7 @@ import { describeNpxResolution } from "../npx-resolver.ts";
 import type { SemanticRanker } from "../tool-search.ts";
 import {
   canSignIn,
+  describeTokenSource,
   formatLogEntry,
   logLevelOf,
   type McpServerManager,
@@ -110,13 +111,31 @@ function statusHeadline(state: StatusContext, servers: readonly ServerDefinition
 }
 
 /** Servers a config problem names that were not loaded (invalid, a variable not set, a VS Code input), with why. */
-function skippedServers(state: StatusContext): Map<string, ConfigProblem[]> {
+export function skippedServers(state: Pick<StatusContext, "config" | "servers">): Map<string, ConfigProblem[]> {
   const skipped = new Map<string, ConfigProblem[]>();
   for (const problem of state.config.problems) {
     if (problem.server === undefined || state.servers.has(problem.server)) continue;
     skipped.set(problem.server, [...(skipped.get(problem.server) ?? []), problem]);
   }
   return skipped;
+}
+
+/** Why a configured server was not loaded (its config problems); undefined for a server that was. */
+export function skipReason(state: Pick<StatusContext, "config" | "servers">, name: string): string | undefined {
+  return skippedServers(state)
+    .get(name)
+    ?.map((problem) => problem.message)
+    .join("; ");
+}
+
+/**
+ * A skipped server's problem in short, for the panel's line: without the file and server it names (the line says
+ * them), nor the hint in parentheses at its end (the server's actions show the whole text).
+ */
+export function skipSummary(problem: ConfigProblem): string {
+  const prefix = `${problem.file}: server "${problem.server}": `;
+  const text = problem.message.startsWith(prefix) ? problem.message.slice(prefix.length) : problem.message;
+  return text.replace(/ \([^()]*\)$/, "");
 }
 
 /** A server's lines in the report; `withLog`: its log's lines too (else how much it logged, in one line). */
@@ -138,7 +157,15 @@ function serverStatus(state: StatusContext, server: ServerDefinition, withLog = 
   const npx = connection?.npx ? [`    ${describeNpxResolution(connection.npx)}`] : [];
   const limit = requestLimitLine(server, state.config.settings);
   const exposure = exposureLine(state, server);
-  const lines = [`${marker(live.status)} ${server.name}: ${facts.join(" · ")}`, `    ${describeTarget(server)}`, ...npx, `    ${source}`];
+  // How it gets its token, in the one server's report (the list stays short).
+  const auth = withLog ? describeTokenSource(server, state.manager.isSignedIn(server) || live.needsSignIn) : undefined;
+  const lines = [
+    `${marker(live.status)} ${server.name}: ${facts.join(" · ")}`,
+    `    ${describeTarget(server)}`,
+    ...(auth ? [`    auth: ${auth}`] : []),
+    ...npx,
+    `    ${source}`,
+  ];
   for (const line of [exposure, limit, ...(state.skills?.statusLines(server.name) ?? [])]) if (line) lines.push(`    ${line}`);
   // Its config problems (fields not supported, values replaced by a default): it loaded, but not quite as written.
   for (const problem of state.config.problems) if (problem.server === server.name) lines.push(`    ${problem.level}: ${problem.message}`);
@@ -290,6 +317,35 @@ export function reportConfigProblems(state: McpExtensionState): void {
       "warning",
     );
   }
+}
+
+/**
+ * Said when the session followed a config file changed outside it: which file, what started and stopped, and the
+ * settings that wait for /reload.
+ */
+export function describeFollowedConfig(
+  files: readonly string[],
+  change: { started: readonly string[]; stopped: readonly string[] },
+  atStart: readonly string[],
+): string {
+  const changed = change.started.filter((name) => change.stopped.includes(name));
+  const facts = [
+    listed(
+      "now used",
+      change.started.filter((name) => !changed.includes(name)),
+    ),
+    listed(
+      "no longer used",
+      change.stopped.filter((name) => !changed.includes(name)),
+    ),
+    listed("changed", changed),
+  ].filter(Boolean);
+  const later = atStart.length > 0 ? ` ${atStart.join(", ")} ${atStart.length === 1 ? "takes" : "take"} effect after /reload.` : "";
+  return `MCP: ${files.join(", ")} changed; the session follows it${facts.length > 0 ? ` (${facts.join("; ")})` : ""}.${later}`;
+}
+
+function listed(what: string, names: readonly string[]): string | undefined {
+  return names.length > 0 ? `${what}: ${names.join(", ")}` : undefined;
 }
 
 export function reportConnectFailure(state: McpExtensionState, name: string, error: Error): void {

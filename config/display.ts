@@ -9,10 +9,16 @@ import { hideInDebugLog } from "../util/debug-log.ts";
 import type { ConfigSource, LoadedConfig, ServerDefinition } from "../types.ts";
 
 const HIDDEN = "<hidden>";
-/** Names of options and headers whose value is a credential. */
-const SECRET_NAME = /token|secret|passw(?:or)?d|pwd|api[-_]?key|apikey|auth|credential|cookie|private[-_]?key|access[-_]?key|^-*key$/i;
+/** Names of options, headers, variables and fields whose value is a credential. */
+const SECRET_NAME =
+  /token|secret|passw(?:or)?d|pwd|api[-_]?key|apikey|auth|credential|cookie|private[-_]?key|access[-_]?key|(?:^|[-_])key$/i;
 /** Options whose value is a whole header (`curl -H`, `mcp-remote --header`). */
 const HEADER_OPTION = /^(?:-H|--header)$/;
+
+/** The name reads as a credential's (`GITHUB_TOKEN`, `--api-key`, `Authorization`, `oauth.clientSecret`). */
+export function namesSecret(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
 
 /** `command: node server.js --port 3 · env: API_KEY · cwd: /srv`, or `url: https://host/mcp · headers: Authorization`. */
 export function describeTarget(server: ServerDefinition): string {

@@ -7,6 +7,7 @@
  */
 import type { ConfigProblem } from "../types.ts";
 import { pathModule } from "../util/paths.ts";
+import { namesSecret } from "./display.ts";
 import { configProblem, type ProblemLocation } from "./problems.ts";
 
 export interface InterpolationContext {
@@ -102,10 +103,14 @@ const SUPPORTED_SYNTAX = "${VAR}, ${VAR:-default}, ${env:VAR}, $env:VAR, ${works
 export function interpolationProblem(issue: InterpolationIssue, where: ProblemLocation, defaultsSyntax: boolean): ConfigProblem {
   switch (issue.kind) {
     case "missing-variable": {
+      // A default would put the secret itself in the file: it belongs in the environment.
+      const secret = namesSecret(issue.name) || (where.field !== undefined && namesSecret(where.field));
       // Cursor, VS Code, Windsurf would not understand a default written into their own file.
-      const hint = defaultsSyntax
-        ? `write \${${issue.name}:-default} to give a default`
-        : `set it before starting Pi, or define the server in your Pi config, where \${${issue.name}:-default} gives a default`;
+      const hint = secret
+        ? "it holds a secret: set it in Pi's environment, not in a config file, and start Pi again"
+        : defaultsSyntax
+          ? `write \${${issue.name}:-default} to give a default`
+          : `set it before starting Pi, or define the server in your Pi config, where \${${issue.name}:-default} gives a default`;
       return configProblem("error", where, `environment variable ${issue.name} is not set (${hint})`);
     }
     case "vscode-input":

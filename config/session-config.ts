@@ -6,11 +6,12 @@
  * an untrusted project's servers are simply not in the config.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { type ExtensionServer, hideConfigSecretsInDebugLog, loadConfig, type RuntimeServer } from "../config.ts";
+import { editedConfigFiles, type ExtensionServer, hideConfigSecretsInDebugLog, loadConfig, type RuntimeServer } from "../config.ts";
 import { hostMcpServers, hostProjectTrust, ProjectTrust, TRUST_FLAG, type TrustQuestion, type TrustVerdict } from "../host.ts";
 import type { LoadedConfig } from "../types.ts";
 import { DIALOG_TIMEOUT_MS } from "../ui.ts";
 import { flagFromArgv } from "../util/argv.ts";
+import { fileStamp } from "../util/file-stamp.ts";
 
 export const CONFIG_FLAG = "mcp-config";
 
@@ -43,6 +44,8 @@ export class SessionConfig {
   private verdict: TrustVerdict | undefined;
   /** What the last load read: a reload after the user's own edit reads the same sources. */
   private lastInputs: LoadInputs | undefined;
+  /** The files people edit that the last load read, each with its stamp then (`changedFiles`). */
+  private stamps = new Map<string, string>();
 
   /** The servers registered through upstream's event, as they are now. */
   private readonly runtime: () => readonly RuntimeServer[];
@@ -109,11 +112,26 @@ export class SessionConfig {
     if (project) await this.trust.remember(lastInputs.cwd, project, true);
   }
 
+  /**
+   * The config files changed since the last load read them (a stat per file): edited by hand, or by another Pi
+   * session's /mcp command. The session loads the config again to follow them.
+   */
+  changedFiles(): string[] {
+    return [...this.stamps].filter(([file, stamp]) => fileStamp(file) !== stamp).map(([file]) => file);
+  }
+
   private load(inputs: LoadInputs): LoadedConfig {
     this.lastInputs = inputs;
+    // Stamped before they are read: a change made while they are read is a change still to follow.
+    const own = this.stampsOf(editedConfigFiles(this.loadOptions(inputs)));
     const config = this.decideAndLoad(inputs);
+    this.stamps = new Map([...this.stampsOf(editedConfigFiles(this.loadOptions(inputs), config.imports)), ...own]);
     hideConfigSecretsInDebugLog(config);
     return config;
+  }
+
+  private stampsOf(files: readonly string[]): Map<string, string> {
+    return new Map(files.map((file) => [file, fileStamp(file)]));
   }
 
   private loadOptions(inputs: LoadInputs) {

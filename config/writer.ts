@@ -1,14 +1,15 @@
 /**
- * Editing our own config files from inside Pi (`/mcp enable | disable | add | remove`). Each change is one jsonc-parser
- * edit of the server's entry, so comments, key order and formatting everywhere else stay byte for byte as the user
- * wrote them (an inserted entry is formatted in the file's own indentation, and only it). A file that does not parse
+ * Editing our own config files from inside Pi (`/mcp enable | disable | add | remove`). Each change is one edit of
+ * the server's entry (jsonc-parser's, or a removal of the entry's own lines), so comments, key order and formatting
+ * everywhere else stay byte for byte as the user wrote them (an inserted entry is formatted in the file's own
+ * indentation, and only it; a comment beside the entry before it stays there). A file that does not parse
  * is refused, never rewritten; an unwritable one is refused before anything is written; the new content replaces
  * the file atomically (util/atomic-file.ts), keeping its permissions.
  */
 import { constants } from "node:fs";
 import { access, mkdir, readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { FormattingOptions, JSONPath, ParseError } from "jsonc-parser";
+import type { Edit, FormattingOptions, JSONPath, ParseError, Range } from "jsonc-parser";
 import { writeFileAtomic } from "../util/atomic-file.ts";
 import { syntaxErrorPlace } from "./files.ts";
 import { acquireFileLock, DEFAULT_LOCK_TIMEOUT_MS } from "../util/file-lock.ts";
@@ -142,13 +143,93 @@ async function ensureWritable(file: string): Promise<void> {
 
 function applyEdit(text: string, edit: ConfigEdit): string {
   const { modify, applyEdits, format } = parser();
+  if (edit.value === undefined) {
+    const removal = removeProperty(text, edit.path);
+    if (removal) return removal;
+  }
   const formatting = formattingOf(text);
   const edits = modify(text, edit.path, edit.value, { formattingOptions: undefined });
-  const changed = applyEdits(text, edits);
-  if (edit.value === undefined || edits.length === 0) return changed;
+  if (edit.value === undefined || edits.length !== 1) return applyEdits(text, edits);
   // Formatting through `modify` would re-indent the sibling before the insertion too: only the new text is formatted.
-  const inserted = edits[0]!;
-  return applyEdits(changed, format(changed, { offset: inserted.offset, length: inserted.content.length }, formatting));
+  const { changed, range } = placeInsertion(text, edits[0]!, edit.path, formatting.eol!);
+  return applyEdits(changed, format(changed, range, formatting));
+}
+
+/**
+ * The text `modify` inserts, placed, and the range to format: a new property after one with a comment on its line
+ * goes after that comment, on a line of its own (`modify` puts it before the comment, which then seems to be the new
+ * property's); the first property of an empty object is formatted with the object's braces, so that it gets lines of
+ * its own (`"mcpServers": {}` became `"mcpServers": {"name": {`, its closing brace `}},`).
+ */
+function placeInsertion(text: string, edit: Edit, path: JSONPath, eol: string): { changed: string; range: Range } {
+  const { applyEdits } = parser();
+  const comment = edit.content.startsWith(",") ? TRAILING_COMMENT.exec(text.slice(edit.offset)) : null;
+  if (!comment) {
+    const changed = applyEdits(text, [edit]);
+    const first = edit.length === 0 && !edit.content.startsWith(",");
+    const object = first ? insertedInto(text, changed, path) : undefined;
+    const start = Math.min(edit.offset, object?.offset ?? edit.offset);
+    const end = Math.max(edit.offset + edit.content.length, object ? object.offset + object.length : 0);
+    return { changed, range: { offset: start, length: end - start } };
+  }
+  const at = edit.offset + comment[0].length;
+  const content = eol + edit.content.slice(1);
+  const changed = `${text.slice(0, edit.offset)},${text.slice(edit.offset, at)}${content}${text.slice(at)}`;
+  return { changed, range: { offset: at + 1, length: content.length } };
+}
+
+/** In `changed`, the object of `text` that got the new property at `path`: the deepest one on the path that existed. */
+function insertedInto(text: string, changed: string, path: JSONPath): Range | undefined {
+  const { findNodeAtLocation, parseTree } = parser();
+  const before = parseTree(text, [], { allowTrailingComma: true });
+  const after = parseTree(changed, [], { allowTrailingComma: true });
+  if (!before || !after) return undefined;
+  let depth = path.length - 1;
+  while (depth > 0 && !findNodeAtLocation(before, path.slice(0, depth))) depth--;
+  return findNodeAtLocation(after, path.slice(0, depth));
+}
+
+/** A comment after a property, on its line. */
+const TRAILING_COMMENT = /^[ \t]*(?:\/\/[^\n]*|\/\*[^\n]*?\*\/)/;
+
+/**
+ * The property at `path` taken out as the user would: with its lines when it has lines of its own (a comment after
+ * it on its line goes too), else with the space after it; its own comma goes with it, and the last one's comma before
+ * it does. jsonc-parser's `modify` pulls the next property up onto the line of the `{` instead (or re-indents
+ * everything when asked to format). Undefined when nothing is left around it: `modify` removes it then.
+ */
+function removeProperty(text: string, path: JSONPath): string | undefined {
+  const { parseTree, findNodeAtLocation } = parser();
+  const property = findNodeAtLocation(parseTree(text, [], { allowTrailingComma: true })!, path)?.parent;
+  const siblings = property?.parent?.children;
+  if (property?.type !== "property" || !siblings) return undefined;
+  const index = siblings.indexOf(property);
+  const end = property.offset + property.length;
+  const comma = commaAfter(text, end);
+  const previous = index === siblings.length - 1 && index > 0 ? siblings[index - 1]! : undefined;
+  const previousEnd = previous ? previous.offset + previous.length : undefined;
+  const lineStart = text.lastIndexOf("\n", property.offset - 1) + 1;
+  const restOfLine = LINE_END.exec(text.slice(comma ?? end))?.[0];
+  if (text.slice(lineStart, property.offset).trim() === "" && restOfLine !== undefined) {
+    const without = text.slice(0, lineStart) + text.slice((comma ?? end) + restOfLine.length);
+    const previousComma = previousEnd === undefined ? undefined : commaAfter(text, previousEnd);
+    return previousComma === undefined ? without : without.slice(0, previousComma - 1) + without.slice(previousComma);
+  }
+  if (comma !== undefined) return text.slice(0, property.offset) + text.slice(comma).replace(/^[ \t]+/, "");
+  if (previousEnd !== undefined) return text.slice(0, previousEnd) + text.slice(end);
+  return undefined;
+}
+
+/** The rest of a line after a property: blanks, perhaps a comment, the line break. */
+const LINE_END = /^[ \t]*(?:\/\/[^\n]*|\/\*[^\n]*?\*\/[ \t]*)?\r?\n/;
+
+/** Whitespace and comments, then a comma. */
+const COMMA_AHEAD = /^(?:\s|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*,/;
+
+/** The offset just past the comma that follows `offset` (whitespace and comments between), if one does. */
+function commaAfter(text: string, offset: number): number | undefined {
+  const match = COMMA_AHEAD.exec(text.slice(offset));
+  return match ? offset + match[0].length : undefined;
 }
 
 /** The file's own indentation and line ends (two spaces for a new file). */

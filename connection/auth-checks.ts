@@ -3,6 +3,7 @@
  * with OAuth, and the errors that tell the user to.
  */
 import type { ServerDefinition } from "../types.ts";
+import { safeUrl } from "../util/http-text.ts";
 import { NeedsAuthError } from "./session.ts";
 
 /** A sign-in is needed: `/mcp-auth` is a command of the user's, which the model cannot run. */
@@ -48,4 +49,31 @@ export function hasAuthorizationHeader(def: ServerDefinition): boolean {
 /** An HTTP server without configured credentials (and not marked `auth: "bearer"`) can be signed in to with OAuth. */
 export function canSignIn(def: ServerDefinition): boolean {
   return !!def.url && !def.command && def.auth !== "bearer" && !hasStaticCredentials(def);
+}
+
+/**
+ * How an HTTP server gets its token, in words for `/mcp status <server>`: the config field that holds it, or the grant
+ * and where it is exchanged, or the sign-in; never a value. Undefined for a server with no auth of its own (a stdio
+ * server, or an HTTP one that its config gives nothing and that did not ask for a sign-in).
+ */
+export function describeTokenSource(def: ServerDefinition, signInSeen: boolean): string | undefined {
+  if (!def.url || def.command) return undefined;
+  if (def.bearerTokenEnv !== undefined) return `a bearer token from $${def.bearerTokenEnv} ("bearerTokenEnv")`;
+  if (def.bearerToken !== undefined) return `the bearer token in its config ("bearerToken")`;
+  if (hasAuthorizationHeader(def)) return `the "Authorization" header in its config`;
+  const oauth = def.oauth;
+  const at = oauth?.authorizationServer ? ` at ${safeUrl(oauth.authorizationServer)}` : "";
+  const dpop = oauth?.dpop === true ? ", bound to a DPoP key" : oauth?.dpop === false ? ", never DPoP" : "";
+  if (oauth?.grantType === "client_credentials")
+    return `OAuth client credentials (${oauth.privateKey !== undefined ? "a JWT signed with its private key" : "its client secret"})${at}, no sign-in${dpop}`;
+  if (oauth?.workloadToken !== undefined || oauth?.workloadTokenFile !== undefined)
+    return `workload identity: its own JWT ("oauth.${oauth.workloadToken !== undefined ? "workloadToken" : "workloadTokenFile"}") exchanged${at}, no sign-in${dpop}`;
+  const idp = oauth?.identityProvider;
+  if (idp) {
+    const idToken = idp.idToken !== undefined ? "the ID token in its config" : `your sign-in there (/mcp-auth ${def.name})`;
+    return `enterprise sign-in: ${idToken} exchanged at the identity provider ${safeUrl(idp.issuer)} for a grant${at}${dpop}`;
+  }
+  if (def.auth === "bearer") return `a bearer token ("auth": "bearer"), none in its config`;
+  if (def.auth === "oauth" || oauth !== undefined || signInSeen) return `OAuth sign-in (/mcp-auth ${def.name})${dpop}`;
+  return undefined;
 }

@@ -27,7 +27,8 @@ export async function describeConnectFailure(
 ): Promise<Error> {
   if (error instanceof NeedsAuthError || error instanceof IncompatibleServerError) return error;
   if (isUnauthorized(error)) return unauthorized(def, authState);
-  let message = `MCP server "${def.name}" failed to connect: ${failureReason(def, error)}`;
+  const reason = npmMissingPackage(def, stderrTail) ?? failureReason(def, error);
+  let message = `MCP server "${def.name}" failed to connect: ${reason}`;
   if (stderrTail.length > 0) message += `\nLast stderr lines:\n${stderrTail.map((line) => `  ${line}`).join("\n")}`;
   return new Error(message, { cause: error });
 }
@@ -87,6 +88,30 @@ function needsAuthMessage(def: ServerDefinition): string {
     `config ("bearerToken", "bearerTokenEnv" or an "Authorization" header); if it signs in with OAuth all the same, set ` +
     `"auth": "oauth" in its config and run /mcp-auth ${def.name}.`
   );
+}
+
+/**
+ * npx (or npm exec) could not find what the server's command names on npm: which version or package it lacks, and
+ * what to change (a registry entry may pin a version npm never got). Read from npm's own error lines on stderr
+ * (`npm error` since npm 10, `npm ERR!` before).
+ */
+function npmMissingPackage(def: ServerDefinition, stderrTail: readonly string[]): string | undefined {
+  const text = stderrTail.join("\n");
+  const code = /^npm (?:error|ERR!) code (ETARGET|E404)\b/m.exec(text)?.[1];
+  const where = `"args" of "${def.name}" in ${def.source.path}`;
+  if (code === "ETARGET") {
+    const spec = /No matching version found for (\S+?)\.?$/m.exec(text)?.[1];
+    const at = spec ? spec.lastIndexOf("@") : -1;
+    if (!spec || at <= 0) return `npm has no such version of the package (npm ETARGET): change the version in the ${where}`;
+    const name = spec.slice(0, at);
+    return `npm has no version ${spec.slice(at + 1)} of ${name} (npm ETARGET): change the version in the ${where}, e.g. to ${name}@latest`;
+  }
+  if (code === "E404") {
+    const spec = /'(\S+)' (?:could not be found|is not in (?:this|the npm) registry)/.exec(text)?.[1];
+    const name = spec?.replace(/(.)@[^@/]*$/, "$1");
+    return `npm has no package ${name ?? "of that name"} (npm E404: none by that name, or a private one npm is not signed in for): check the package name in the ${where}`;
+  }
+  return undefined;
 }
 
 /** A system error code in an error's text (`connect ECONNREFUSED 127.0.0.1:8080`). */

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { panelSummary, type StatusContext, statusReport, updateStatus } from "../commands/status-report.ts";
+import { panelSummary, serverStatusReport, type StatusContext, statusReport, updateStatus } from "../commands/status-report.ts";
 import { McpLifecycleManager } from "../lifecycle.ts";
 import { createCacheEntry } from "../metadata-cache.ts";
 import { McpServerManager } from "../server-manager.ts";
@@ -170,6 +170,53 @@ describe("/mcp status", () => {
         "  /u/mcp.json: not valid JSON",
       ].join("\n"),
     );
+  });
+});
+
+describe("/mcp status <server>: how it gets its token", () => {
+  it("one line for each way, never a value; none for a server without auth", () => {
+    const url = "https://mcp.example.com/mcp";
+    const as = "https://login.example.com";
+    const servers = [
+      serverDef("env", { url, bearerTokenEnv: "ACME_TOKEN" }),
+      serverDef("inline", { url, bearerToken: "sekrit-inline" }),
+      serverDef("header", { url, headers: { Authorization: "Bearer sekrit-header" } }),
+      serverDef("machine", {
+        url,
+        oauth: { grantType: "client_credentials", clientId: "c", clientSecret: "sekrit-cs", authorizationServer: as },
+      }),
+      serverDef("signed", { url, oauth: { grantType: "client_credentials", clientId: "c", privateKey: "sekrit-pem", dpop: true } }),
+      serverDef("ci", { url, oauth: { workloadTokenFile: "/var/run/token", authorizationServer: as } }),
+      serverDef("corp", {
+        url,
+        oauth: { identityProvider: { issuer: "https://idp.example.com", clientId: "i", idToken: "sekrit-id" }, authorizationServer: as },
+      }),
+      serverDef("sso", { url, oauth: { identityProvider: { issuer: "https://idp.example.com", clientId: "i" } } }),
+      serverDef("login", { url, auth: "oauth" }),
+      serverDef("open", { url }),
+      serverDef("local", { command: "x", env: { API_KEY: "sekrit-env" } }),
+    ];
+    const state = context({ servers, settings: {}, problems: [], userFile: "/u/mcp.json" }, []);
+    const authLine = (name: string) =>
+      serverStatusReport(state, name)
+        .split("\n")
+        .find((line) => line.startsWith("    auth: "));
+    expect(Object.fromEntries(servers.map(({ name }) => [name, authLine(name)]))).toEqual({
+      env: '    auth: a bearer token from $ACME_TOKEN ("bearerTokenEnv")',
+      inline: '    auth: the bearer token in its config ("bearerToken")',
+      header: '    auth: the "Authorization" header in its config',
+      machine: "    auth: OAuth client credentials (its client secret) at https://login.example.com/, no sign-in",
+      signed: "    auth: OAuth client credentials (a JWT signed with its private key), no sign-in, bound to a DPoP key",
+      ci: '    auth: workload identity: its own JWT ("oauth.workloadTokenFile") exchanged at https://login.example.com/, no sign-in',
+      corp: "    auth: enterprise sign-in: the ID token in its config exchanged at the identity provider https://idp.example.com/ for a grant at https://login.example.com/",
+      sso: "    auth: enterprise sign-in: your sign-in there (/mcp-auth sso) exchanged at the identity provider https://idp.example.com/ for a grant",
+      login: "    auth: OAuth sign-in (/mcp-auth login)",
+      open: undefined,
+      local: undefined,
+    });
+    expect(servers.map(({ name }) => serverStatusReport(state, name)).join("\n")).not.toContain("sekrit");
+    // The list of every server stays as it was.
+    expect(statusReport(state)).not.toContain("auth: ");
   });
 });
 

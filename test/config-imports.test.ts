@@ -119,11 +119,16 @@ describe("import: cursor", () => {
     });
   });
 
-  it("an unset ${env:VAR} is hinted in terms Cursor's file allows (it has no ${VAR:-default})", () => {
+  it("an unset ${env:VAR} is hinted in terms Cursor's file allows (it has no ${VAR:-default}); a secret is for the environment", () => {
     const project = sandbox.place("cursor/project-mcp.json", "project/.cursor/mcp.json");
     expect(messages(importing("cursor"))).toEqual([
       `error ${project}: server "github": "env.GITHUB_PERSONAL_ACCESS_TOKEN": environment variable GITHUB_TOKEN is not set ` +
-        `(set it before starting Pi, or define the server in your Pi config, where \${GITHUB_TOKEN:-default} gives a default)`,
+        `(it holds a secret: set it in Pi's environment, not in a config file, and start Pi again)`,
+    ]);
+    sandbox.write("project/.cursor/mcp.json", { mcpServers: { ghe: { command: "gh-mcp", args: ["--host", "${env:GHE_HOST}"] } } });
+    expect(messages(importing("cursor"))).toEqual([
+      `error ${project}: server "ghe": "args[1]": environment variable GHE_HOST is not set ` +
+        `(set it before starting Pi, or define the server in your Pi config, where \${GHE_HOST:-default} gives a default)`,
     ]);
   });
 });
@@ -179,7 +184,7 @@ describe("import: claude-code", () => {
     const config = importing("claude-code");
     expect(Object.keys(serversByName(config))).toEqual(["sentry", "memory"]);
     expect(messages(config)).toEqual([
-      `error ${file}: server "airtable": "headers.Authorization": environment variable AIRTABLE_TOKEN is not set (write \${AIRTABLE_TOKEN:-default} to give a default)`,
+      `error ${file}: server "airtable": "headers.Authorization": environment variable AIRTABLE_TOKEN is not set (it holds a secret: set it in Pi's environment, not in a config file, and start Pi again)`,
     ]);
   });
 

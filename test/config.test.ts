@@ -344,8 +344,26 @@ describe("loadConfig: interpolation in server fields", () => {
         file: userFile(),
         server: "needsToken",
         field: "env.TOKEN",
-        message: `${userFile()}: server "needsToken": "env.TOKEN": environment variable GITHUB_TOKEN is not set (write \${GITHUB_TOKEN:-default} to give a default)`,
+        message: `${userFile()}: server "needsToken": "env.TOKEN": environment variable GITHUB_TOKEN is not set (it holds a secret: set it in Pi's environment, not in a config file, and start Pi again)`,
       },
+    ]);
+  });
+
+  it("offers a default only for a variable that holds no secret; both servers are skipped, with their file", () => {
+    writeUser({
+      mcpServers: {
+        region: { command: "x", args: ["--region", "${MCP_REGION}"] },
+        keyed: { command: "y", env: { KEY: "${ACME_API_KEY}" } },
+      },
+    });
+    const config = sandbox.load();
+    expect(messages(config)).toEqual([
+      `${userFile()}: server "region": "args[1]": environment variable MCP_REGION is not set (write \${MCP_REGION:-default} to give a default)`,
+      `${userFile()}: server "keyed": "env.KEY": environment variable ACME_API_KEY is not set (it holds a secret: set it in Pi's environment, not in a config file, and start Pi again)`,
+    ]);
+    expect(config.skipped).toEqual([
+      { name: "region", source: { kind: "user", path: userFile() } },
+      { name: "keyed", source: { kind: "user", path: userFile() } },
     ]);
   });
 

@@ -101,6 +101,12 @@ describe("README and docs/", () => {
     expect(unlisted.map((page) => relative(REPO_ROOT, page))).toEqual([]);
   });
 
+  it("the README's shell commands copy as they are: no <placeholder> left for the reader to replace", () => {
+    const blocks = [...readFileSync(README, "utf8").matchAll(/^```(?:sh|bash)\n([\s\S]*?)^```/gm)].map((block) => block[1]!);
+    const commands = blocks.flatMap((block) => block.split("\n")).map((line) => line.replace(/#.*$/, ""));
+    expect(commands.filter((line) => /<[^>]+>/.test(line))).toEqual([]);
+  });
+
   it("makes anchors as GitHub does", () => {
     expect(githubSlug("OAuth (sign-in)")).toBe("oauth-sign-in");
     expect(githubSlug("Scripts (codemode on Pi 0.73 and 0.87)")).toBe("scripts-codemode-on-pi-073-and-087");

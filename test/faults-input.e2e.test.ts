@@ -64,7 +64,7 @@ describe(`bad input on Pi ${host.version}`, () => {
       `${userFile}: server "wrongTypes": "args": must be an array of strings (got a string)`,
       `${userFile}: server "noTarget": "command": has "args" but needs "command" (a process) or "url" (an HTTP endpoint)`,
       `${join(codexHome, "config.toml")}: invalid TOML at line 2, column 16: control characters are not allowed in strings`,
-      `${userFile}: server "needsToken": "env.TOKEN": environment variable PI_MCP_FAULTS_UNSET_VARIABLE is not set (write \${PI_MCP_FAULTS_UNSET_VARIABLE:-default} to give a default)`,
+      `${userFile}: server "needsToken": "env.TOKEN": environment variable PI_MCP_FAULTS_UNSET_VARIABLE is not set (it holds a secret: set it in Pi's environment, not in a config file, and start Pi again)`,
     ];
     const unknownLifecycle = `${userFile}: server "sometimes": "lifecycle": must be one of "lazy", "eager", "keep-alive", "lazy-keep-alive" (got "sometimes"); using "lazy"`;
     const notices = problems.map((problem) => ({ level: "error", message: `MCP config: ${problem}` }));

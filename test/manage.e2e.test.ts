@@ -5,7 +5,7 @@
  * session and `/mcp remove` takes them away again, restoring the file; bad names, unwritable and broken files are
  * refused with the file named and nothing written. Print mode picks the file with a flag.
  */
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { currentHost, REPO_ROOT } from "./helpers/hosts.ts";
@@ -14,6 +14,7 @@ import { type McpDirs, mcpDirs, REAL_SERVERS, trustProject } from "./helpers/mcp
 import { runPrint, runRpc } from "./helpers/pi-print.ts";
 import { type PiSession, startSession } from "./helpers/pi-session.ts";
 import { descendantProcesses } from "./helpers/processes.ts";
+import { startRegistry } from "./helpers/registry-fixture.ts";
 
 const host = currentHost();
 const ENTRY = "pi-mcp-adapter.ts";
@@ -144,6 +145,31 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
     expect(pi.errors).toEqual([]);
   });
 
+  test("a server skipped for an unset secret is still configured: status says to set it, enable says so, disable and remove work", async () => {
+    const { dirs, userFile, original } = await setup();
+    const needsKey = `"needskey": {\n      "command": "needskey-mcp",\n      "env": { "API_KEY": "\${NEEDSKEY_API_KEY}" }\n    },\n    `;
+    const withSkipped = original.replace("/* the inventory */\n    ", `/* the inventory */\n    ${needsKey}`);
+    await writeFile(userFile, withSkipped);
+    const pi = await session(dirs);
+    const status = (await pi.command("/mcp status")).text;
+    expect(status).toMatch(/^MCP servers: 1 enabled, 1 disabled, 1 skipped\n/);
+    expect(status).toContain(
+      `✗ needskey: skipped\n    error: ${userFile}: server "needskey": "env.API_KEY": environment variable NEEDSKEY_API_KEY is not set (it holds a secret: set it in Pi's environment, not in a config file, and start Pi again)`,
+    );
+    expect((await pi.command("/mcp enable needskey")).text).toMatch(/^MCP server "needskey" is skipped, which enabling does not change: /);
+    expect(await readFile(userFile, "utf8")).toBe(withSkipped);
+
+    expect((await pi.command("/mcp disable needskey")).text).toBe(`Disabled MCP server "needskey" (${userFile}).`);
+    expect((await pi.command("/mcp status")).text).toContain("\n- needskey: disabled · source: ");
+    expect((await pi.command("/mcp remove needskey")).text).toBe(`Removed MCP server "needskey" from ${userFile}.`);
+    // The first entry gone with its lines: the rest as it was.
+    expect(await readFile(userFile, "utf8")).toBe(original);
+    expect((await pi.command("/mcp disable needskey")).ui).toContainEqual(
+      expect.objectContaining({ kind: "notify", message: '/mcp disable: no MCP server named "needskey" (servers: items, spare)' }),
+    );
+    expect(pi.errors).toEqual([]);
+  });
+
   test("refusals name the problem and write nothing: a bad name, a taken name, a bad entry, an unwritable or broken file", async () => {
     const { dirs, userFile, original } = await setup();
     const pi = await session(dirs);
@@ -168,6 +194,45 @@ describe(`/mcp enable, disable, add, remove on Pi ${host.version}`, () => {
       new RegExp(`${userFile.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} has a syntax error at line \\d+, column \\d+`),
     );
     expect(await readFile(userFile, "utf8")).toBe(original.replace('"settings"', '"settings" oops'));
+    expect(pi.errors).toEqual([]);
+  });
+});
+
+describe(`a config file edited by hand on Pi ${host.version}`, () => {
+  test("is followed without /reload: by /mcp commands (a server, the registry's URL) and at a prompt; a broken edit keeps the config", async () => {
+    const registry = await startRegistry();
+    cleanups.push(() => registry.close());
+    const dirs = await mcpDirs({});
+    cleanups.push(dirs.cleanup);
+    const userFile = join(dirs.agentDir, "mcp.json");
+    await rm(userFile);
+    const pi = await session(dirs);
+    expect((await pi.command("/mcp status")).text).toContain(`MCP: no servers configured.`);
+
+    const config = (servers: Record<string, unknown>) =>
+      JSON.stringify({ mcpServers: servers, settings: { registry: { url: registry.url } } }, null, 2);
+    await writeFile(userFile, config({ items: itemsServer() }));
+    const followed = (await pi.command("/mcp status")).text;
+    expect(followed).toContain(`MCP: ${userFile} changed; the session follows it (now used: items).`);
+    expect(followed).toMatch(/\n. items: /);
+    // The registry the file now names is the one searched (the list offered is dismissed).
+    await pi.command("/mcp search everything");
+    expect(registry.requests.some((request) => request.includes("search=everything"))).toBe(true);
+
+    // At a prompt: a server written meanwhile is found by ToolSearch in that very run.
+    await writeFile(userFile, config({ items: itemsServer(), more: itemsServer() }));
+    expect(await search(pi, "select:more__echo")).toContain("more__echo");
+
+    // Half an edit: the session keeps its servers and says so once; the file fixed, it is followed again.
+    await writeFile(userFile, config({ items: itemsServer(), more: itemsServer() }).replace(/\}$/, ""));
+    const broken = (await pi.command("/mcp status")).text;
+    expect(broken).toContain(`the session keeps the config it had until the file is fixed`);
+    expect(broken).toMatch(/\n. more: /);
+    expect((await pi.command("/mcp status")).text).not.toContain("keeps the config it had");
+    await writeFile(userFile, config({ items: itemsServer() }));
+    const fixed = (await pi.command("/mcp status")).text;
+    expect(fixed).toContain("(no longer used: more)");
+    expect(fixed).not.toMatch(/\n. more: /);
     expect(pi.errors).toEqual([]);
   });
 });

@@ -304,7 +304,7 @@ describe("server entries: oauth", () => {
     const config = load({ remote: { url: URL_, oauth: { clientId: "c", clientSecret: "${NOT_SET}" } }, other: { url: URL_ } });
     expect(Object.keys(serversByName(config))).toEqual(["other"]);
     expect(config.problems.map((problem) => problem.message)).toEqual([
-      `${file()}: server "remote": "oauth.clientSecret": environment variable NOT_SET is not set (write \${NOT_SET:-default} to give a default)`,
+      `${file()}: server "remote": "oauth.clientSecret": environment variable NOT_SET is not set (it holds a secret: set it in Pi's environment, not in a config file, and start Pi again)`,
     ]);
   });
 });

@@ -102,15 +102,21 @@ test(`the /mcp panel on Pi ${host.version}: servers with state, tools and source
 /** A server that fails at start, saying why on stderr. */
 const BROKEN = { command: process.execPath, args: ["-e", "console.error('boom: API_KEY is not set'); process.exit(3)"] };
 
-test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on the server it acted on; a failed server shows its last error`, async () => {
-  const dirs = await mcpDirs({ mcpServers: { spare: { command: "pi-mcp-no-such-command", enabled: false }, broken: BROKEN } });
+/** A server skipped for a secret that is not set. */
+const NEEDS_KEY = { command: "needskey-mcp", env: { API_KEY: "${NEEDSKEY_API_KEY}" } };
+
+test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on the server it acted on; a failed server shows its last error; a skipped one why, and Remove`, async () => {
+  const dirs = await mcpDirs({
+    mcpServers: { spare: { command: "pi-mcp-no-such-command", enabled: false }, broken: BROKEN, needskey: NEEDS_KEY },
+  });
   cleanups.push(dirs.cleanup);
   await startTui(dirs);
   // It has no cached tools, so the startup tried to list them: wait for that to fail, not to race the Reconnect.
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP 0/1 up · 0 tools · 1 failing");
 
   await tui.command("mcp");
-  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (3)");
+  expect(screen()).toMatch(/needskey +skipped: "env\.API_KEY": environment variable NEEDSKEY_API_KEY is not set · user: \//);
   keys("Down");
   keys("Enter");
   // The dialog itself: the startup's failure notice already says 'MCP server "broken"', and a key sent before the
@@ -133,13 +139,32 @@ test(`the /mcp panel on Pi ${host.version}: after an action, the cursor stays on
   );
   await save("Show last error on broken");
 
+  // The panel again, on broken; the skipped server is the row below it.
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ broken +failed/);
+  keys("Down");
+  keys("Enter");
+  await expect
+    .poll(screen, { timeout: 30_000 })
+    .toMatch(/MCP server "needskey" \(skipped\)[\s\S]*Show why it is skipped[\s\S]*Disable[\s\S]*Remove/);
+  await save("Enter on a skipped server");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/✗ needskey: skipped\n +error: /);
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/→ needskey +skipped/);
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toMatch(/MCP server "needskey" \(skipped\)/);
+  keys("Down", "Down");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (2)");
+  expect(JSON.parse(await readFile(join(dirs.agentDir, "mcp.json"), "utf8")).mcpServers.needskey).toBeUndefined();
+
   keys("Escape");
   await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (2)");
   keys("/quit", "Enter");
 }, 300_000);
 
-test(`the /mcp panel on Pi ${host.version} with no server offers the ways to add one, and Esc closes it`, async () => {
-  const dirs = await mcpDirs({ mcpServers: {} });
+test(`the /mcp panel on Pi ${host.version} with no server offers the ways to add one; a failed search says /mcp search; Esc closes it`, async () => {
+  // Nothing listens on port 1: the search fails.
+  const dirs = await mcpDirs({ mcpServers: {}, settings: { registry: { url: "http://127.0.0.1:1" } } });
   cleanups.push(dirs.cleanup);
   // The adapter draws nothing at session_start without a server: ready() must still wait until every extension's
   // session_start has run (the one typed into before that was lost), a slow one loaded after the adapter included.
@@ -148,12 +173,20 @@ test(`the /mcp panel on Pi ${host.version} with no server offers the ways to add
 
   await tui.command("mcp");
   await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (0)");
-  expect(screen()).toContain("No servers yet. Three ways to add one:");
+  expect(screen()).toContain("No servers yet. To add one:");
   // Another tool's config may be found on this machine (an import row first); the registry and a command always.
-  expect(screen()).toMatch(/\+ Add from the MCP Registry +search https:\/\/registry\.modelcontextprotocol\.io, then pick a server/);
+  expect(screen()).toMatch(/\+ Add from the MCP Registry +search http:\/\/127\.0\.0\.1:1, then pick a server/);
   expect(screen()).toMatch(/\+ Add by command or URL +a command that starts a stdio server, or an http\(s\) URL/);
   expect(screen()).not.toContain("No matching");
   await save("the panel with no server");
+  // The registry row is the last but one (the list wraps round).
+  keys("Up", "Up");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("Search the MCP Registry for");
+  keys("everything");
+  keys("Enter");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("/mcp search: the MCP registry at http://127.0.0.1:1 ");
+  await expect.poll(screen, { timeout: 30_000 }).toContain("MCP servers (0)");
   keys("Escape");
   await expect.poll(screen, { timeout: 30_000 }).not.toContain("MCP servers (0)");
   keys("/quit", "Enter");

@@ -89,7 +89,7 @@ async function panel(tui: PiTui, servers: number): Promise<string> {
  */
 async function expectNotUsed(tui: PiTui, project: Project, file: string, reason: string): Promise<void> {
   const shown = await panel(tui, 0);
-  expect(shown).toContain("No servers yet. Three ways to add one:");
+  expect(shown).toContain("No servers yet. To add one:");
   expect(shown).not.toMatch(/→ repo/);
   const report = await status(tui);
   expect(report).toContain(`Project MCP config not used (${join(project.cwd, file)}; servers: repo): ${reason}`);

@@ -27,6 +27,7 @@ import { runPrint } from "./helpers/pi-print.ts";
 import { startSession } from "./helpers/pi-session.ts";
 import { startPiTui } from "./helpers/pi-tui.ts";
 import { processesWithMarker } from "./helpers/processes.ts";
+import { startNpmRegistry } from "./helpers/npm-registry-fixture.ts";
 import { type RegistryFixture, startRegistry } from "./helpers/registry-fixture.ts";
 
 const host = currentHost();
@@ -179,6 +180,9 @@ describe(`servers from the MCP Registry on Pi ${host.version}`, () => {
       headers: { Authorization: "${APIFY_MCP_SERVER_AUTHORIZATION}" },
     });
     expect(file).not.toContain("sekrit");
+    const remoteStatus = (await session.command("/mcp status apify-mcp-server")).text;
+    expect(remoteStatus).toContain('\n    auth: the "Authorization" header in its config\n');
+    expect(remoteStatus).not.toContain("sekrit");
 
     // A secret environment variable that is not set: written as a reference, and the user told what to set.
     const airtable = await session.command("/mcp add io.github.domdomegg/airtable-mcp-server");
@@ -198,6 +202,14 @@ describe(`servers from the MCP Registry on Pi ${host.version}`, () => {
       args: ["-y", "airtable-mcp-server@1.7.3"],
       env: { AIRTABLE_API_KEY: "${AIRTABLE_API_KEY}" },
     });
+    // Skipped until the variable is set, and still the user's to remove.
+    expect((await session.command("/mcp status airtable-mcp-server")).text).toContain(
+      "environment variable AIRTABLE_API_KEY is not set (it holds a secret: set it in Pi's environment, not in a config file, and start Pi again)",
+    );
+    expect((await session.command("/mcp remove airtable-mcp-server")).text).toBe(
+      `Removed MCP server "airtable-mcp-server" from ${userFile}.`,
+    );
+    expect(await readFile(userFile, "utf8")).toBe(file); // as it was before the add
     const beforePypi = await readFile(userFile, "utf8");
 
     const pypi = await session.command("/mcp add io.github.domdomegg/time-mcp-pypi");
@@ -213,6 +225,55 @@ describe(`servers from the MCP Registry on Pi ${host.version}`, () => {
     );
     expect(session.errors).toEqual([]);
   });
+});
+
+describe(`the MCP Registry in print mode on Pi ${host.version}`, () => {
+  test("a search pages through several messages of one run, a NuGet-only entry marked; /mcp add says which version or package npm lacks", async () => {
+    const registry = await startRegistry({ pageSize: 2 });
+    harness.onCleanup(() => registry.close());
+    // server-everything exists on this npm, but not at the 2.0.0 the registry entry pins; @acme/missing-mcp not at all.
+    const npm = await startNpmRegistry({ "@modelcontextprotocol/server-everything": ["1.0.0", "1.1.0"] });
+    harness.onCleanup(() => npm.close());
+    const dirs = await harness.dirs({}, { registry: { url: registry.url } });
+    const userFile = join(dirs.agentDir, "mcp.json");
+    const result = await runPrint({
+      extensions: [REPO_ROOT],
+      script: [],
+      prompts: [
+        "/mcp search io.github",
+        "/mcp search --more",
+        "/mcp search --more",
+        "/mcp search --more",
+        `/mcp add ${EVERYTHING}`,
+        "/mcp add missing npx -y @acme/missing-mcp@1.0.0",
+      ],
+      agentDir: dirs.agentDir,
+      cwd: dirs.cwd,
+      env: { npm_config_registry: npm.url, npm_config_cache: join(dirs.cwd, "npm-cache"), npm_config_update_notifier: "false" },
+      timeoutMs: 120_000,
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const output = result.stdout + result.stderr;
+    // Five names hold "io.github", two a page: three pages, then the end said as such.
+    const pages = [...output.matchAll(/^The MCP registry at [^,]+, "io\.github": (\d) servers?( \(more: \/mcp search --more\))?$/gm)];
+    expect(pages.map(([, count, more]) => [count, more !== undefined])).toEqual([
+      ["2", true],
+      ["2", true],
+      ["1", false],
+    ]);
+    expect(output).toContain('No more results for "io.github".');
+    expect(output).toMatch(/^ {2}io\.github\.domdomegg\/time-mcp-nuget [^\n]* · nuget \(not installable here\)$/m);
+    expect(output).toMatch(/^ {2}io\.github\.domdomegg\/airtable-mcp-server [^\n]* · npm, oci, mcpb$/m);
+    expect(output).toContain(
+      `Added MCP server "server-everything" to ${userFile}, but it did not connect: MCP server "server-everything" failed to connect: ` +
+        `npm has no version 2.0.0 of @modelcontextprotocol/server-everything (npm ETARGET): change the version in the "args" of ` +
+        `"server-everything" in ${userFile}, e.g. to @modelcontextprotocol/server-everything@latest.`,
+    );
+    expect(output).toContain(
+      `MCP server "missing" failed to connect: npm has no package @acme/missing-mcp (npm E404: none by that name, or a private one npm ` +
+        `is not signed in for): check the package name in the "args" of "missing" in ${userFile}.`,
+    );
+  }, 150_000);
 });
 
 describe(`servers of a Pi package and of a Claude Code plugin on Pi ${host.version}`, () => {
@@ -321,7 +382,7 @@ describe(`the /mcp panel's ways in on Pi ${host.version} (TUI)`, () => {
     await tui.ready();
     await tui.command("mcp");
     await expect.poll(tui.screen, { timeout: 30_000 }).toContain("MCP servers (0)");
-    expect(tui.screen()).toContain("No servers yet. Three ways to add one:");
+    expect(tui.screen()).toContain("No servers yet. To add one:");
     expect(tui.screen()).toMatch(/→ \+ Import from cursor +found on this machine: \/mcp import cursor \(server: cursor_items\)/);
     expect(tui.screen()).toMatch(/\+ Add from the MCP Registry +search http:\/\/127\.0\.0\.1:\d+, then pick a server/);
     expect(tui.screen()).toMatch(/\+ Add by command or URL/);

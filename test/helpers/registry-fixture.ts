@@ -7,8 +7,8 @@
  *   official registry matches), in name order, `limit` per page, an opaque `metadata.nextCursor`.
  * - `GET /v0.1/servers/{name}/versions/latest`: the latest version, or 404 `{ "error": "Server not found" }`.
  *
- * A test may mark an entry deprecated or deleted, or point a remote's URL at a local server (the documents' hosts are
- * out of reach here). Every request is recorded.
+ * A test may mark an entry deprecated or deleted, point a remote's URL at a local server (the documents' hosts are
+ * out of reach here), or make pages shorter. Every request is recorded.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -23,6 +23,8 @@ export interface RegistryFixtureOptions {
   status?: Record<string, "active" | "deprecated" | "deleted">;
   /** Registry name → the URL its remotes point at here. */
   remoteUrl?: Record<string, string>;
+  /** The most a page holds, whatever `limit` asks (a registry may page shorter): a few documents make several pages. */
+  pageSize?: number;
 }
 
 export interface RegistryFixture {
@@ -88,7 +90,7 @@ function catalog(options: RegistryFixtureOptions): Entry[] {
 
 function list(entries: readonly Entry[], params: URLSearchParams, options: RegistryFixtureOptions): unknown {
   const search = (params.get("search") ?? "").toLowerCase();
-  const limit = Math.min(Math.max(Number(params.get("limit") ?? 30) || 30, 1), 100);
+  const limit = Math.min(Math.max(Number(params.get("limit") ?? 30) || 30, 1), 100, options.pageSize ?? 100);
   const matching = entries
     .filter((entry) => params.get("version") !== "latest" || entry.latest)
     .filter((entry) => String(entry.server.name).toLowerCase().includes(search))
