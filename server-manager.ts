@@ -375,14 +375,22 @@ export class McpServerManager {
     return !!record?.connection && record.inFlight === 0 && Date.now() - record.lastUsedAt >= timeoutMs;
   }
 
-  /** Ends the server (and every process it started); an attempt still connecting is cancelled. */
+  /**
+   * Ends the server (and every process it started); an attempt still connecting is cancelled. A close already under
+   * way ends only what it found: a connection that came up meanwhile (a call reconnected while the old process took
+   * its seconds to exit) is ended after it, so once this resolves nothing of the server's runs.
+   */
   close(name: string): Promise<void> {
     const record = this.records.get(name);
     if (!record) return Promise.resolve();
-    record.closing ??= this.closeRecord(record).finally(() => {
-      record.closing = undefined;
-    });
-    return record.closing;
+    const earlier = record.closing?.catch(ignored(`${name}: an earlier close (its caller was told)`));
+    const closing = (earlier ?? Promise.resolve()).then(() => this.closeRecord(record));
+    record.closing = closing;
+    const forget = () => {
+      if (record.closing === closing) record.closing = undefined;
+    };
+    closing.then(forget, forget);
+    return closing;
   }
 
   /**

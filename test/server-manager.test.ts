@@ -290,6 +290,19 @@ describe("process trees", () => {
     expect(helpers.filter(isRunning)).toEqual([]);
   });
 
+  it("a server connected again while its old process is still being stopped: closeAll ends the new process too", async () => {
+    // Ignoring its stdin's end and SIGTERM, the old process takes seconds to stop: the new one comes up meanwhile.
+    const def = fixtureDef("again", { FIXTURE_LOG: logFile(), FIXTURE_GRANDCHILD: "1", FIXTURE_IGNORE_SIGTERM: "1" });
+    const first = await manager.connect(def);
+    const closingFirst = manager.close("again");
+    const second = await manager.connect(def);
+    expect(isRunning(first.pid!)).toBe(true);
+    await manager.closeAll();
+    expect(isRunning(second.pid!)).toBe(false);
+    await closingFirst;
+    expect([first.pid!, second.pid!, ...pidsOf(logFile(), "grandchild")].filter(isRunning)).toEqual([]);
+  });
+
   it("closeAll cancels a connect in flight, kills its process, and can be called twice", async () => {
     const def = fixtureDef("late", { FIXTURE_LOG: logFile(), FIXTURE_START_DELAY_MS: "5000" });
     const connecting = manager.connect(def);
