@@ -36,6 +36,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 60_000,
     pool: "forks",
+    setupFiles: ["test/helpers/leftover-processes.ts"],
     maxWorkers: 2,
     projects: [
       // One worker process runs many files: each file no longer pays for loading Pi's SDK and the MCP SDK again
