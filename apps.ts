@@ -8,10 +8,12 @@ import type { ViewSession } from "./apps/views.ts";
 import { waitAtMost } from "./util/abort.ts";
 import { errorMessage } from "./util/guards.ts";
 import { lazyLoad } from "./util/lazy-load.ts";
+import { toolKey } from "./tool-names.ts";
 
 export {
   appsSettings,
   callableByViews,
+  isViewMimeType,
   keptToolUi,
   offeredToModel,
   readToolUi,
@@ -80,7 +82,7 @@ export function createAppViews(host: ViewHost): AppViews {
  * once per tool that its view shows only in a session that stays (the TUI, or an RPC client).
  */
 function notShown(host: ViewHost, call: ViewedCall, told: Set<string>): ViewCall {
-  const key = `${call.serverName}\0${call.toolName}`;
+  const key = toolKey(call.serverName, call.toolName);
   if (!told.has(key)) {
     told.add(key);
     host.notify(

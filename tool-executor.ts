@@ -278,7 +278,6 @@ export async function callToolForView(
 /** A view's resource read (its `ui://` page, or what it asks for), on its own server, within the server's limits. */
 export async function readResourceForView(state: ToolCallContext, serverName: string, uri: string): Promise<unknown> {
   const limits = callLimits(state.servers.get(serverName), state.config.settings);
-  if (!state.manager.getConnection(serverName)) await state.lifecycle.ensureConnected(serverName);
   return state.manager.readResource(serverName, uri, callTimeouts(state, serverName, limits, undefined));
 }
 

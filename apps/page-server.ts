@@ -17,6 +17,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isJsonObject } from "../util/guards.ts";
+import { escapeHtml } from "../util/text.ts";
 
 /** A message the page may post: a view's bridge message is a few MB at most (a view's `ui/message` with an image). */
 const MAX_POST_BYTES = 8 * 1024 * 1024;
@@ -92,7 +93,7 @@ export class PageServer {
 
   /** To the page, if one is connected (else dropped: a page that connects later is sent the views anew). */
   send(event: PageEvent): void {
-    this.page?.response.write(`data: ${JSON.stringify(event)}\n\n`);
+    if (this.page) writeEvent(this.page.response, event);
   }
 
   /**
@@ -163,7 +164,7 @@ export class PageServer {
   private connectPage(response: ServerResponse): void {
     const previous = this.page;
     if (previous) {
-      previous.response.write(`data: ${JSON.stringify({ type: "end", text: "These views opened in another tab." })}\n\n`);
+      writeEvent(previous.response, { type: "end", text: "These views opened in another tab." });
       previous.response.end();
     }
     const page = { id: newToken(), response };
@@ -265,8 +266,6 @@ function parseJson(text: string): unknown {
   }
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-
 function hostPageHtml(title: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
@@ -284,4 +283,9 @@ function sandboxPageHtml(hostOrigin: string, allow: string): string {
 <html><head><meta charset="utf-8"><style>html,body{margin:0;height:100%;overflow:hidden}iframe{border:0;width:100%;height:100%;display:block}</style></head>
 <body><script type="module">const SANDBOX = ${settings};
 ${SANDBOX_SCRIPT}</script></body></html>`;
+}
+
+/** One server-sent event to the page. */
+function writeEvent(response: ServerResponse, event: PageEvent): void {
+  response.write(`data: ${JSON.stringify(event)}\n\n`);
 }

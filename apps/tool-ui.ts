@@ -10,6 +10,11 @@ import { isJsonObject } from "../util/guards.ts";
 /** The extension's id and the view MIME type we render (ext-apps' `EXTENSION_ID`, `RESOURCE_MIME_TYPE`: a test holds them equal). */
 export const UI_EXTENSION_ID = "io.modelcontextprotocol/ui";
 export const VIEW_MIME_TYPE = "text/html;profile=mcp-app";
+/** Is this the views' MIME type, however a server spaces or cases it? */
+export function isViewMimeType(mimeType: unknown): boolean {
+  return typeof mimeType === "string" && mimeType.replace(/\s/g, "").toLowerCase() === VIEW_MIME_TYPE;
+}
+
 /** The key older servers use instead of `_meta.ui.resourceUri`. */
 const LEGACY_URI_KEY = "ui/resourceUri";
 const AUDIENCES: readonly McpToolAudience[] = ["model", "app"];

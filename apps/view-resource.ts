@@ -3,9 +3,9 @@
  * one entry for the URI, the MCP Apps MIME type, HTML as text or base64, at most MAX_VIEW_BYTES; its `_meta.ui`
  * (CSP, permissions) comes with it. What fails is refused with a reason the user can read.
  */
-import { RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/app-bridge";
 import type { McpUiResourcePermissions } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { isJsonObject } from "../util/guards.ts";
+import { isViewMimeType, VIEW_MIME_TYPE } from "./tool-ui.ts";
 
 /** A view is one page with its scripts inlined; the official examples are a few hundred KB. */
 export const MAX_VIEW_BYTES = 5 * 1024 * 1024;
@@ -33,8 +33,7 @@ export function viewFromRead(uri: string, answer: unknown): ViewResource {
   const entry = contents.find((content) => content.uri === uri) ?? (contents.length === 1 ? contents[0] : undefined);
   if (!entry) throw new ViewRefused(`${uri} came back without its content`);
   const mimeType = typeof entry.mimeType === "string" ? entry.mimeType : "no MIME type";
-  if (mimeType.replace(/\s/g, "").toLowerCase() !== RESOURCE_MIME_TYPE)
-    throw new ViewRefused(`${uri} is ${mimeType}, not an MCP Apps view (${RESOURCE_MIME_TYPE})`);
+  if (!isViewMimeType(entry.mimeType)) throw new ViewRefused(`${uri} is ${mimeType}, not an MCP Apps view (${VIEW_MIME_TYPE})`);
   const html = htmlOf(uri, entry);
   // Python's SDK sends `meta` for `_meta`.
   const meta = isJsonObject(entry._meta) ? entry._meta : isJsonObject(entry.meta) ? entry.meta : {};

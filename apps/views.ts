@@ -15,6 +15,7 @@ import type { McpUiHostContext } from "@modelcontextprotocol/ext-apps/app-bridge
 import { waitAtMost } from "../util/abort.ts";
 import { debugLog, hideInDebugLog, ignored } from "../util/debug-log.ts";
 import { errorMessage } from "../util/guards.ts";
+import { toolKey } from "../tool-names.ts";
 import { type BridgeEvents, type MountedBridge, mountBridge, type ToolOutcome } from "./bridge.ts";
 import { type ViewPolicy, viewPolicy } from "./csp.ts";
 import type { ViewCall, ViewedCall, ViewHost } from "./view-host.ts";
@@ -55,7 +56,7 @@ export class ViewSession {
   }
 
   toolCalled(call: ViewedCall, input: Record<string, unknown>): ViewCall {
-    const key = `${call.serverName}\0${call.toolName}`;
+    const key = toolKey(call.serverName, call.toolName);
     // One view per tool, kept as it is: its bridge holds it, and a later call updates it.
     const view: View = this.views.get(key) ?? { ...call, key, input };
     Object.assign(view, call, { input, outcome: undefined });

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { type AuthorizationServerMetadata, validateAuthorizationResponseIssuer } from "@modelcontextprotocol/client";
 import { abortable } from "../util/abort.ts";
 import { authorizationServerAnswer } from "./auth-checks.ts";
-import { oneLine } from "../util/text.ts";
+import { escapeHtml, oneLine } from "../util/text.ts";
 
 export const CALLBACK_PATH = "/callback";
 const MAX_ERROR_TEXT = 300;
@@ -132,10 +132,6 @@ export function refusal(answer: AuthorizationResponse & { error: string }, metad
 function page(response: ServerResponse, status: number, text: string): void {
   const body = `<!doctype html><meta charset="utf-8"><title>Pi MCP sign-in</title><p>${escapeHtml(text)}</p>`;
   response.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(body);
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
 /** Text from the authorization server, shown to the user: short, and on one line. */

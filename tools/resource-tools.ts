@@ -4,7 +4,7 @@
  * the URI they make. Templates are RFC 6570: their variables are read here (tools are registered at startup, and the
  * MCP SDK is not loaded then); the SDK's `UriTemplate` expands them at the first call, levels 1 to 3.
  */
-import { VIEW_MIME_TYPE } from "../apps.ts";
+import { isViewMimeType } from "../apps.ts";
 import type { McpResource, McpResourceTemplate } from "../types.ts";
 import { shortHash } from "../tool-names.ts";
 
@@ -24,7 +24,7 @@ const VIEW_SCHEME = "ui://";
  */
 export function isViewResource(uri: string, mimeType: unknown): boolean {
   if (uri.toLowerCase().startsWith(VIEW_SCHEME)) return true;
-  return typeof mimeType === "string" && mimeType.replace(/\s+/g, "").toLowerCase() === VIEW_MIME_TYPE;
+  return isViewMimeType(mimeType);
 }
 
 /** `Browser console logs` → `get_browser_console_logs`; a name with no letters or digits falls back to the URI. */

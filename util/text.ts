@@ -68,3 +68,8 @@ function summaryLine(text: string, maxChars: number): string {
   const space = cut.lastIndexOf(" ");
   return `${(space > maxChars / 2 ? cut.slice(0, space) : cut).replace(/[\s,.;:]+$/, "")}…`;
 }
+
+/** Text safe inside HTML, as an element's content or an attribute's value. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
