@@ -5,10 +5,10 @@
  * a test spawns is noted with the test that spawned it, so a leak names its test even when it is found later.
  */
 import type * as ChildProcesses from "node:child_process";
-import { readFile } from "node:fs/promises";
 import { createRequire, syncBuiltinESMExports } from "node:module";
 import { afterAll, expect } from "vitest";
-import { isProcessAlive, listProcessTree } from "../../util/process-tree.ts";
+import { isProcessAlive } from "../../util/process-tree.ts";
+import { descendantProcesses } from "./processes.ts";
 
 /** A process being stopped may take SIGTERM's grace (2 s) and SIGKILL's reaping; more than that is a leak. */
 const SETTLE_MS = 5_000;
@@ -40,15 +40,8 @@ function noteSpawns(): WorkerRecord {
 }
 
 async function liveDescendants(): Promise<string[]> {
-  const pids = (await listProcessTree(process.pid)).filter(
-    (pid) => pid !== process.pid && !record.reported.has(pid) && isProcessAlive(pid),
-  );
-  return Promise.all(
-    pids.map(async (pid) => {
-      const cmdline = (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).replaceAll("\0", " ").trim();
-      return `${pid} ${cmdline} (spawned by ${record.spawnedBy.get(pid) ?? "a process of the test"})`;
-    }),
-  );
+  const left = (await descendantProcesses("")).filter(({ pid }) => !record.reported.has(pid) && isProcessAlive(pid));
+  return left.map(({ pid, cmdline }) => `${pid} ${cmdline.trim()} (spawned by ${record.spawnedBy.get(pid) ?? "a process of the test"})`);
 }
 
 afterAll(async () => {
