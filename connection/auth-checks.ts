@@ -28,13 +28,17 @@ export function tokensWithoutSignIn(def: ServerDefinition): { how: string; field
   const oauth = def.oauth;
   if (oauth?.grantType === "client_credentials")
     return { how: "its client credentials", fields: `"oauth.clientId", "oauth.clientSecret" or "oauth.privateKey", and "oauth.scope"` };
-  if (oauth?.workloadToken !== undefined || oauth?.workloadTokenFile !== undefined) {
-    const source = oauth.workloadToken !== undefined ? "oauth.workloadToken" : "oauth.workloadTokenFile";
-    return { how: "its workload token", fields: `"${source}", "oauth.authorizationServer" and "oauth.scope"` };
-  }
+  const workload = workloadTokenField(oauth);
+  if (workload) return { how: "its workload token", fields: `"${workload}", "oauth.authorizationServer" and "oauth.scope"` };
   if (oauth?.identityProvider?.idToken !== undefined)
     return { how: "the ID token in its config", fields: `"oauth.identityProvider" and "oauth.clientId"` };
   return undefined;
+}
+
+/** The config field a workload's own token comes from (the token wins over the file), if any. */
+function workloadTokenField(oauth: ServerDefinition["oauth"]): "oauth.workloadToken" | "oauth.workloadTokenFile" | undefined {
+  if (oauth?.workloadToken !== undefined) return "oauth.workloadToken";
+  return oauth?.workloadTokenFile !== undefined ? "oauth.workloadTokenFile" : undefined;
 }
 
 /** A token, or an `Authorization` header, given in the config: the server is not signed in to with OAuth. */
@@ -66,8 +70,8 @@ export function describeTokenSource(def: ServerDefinition, signInSeen: boolean):
   const dpop = oauth?.dpop === true ? ", bound to a DPoP key" : oauth?.dpop === false ? ", never DPoP" : "";
   if (oauth?.grantType === "client_credentials")
     return `OAuth client credentials (${oauth.privateKey !== undefined ? "a JWT signed with its private key" : "its client secret"})${at}, no sign-in${dpop}`;
-  if (oauth?.workloadToken !== undefined || oauth?.workloadTokenFile !== undefined)
-    return `workload identity: its own JWT ("oauth.${oauth.workloadToken !== undefined ? "workloadToken" : "workloadTokenFile"}") exchanged${at}, no sign-in${dpop}`;
+  const workload = workloadTokenField(oauth);
+  if (workload) return `workload identity: its own JWT ("${workload}") exchanged${at}, no sign-in${dpop}`;
   const idp = oauth?.identityProvider;
   if (idp) {
     const idToken = idp.idToken !== undefined ? "the ID token in its config" : `your sign-in there (/mcp-auth ${def.name})`;

@@ -155,15 +155,15 @@ export class ProtocolTrace implements MessageTrace {
     return this.everyServer !== this.named.has(server);
   }
 
-  /** Traces every server (none named) or one more; returns the file's path. */
-  on(server?: string): string {
+  /** Traces every server (none named) or one more. */
+  on(server?: string): void {
     if (server === undefined) {
       this.everyServer = true;
       this.named.clear();
     } else if (this.everyServer) this.named.delete(server);
     else this.named.add(server);
     this.active = true;
-    return this.openFile();
+    this.openFile();
   }
 
   /** Stops tracing every server (none named) or one; resolves once what was traced is in the file. */
@@ -234,8 +234,8 @@ export class ProtocolTrace implements MessageTrace {
     return request;
   }
 
-  private openFile(): string {
-    if (this.file) return this.file;
+  private openFile(): void {
+    if (this.file) return;
     this.file = join(this.dir, this.name);
     try {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
@@ -248,7 +248,6 @@ export class ProtocolTrace implements MessageTrace {
       started: new Date().toISOString(),
       holds: "what each message is (direction, type, method, id, bytes, ms, error code), never what it says",
     });
-    return this.file;
   }
 
   /** Appends a line, or the note that the limit is reached (room for it is kept), then nothing more. */

@@ -81,7 +81,7 @@ export class ServerLog {
 }
 
 /** A message's data as one readable text, cut to MAX_LOG_TEXT_CHARS. */
-export function logText(data: unknown): string {
+function logText(data: unknown): string {
   return truncate(asText(data), MAX_LOG_TEXT_CHARS);
 }
 
