@@ -27,7 +27,7 @@ import {
 import { keepInFile, resultDir } from "./calls/result-spill.ts";
 import { type ScriptResult, scriptResultOfCall, scriptResultOfRead } from "./calls/script-result.ts";
 import { loadToonEncoder } from "./calls/toon.ts";
-import { expandTemplate } from "./tools/resource-tools.ts";
+import { resourceUriOf } from "./tools/resource-tools.ts";
 import type { CallOptions, McpServerManager } from "./server-manager.ts";
 import { type MessageContent, type SessionTasks, type TaskCall, taskLimits } from "./tasks.ts";
 import type { CallStats } from "./calls/stats.ts";
@@ -123,7 +123,7 @@ async function callTool(
   let scriptResult: ScriptResult | undefined;
   let view: ViewCall | undefined;
   try {
-    const resourceUri = tool.uriTemplate ? await expandTemplate(tool.uriTemplate, asArguments(params)) : tool.resourceUri;
+    const resourceUri = await resourceUriOf(tool, asArguments(params));
     if (resourceUri) {
       const raw = await state.manager.readResource(tool.serverName, resourceUri, callTimeouts(state, tool.serverName, limits, signal));
       if (callOptions.scriptResults) scriptResult = scriptResultOfRead(raw);

@@ -38,7 +38,7 @@ export { matchesAnyPattern, patternNames } from "./tools/filters.ts";
 export { toProviderSafeSchema } from "./tools/json-schema.ts";
 /** A tool's exposure as the config names it (Pi 1.x's `exposure` / `toolExposure`), for the areas that register tools. */
 export { configuredExposure, type ExposureRules } from "./tools/exposure.ts";
-export { expandTemplate } from "./tools/resource-tools.ts";
+export { resourceUriOf } from "./tools/resource-tools.ts";
 
 /** One server's tools and resources (and what else it offers), live or from the metadata cache. */
 export interface ServerInventory {

@@ -17,18 +17,20 @@ import { debugLog } from "../util/debug-log.ts";
 
 export type Values = { values: Record<string, string> } | { error: string };
 
+/** A word that sets an argument by name: `name=value`. */
+const NAMED_VALUE = /^([^=\s]+)=([\s\S]*)$/;
+
 /**
  * Positional words fill the arguments not named, in order, the last one taking the words left over (a last argument of
  * several words needs no quotes); `name=value` sets one by name.
  */
-export function readArguments(prompt: McpPrompt, text: string): Values {
-  const declared = prompt.arguments ?? [];
+export function readArguments(declared: readonly McpPromptArgument[], text: string): Values {
   const words = splitWords(text);
   if ("error" in words) return words;
   const values: Record<string, string> = {};
   const positional: string[] = [];
   for (const word of words.words) {
-    const named = /^([^=\s]+)=([\s\S]*)$/.exec(word);
+    const named = NAMED_VALUE.exec(word);
     if (named && declared.some((arg) => arg.name === named[1])) values[named[1]!] = named[2]!;
     else positional.push(word);
   }
@@ -143,9 +145,9 @@ export async function completeArguments(
   suggest: ValueSuggestions,
 ): Promise<CompletionItem[] | null> {
   const { before, word } = lastWord(prefix);
-  const given = readArguments({ name: "", arguments: [...declared] }, before);
+  const given = readArguments(declared, before);
   const typed = "values" in given ? given.values : {};
-  const named = /^([^=\s]+)=([\s\S]*)$/.exec(word);
+  const named = NAMED_VALUE.exec(word);
   const namedArg = named ? declared.find((arg) => arg.name === named[1]) : undefined;
   // The argument the word fills: the one it names, or the first not given yet (the last one takes the words left over).
   const target = namedArg ?? declared.find((arg) => !(arg.name in typed));

@@ -96,7 +96,7 @@ export class PromptCommandRegistry {
     const target = this.targets.get(name);
     if (!target) return showText(ctx, `/${name}: its MCP server no longer offers this prompt.`);
     const { serverName, prompt } = target;
-    const parsed = readArguments(prompt, args);
+    const parsed = readArguments(prompt.arguments ?? [], args);
     if ("error" in parsed) return showText(ctx, `/${name}: ${parsed.error}\n${usage(name, prompt)}`);
     const values = await askMissing(prompt, parsed.values, ctx);
     if ("error" in values) return showText(ctx, `/${name}: ${values.error}\n${usage(name, prompt)}`);

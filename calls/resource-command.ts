@@ -11,7 +11,7 @@
  * mode) the text is printed instead.
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { expandTemplate } from "../tool-metadata.ts";
+import { resourceUriOf } from "../tool-metadata.ts";
 import { executeMcpTool } from "../tool-executor.ts";
 import type { McpExtensionState } from "../state.ts";
 import type { McpPromptArgument, ToolMetadata } from "../types.ts";
@@ -41,9 +41,11 @@ export function registerResourceCommand(pi: ExtensionAPI, currentState: () => Mc
 
 /** The resource tools (resources and templates) of the session, or those whose name starts with `prefix`. */
 function resourceTools(state: McpExtensionState, prefix = ""): ToolMetadata[] {
-  return [...state.tools.byName.values()].filter(
-    (tool) => (tool.resourceUri !== undefined || tool.uriTemplate !== undefined) && tool.name.startsWith(prefix),
-  );
+  return [...state.tools.byName.values()].filter((tool) => isResourceTool(tool) && tool.name.startsWith(prefix));
+}
+
+function isResourceTool(tool: ToolMetadata): boolean {
+  return tool.resourceUri !== undefined || tool.uriTemplate !== undefined;
 }
 
 /** A template's variables, in the template's order, as the tool's parameters declare them. */
@@ -92,18 +94,18 @@ function resourceItems(tools: readonly ToolMetadata[]): CompletionItem[] {
 async function readIntoEditor(state: McpExtensionState, args: string, ctx: ExtensionCommandContext): Promise<void> {
   const [name = ""] = args.split(/\s+/);
   const tool = state.tools.byName.get(name);
-  if (!tool || (tool.resourceUri === undefined && tool.uriTemplate === undefined)) {
+  if (!tool || !isResourceTool(tool)) {
     const known = resourceTools(state).map((resource) => resource.name);
     const which = name ? `"${name}" is no MCP resource. ` : "";
     return showText(ctx, `${which}Usage: ${USAGE}\nResources: ${known.join(", ") || "none known yet"}`);
   }
   const variables = { name: tool.name, arguments: templateVariables(tool) };
-  const parsed = readArguments(variables, args.slice(name.length).trim());
+  const parsed = readArguments(variables.arguments, args.slice(name.length).trim());
   const values = "error" in parsed ? parsed : await askMissing(variables, parsed.values, ctx);
   if ("error" in values) return showText(ctx, `/${RESOURCE_COMMAND} ${tool.name}: ${values.error}`);
   let text: string;
   try {
-    const uri = tool.uriTemplate ? await expandTemplate(tool.uriTemplate, values.values) : tool.resourceUri!;
+    const uri = await resourceUriOf(tool, values.values);
     const result = await executeMcpTool(state, tool.name, values.values, undefined, undefined, ctx);
     const parts = result.content.map((block) => (block.type === "text" ? block.text : `[image: ${block.mimeType}, not pasted]`));
     text = [`[Resource: ${uri}]`, ...parts].join("\n");

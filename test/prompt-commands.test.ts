@@ -46,13 +46,13 @@ describe("readArguments", () => {
     ["x=1", { name: "x=1" }],
     ["", {}],
   ])("%s", (text, values) => {
-    expect(readArguments(greet, text)).toEqual({ values });
+    expect(readArguments(greet.arguments ?? [], text)).toEqual({ values });
   });
 
   it("reports what it cannot read", () => {
-    expect(readArguments(greet, 'name="Bob')).toEqual({ error: 'a " quote is not closed.' });
-    expect(readArguments({ name: "plain" }, "extra")).toEqual({ error: "it takes no arguments." });
-    expect(readArguments(greet, "name=a tone=b c")).toEqual({ error: 'too many arguments ("c").' });
+    expect(readArguments(greet.arguments ?? [], 'name="Bob')).toEqual({ error: 'a " quote is not closed.' });
+    expect(readArguments([], "extra")).toEqual({ error: "it takes no arguments." });
+    expect(readArguments(greet.arguments ?? [], "name=a tone=b c")).toEqual({ error: 'too many arguments ("c").' });
   });
 });
 

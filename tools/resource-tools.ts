@@ -5,7 +5,7 @@
  * MCP SDK is not loaded then); the SDK's `UriTemplate` expands them at the first call, levels 1 to 3.
  */
 import { isViewMimeType } from "../apps.ts";
-import type { McpResource, McpResourceTemplate } from "../types.ts";
+import type { McpResource, McpResourceTemplate, ToolMetadata } from "../types.ts";
 import { shortHash } from "../tool-names.ts";
 
 /** Every expression of a template (`{id}`, `{+path}`, `{?q,page}`): its operator, then its variable list. */
@@ -66,6 +66,14 @@ export function templateParameters(template: McpResourceTemplate): Record<string
     names.map((name) => [name, { type: "string", description: `Fills {${name}} in ${template.uriTemplate}` }]),
   );
   return { type: "object", properties, required: names.filter((name) => !optional.has(name)) };
+}
+
+/** The URI a resource tool reads for these arguments (its template filled, or its resource's); none for other tools. */
+export async function resourceUriOf(
+  tool: Pick<ToolMetadata, "uriTemplate" | "resourceUri">,
+  params: Record<string, unknown>,
+): Promise<string | undefined> {
+  return tool.uriTemplate ? expandTemplate(tool.uriTemplate, params) : tool.resourceUri;
 }
 
 /** The URI to read: the template filled with the call's arguments (numbers and booleans as text). */
