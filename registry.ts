@@ -11,24 +11,9 @@ import { type InstallOption, installOptions, type Runtime, RUNTIMES } from "./re
 import type { RegistryServer } from "./registry/server-json.ts";
 import type { McpSettings } from "./types.ts";
 
-export {
-  DEFAULT_REGISTRY_URL,
-  describeRegistry,
-  fetchLatestServer,
-  PAGE_SIZE,
-  RegistryError,
-  searchRegistry,
-} from "./registry/client.ts";
-export {
-  type InputSlot,
-  type InstallOption,
-  type InstallPlan,
-  installOptions,
-  type PlannedEntry,
-  planInstall,
-  type UnsupportedOption,
-} from "./registry/install-plan.ts";
-export { REGISTRY_NAME, type RegistryPage, type RegistryServer } from "./registry/server-json.ts";
+export { DEFAULT_REGISTRY_URL, describeRegistry, fetchLatestServer, searchRegistry } from "./registry/client.ts";
+export { type InputSlot, type InstallOption, installOptions, type PlannedEntry, planInstall } from "./registry/install-plan.ts";
+export { REGISTRY_NAME, type RegistryServer } from "./registry/server-json.ts";
 
 /** The registry the user's settings name; undefined when `settings.registry` is `false`. */
 export function registryUrl(settings: McpSettings): string | undefined {

@@ -40,10 +40,10 @@ const LABEL_CHARS = 150;
 /** The search a session last ran, so `/mcp search --more` can go on with it (no cursor: its last page was shown). */
 const lastSearch = new WeakMap<McpExtensionState, { words: string; cursor: string | undefined }>();
 
-/** `/mcp add <registry name> [name] [--kind]`: a registry name has a `/`, which no server name has. */
+/** `/mcp add <registry name> [name] [--kind]`: a registry name has a `/`, which no server name has (and no `:`: never a URL). */
 export function isRegistryAdd(words: readonly string[]): boolean {
   const plain = words.filter((word) => !word.startsWith("--"));
-  return plain.length >= 1 && plain.length <= 2 && REGISTRY_NAME.test(plain[0]!) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(plain[0]!);
+  return plain.length >= 1 && plain.length <= 2 && REGISTRY_NAME.test(plain[0]!);
 }
 
 /** `/mcp search [words…] | --more`: with a UI, a list to pick a server to add from; without, the page as text. */

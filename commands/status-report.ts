@@ -50,8 +50,7 @@ export function statusReport(state: StatusContext, importable: readonly Importab
   if (nothingConfigured(state, servers, skipped.size)) lines.push(...waysInLines(state.config.userFile, state.config.settings, importable));
   if (state.semantic) lines.push(state.semantic.statusLine());
   for (const server of servers) lines.push(...serverStatus(state, server));
-  for (const [name, problems] of skipped)
-    lines.push(`✗ ${name}: skipped`, ...problems.map((problem) => `    ${problem.level}: ${problem.message}`));
+  for (const [name, problems] of skipped) lines.push(...skippedServerLines(name, problems));
   // The rest concerns no one server: files, settings, imports.
   const general = state.config.problems.filter((problem) => problem.server === undefined);
   const errors = general.filter((problem) => problem.level === "error");
@@ -71,10 +70,20 @@ export function serverStatusReport(state: StatusContext, name: string): string {
   const server = state.servers.get(name);
   if (!server) {
     const skipped = skippedServers(state).get(name);
-    if (skipped) return [`✗ ${name}: skipped`, ...skipped.map((problem) => `    ${problem.level}: ${problem.message}`)].join("\n");
-    return `No MCP server named "${name}". Servers: ${[...state.servers.keys()].join(", ") || "none"}`;
+    if (skipped) return skippedServerLines(name, skipped).join("\n");
+    return noServerNamed(name, state.servers);
   }
   return serverStatus(state, server, true).join("\n");
+}
+
+/** A server the config skipped, in `/mcp status` and `/mcp status <server>`: its name, then its problems indented. */
+function skippedServerLines(name: string, problems: readonly ConfigProblem[]): string[] {
+  return [`✗ ${name}: skipped`, ...problems.map((problem) => `    ${problem.level}: ${problem.message}`)];
+}
+
+/** The answer to a command naming a server the session does not have (`/mcp status <server>`, `/mcp trace`). */
+export function noServerNamed(name: string, servers: ReadonlyMap<string, unknown>): string {
+  return `No MCP server named "${name}". Servers: ${[...servers.keys()].join(", ") || "none"}`;
 }
 
 /** What the server logged this session, the latest last. */

@@ -4,6 +4,7 @@
  */
 import { formatSize } from "@mariozechner/pi-coding-agent";
 import type { McpExtensionState } from "../state.ts";
+import { noServerNamed } from "./status-report.ts";
 
 export const TRACE_USAGE = "/mcp trace [on|off] [server]";
 
@@ -12,8 +13,7 @@ export async function traceCommand(state: Pick<McpExtensionState, "trace" | "ser
   const [action, server, ...rest] = words;
   if (action === undefined) return describeTrace(state);
   if ((action !== "on" && action !== "off") || rest.length > 0) return `Usage: ${TRACE_USAGE}`;
-  if (server !== undefined && !state.servers.has(server))
-    return `No MCP server named "${server}". Servers: ${[...state.servers.keys()].join(", ") || "none"}`;
+  if (server !== undefined && !state.servers.has(server)) return noServerNamed(server, state.servers);
   if (action === "on") state.trace.on(server);
   else await state.trace.off(server);
   return describeTrace(state);

@@ -12,7 +12,7 @@
 import { readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, isAbsolute, join, relative } from "node:path";
 import { readConfigFile } from "./files.ts";
-import { type ConfigLayer, type EntryOptions, parseServerEntry } from "./entry.ts";
+import { type ConfigLayer, type EntryOptions, ownEntryOptions, parseServerEntry } from "./entry.ts";
 import { configProblem } from "./problems.ts";
 import type { InterpolationContext } from "./interpolation.ts";
 import { describeValue, isJsonObject } from "../util/guards.ts";
@@ -141,15 +141,7 @@ function pluginServers(root: string, name: string, context: InterpolationContext
   const servers = isJsonObject(read.data.mcpServers) ? read.data.mcpServers : read.data;
   // Claude Code's syntax (`${VAR}`, `${VAR:-default}`) with the plugin's folder; its files never meant "!" as a command.
   const pluginContext = { ...context, env: { ...context.env, [ROOT_VARIABLE]: root } };
-  const options: EntryOptions = {
-    file,
-    context: pluginContext,
-    interpolate: true,
-    allowOverride: false,
-    reportUnknownFields: false,
-    defaultsSyntax: true,
-    commands: "literal",
-  };
+  const options: EntryOptions = { ...ownEntryOptions(file, pluginContext), commands: "literal" };
   const entries = Object.entries(servers).map(([server, raw]) => {
     const parsed = parseServerEntry(server, raw, options, problems);
     if (parsed.kind === "server" && parsed.entry.command !== undefined) {

@@ -123,9 +123,12 @@ export class SessionConfig {
   private load(inputs: LoadInputs): LoadedConfig {
     this.lastInputs = inputs;
     // Stamped before they are read: a change made while they are read is a change still to follow.
-    const own = this.stampsOf(editedConfigFiles(this.loadOptions(inputs)));
+    const options = this.loadOptions(inputs);
+    const own = this.stampsOf(editedConfigFiles(options));
     const config = this.decideAndLoad(inputs);
-    this.stamps = new Map([...this.stampsOf(editedConfigFiles(this.loadOptions(inputs), config.imports)), ...own]);
+    // Each file stamped once: an imported host's file that is also one of our own keeps its stamp from before.
+    const imported = editedConfigFiles(options, config.imports).filter((file) => !own.has(file));
+    this.stamps = new Map([...own, ...this.stampsOf(imported)]);
     hideConfigSecretsInDebugLog(config);
     return config;
   }

@@ -33,18 +33,18 @@ function registryApiBase(url: string): string {
 }
 
 /** One page of the latest versions of the servers whose names match; inactive ones are left out. */
-export async function searchRegistry(url: string, query: SearchQuery, signal?: AbortSignal): Promise<RegistryPage> {
+export async function searchRegistry(url: string, query: SearchQuery): Promise<RegistryPage> {
   const params = new URLSearchParams({ search: query.search, limit: String(query.limit ?? PAGE_SIZE), version: "latest" });
   if (query.cursor) params.set("cursor", query.cursor);
-  const body = await getJson(url, `/servers?${params}`, signal);
+  const body = await getJson(url, `/servers?${params}`);
   const page = readServerList(body);
   if (typeof page === "string") throw new RegistryError(`${describeRegistry(url)}: ${page}`);
   return page;
 }
 
 /** The latest version of one server; undefined when the registry has no server of that name. */
-export async function fetchLatestServer(url: string, name: string, signal?: AbortSignal): Promise<RegistryServer | undefined> {
-  const body = await getJson(url, `/servers/${encodeURIComponent(name)}/versions/latest`, signal, true);
+export async function fetchLatestServer(url: string, name: string): Promise<RegistryServer | undefined> {
+  const body = await getJson(url, `/servers/${encodeURIComponent(name)}/versions/latest`, true);
   if (body === undefined) return undefined;
   const server = readServerResponse(body);
   if (typeof server === "string") throw new RegistryError(`${describeRegistry(url)}: ${name}: ${server}`);
@@ -58,17 +58,16 @@ export function describeRegistry(url: string): string {
 }
 
 /** `notFoundIsAnswer`: a 404 means "no such server" (undefined), not a failure. */
-async function getJson(url: string, path: string, signal: AbortSignal | undefined, notFoundIsAnswer = false): Promise<unknown> {
+async function getJson(url: string, path: string, notFoundIsAnswer = false): Promise<unknown> {
   const timeout = AbortSignal.timeout(REGISTRY_TIMEOUT_MS);
   let response: Response;
   try {
     response = await fetch(`${registryApiBase(url)}${path}`, {
       headers: { accept: "application/json", "user-agent": "pi-mcp-adapter" },
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      signal: timeout,
       redirect: "follow",
     });
   } catch (error) {
-    if (signal?.aborted) throw error;
     throw new RegistryError(`${describeRegistry(url)} ${unreachable(error, timeout.aborted)}`, { cause: error });
   }
   if (notFoundIsAnswer && response.status === 404) return undefined;

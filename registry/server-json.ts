@@ -41,10 +41,8 @@ export interface RegistryPackage {
   registryType: string;
   identifier: string;
   version?: string;
-  runtimeHint?: string;
   /** `stdio`, or `streamable-http` / `sse` for a package that serves HTTP on this machine (then `url`). */
   transport: string;
-  transportUrl?: string;
   runtimeArguments: RegistryArgument[];
   packageArguments: RegistryArgument[];
   environmentVariables: RegistryKeyValue[];
@@ -68,7 +66,6 @@ export interface RegistryServer {
   title?: string;
   description?: string;
   version: string;
-  websiteUrl?: string;
   packages: RegistryPackage[];
   remotes: RegistryRemote[];
   status: RegistryStatus;
@@ -126,7 +123,6 @@ export function readServerJson(doc: Record<string, unknown>): RegistryServer | s
     name,
     ...optional("title"),
     ...optional("description"),
-    ...optional("websiteUrl"),
     version: text(doc.version, 100) ?? "",
     packages: list(doc.packages).flatMap((item) => readPackage(item) ?? []),
     remotes: list(doc.remotes).flatMap((item) => readRemote(item) ?? []),
@@ -141,15 +137,11 @@ function readPackage(item: unknown): RegistryPackage | undefined {
   if (!registryType || !identifier) return undefined;
   const transport = isJsonObject(item.transport) ? item.transport : {};
   const version = text(item.version, 100);
-  const runtimeHint = text(item.runtimeHint, 50);
-  const transportUrl = text(transport.url, 2000);
   return {
     registryType,
     identifier,
     ...(version ? { version } : {}),
-    ...(runtimeHint ? { runtimeHint } : {}),
     transport: text(transport.type, 50) ?? "stdio",
-    ...(transportUrl ? { transportUrl } : {}),
     runtimeArguments: list(item.runtimeArguments).flatMap((arg) => readArgument(arg) ?? []),
     packageArguments: list(item.packageArguments).flatMap((arg) => readArgument(arg) ?? []),
     environmentVariables: list(item.environmentVariables).flatMap((input) => readKeyValue(input) ?? []),
