@@ -24,7 +24,6 @@ import {
   SdkHttpError,
   SSEClientTransport,
   SseError,
-  type StandardSchemaV1,
   StreamableHTTPClientTransport,
   type Tool,
   type Transport,
@@ -51,7 +50,7 @@ import { withCommandValues } from "./command-values.ts";
 import { type ConnectPlan, connectInEra, verdictOf } from "./era.ts";
 import { closeTaskReceiver, type InputHandlers, newClient } from "./mcp-client.ts";
 import type { RunningTask, TaskPolicy, TaskReference, ToolCallStart } from "./running-task.ts";
-import { TaskCalls } from "./task-calls.ts";
+import { ANY_RESULT, TaskCalls } from "./task-calls.ts";
 import { ChangeStream } from "./change-stream.ts";
 import { fetchFailed, isUnauthorized } from "./connect-failure.ts";
 import { invalidHeaderDeclaration } from "./tool-headers.ts";
@@ -227,7 +226,7 @@ class SdkSession implements McpSession {
    */
   private refuseTask(taskId: string, tool: McpTool | undefined): Error {
     void this.client
-      .request({ method: "tasks/cancel", params: { taskId } }, ANY_ANSWER)
+      .request({ method: "tasks/cancel", params: { taskId } }, ANY_RESULT)
       .catch(ignored(`${this.serverName}: cancelling task ${taskId}, which a plain call was answered with`));
     return new Error(
       `its answer was a task (${taskId}), not a result, although the tool declares no task support ` +
@@ -510,10 +509,6 @@ function untakenTask(result: CallToolResult): string | undefined {
   const hasContent = Array.isArray(result.content) && result.content.length > 0;
   return isJsonObject(task) && typeof task.taskId === "string" && !hasContent ? task.taskId : undefined;
 }
-
-const ANY_ANSWER: StandardSchemaV1<unknown> = {
-  "~standard": { version: 1, vendor: "pi-mcp-adapter", validate: (value) => ({ value }) },
-};
 
 /** Configured headers plus the bearer token; `bearerToken`/`bearerTokenEnv` win over an `Authorization` header. */
 function httpHeaders(def: ServerDefinition): Record<string, string> {

@@ -46,6 +46,7 @@ import {
 } from "@modelcontextprotocol/ext-tasks/client";
 import type { JsonValue } from "@modelcontextprotocol/ext-tasks/core";
 import { hasTaskServerCapabilityV2 } from "@modelcontextprotocol/ext-tasks/core/v2";
+import { waitAtMost, withOwnSignal } from "../util/abort.ts";
 import { debugLog, ignored } from "../util/debug-log.ts";
 import { formatDuration } from "../util/format-time.ts";
 import { isJsonObject } from "../util/guards.ts";
@@ -64,7 +65,8 @@ const POLL_AGE_FRACTION = 10;
 const STOPPED_WITH_SERVER = "its server was stopped while it ran (a reconnect, a config change, or the end of the Pi session)";
 /** How long closing a session waits for the `tasks/cancel` of each task it still follows. */
 const CANCEL_AT_CLOSE_MS = 1_000;
-const ANY_RESULT = {
+/** A schema that takes any answer as it came (for requests whose answer is not read, or read elsewhere). */
+export const ANY_RESULT = {
   "~standard": { version: 1 as const, vendor: "pi-mcp-adapter", validate: (value: unknown) => ({ value }) },
 };
 
@@ -104,7 +106,7 @@ export class TaskCalls {
   }
 
   /** Whether a call of `tool` goes through ext-tasks (it may become a task), rather than the SDK's plain call. */
-  handles(tool: McpTool | undefined, policy: TaskPolicy): boolean {
+  handles(tool: McpTool, policy: TaskPolicy): boolean {
     const server = { modern: this.modern, http: this.parts.http, capabilities: this.parts.client.getServerCapabilities() };
     return callsThroughTasks(server, tool, policy);
   }
@@ -112,25 +114,23 @@ export class TaskCalls {
   async start(tool: McpTool, args: Record<string, unknown>, options: TaskCallOptions, policy: TaskPolicy): Promise<ToolCallStart> {
     const session = this.session();
     // The call's signal cancels the tools/call only: the task, once made, lives on past the call (it is handed back).
-    const start = new AbortController();
-    const stopFollowing = options.signal ? follow(options.signal, start) : () => {};
     try {
-      const execution = await session.callTool(tool.name, args as Record<string, JsonValue>, {
-        declaration: declarationOf(tool),
-        signal: start.signal,
-        requestTimeoutMs: options.timeoutMs,
-        task: { preference: tool.taskSupport === "optional" && policy.optionalAsTask ? "prefer" : "allow" },
-        ...(options.meta ? { metadata: options.meta as Record<string, JsonValue> } : {}),
+      return await withOwnSignal(options.signal ?? new AbortController().signal, async (signal): Promise<ToolCallStart> => {
+        const execution = await session.callTool(tool.name, args as Record<string, JsonValue>, {
+          declaration: declarationOf(tool),
+          signal,
+          requestTimeoutMs: options.timeoutMs,
+          task: { preference: tool.taskSupport === "optional" && policy.optionalAsTask ? "prefer" : "allow" },
+          ...(options.meta ? { metadata: options.meta as Record<string, JsonValue> } : {}),
+        });
+        if (execution.kind === "immediate") {
+          const { outcome } = await execution.settle();
+          return { kind: "result", result: completedResult(outcome) };
+        }
+        return { kind: "task", task: this.follow(execution) };
       });
-      if (execution.kind === "immediate") {
-        const { outcome } = await execution.settle();
-        return { kind: "result", result: completedResult(outcome) };
-      }
-      return { kind: "task", task: this.follow(execution) };
     } catch (error) {
       throw unwrapped(error);
-    } finally {
-      stopFollowing();
     }
   }
 
@@ -242,9 +242,9 @@ export interface TaskServer {
  * with the Tasks extension but a tool declaring HTTP headers over HTTP; in the 2025 one, a `required` tool (even on a
  * server without the capability: ext-tasks then says what is wrong), and an `optional` one when `policy` asks.
  */
-export function callsThroughTasks(server: TaskServer, tool: McpTool | undefined, policy: TaskPolicy): boolean {
-  if (server.modern) return hasTaskServerCapabilityV2(server.capabilities) && !(server.http && declaresHeaders(tool?.inputSchema));
-  return tool?.taskSupport === "required" || (tool?.taskSupport === "optional" && policy.optionalAsTask && !!server.capabilities?.tasks);
+export function callsThroughTasks(server: TaskServer, tool: McpTool, policy: TaskPolicy): boolean {
+  if (server.modern) return hasTaskServerCapabilityV2(server.capabilities) && !(server.http && declaresHeaders(tool.inputSchema));
+  return tool.taskSupport === "required" || (tool.taskSupport === "optional" && policy.optionalAsTask && !!server.capabilities?.tasks);
 }
 
 interface ExtTaskDeps {
@@ -308,9 +308,7 @@ class ExtTask implements RunningTask {
   async cancelAtClose(ms: number): Promise<void> {
     if (this.released) return;
     this.released = STOPPED_WITH_SERVER;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([this.cancel(), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-    clearTimeout(timer);
+    await waitAtMost(this.cancel(), ms);
   }
 
   private observe(event: TaskExecutionEvent<unknown>): void {
@@ -404,13 +402,6 @@ function timeoutText(error: unknown): string | undefined {
   const timeout = (error.data as { timeout?: unknown } | undefined)?.timeout;
   const limit = typeof timeout === "number" ? ` within ${formatDuration(timeout)}` : "";
   return `a request for it got no answer${limit} (requestTimeoutMs)`;
-}
-
-function follow(signal: AbortSignal, controller: AbortController): () => void {
-  const abort = () => controller.abort(signal.reason);
-  if (signal.aborted) abort();
-  signal.addEventListener("abort", abort, { once: true });
-  return () => signal.removeEventListener("abort", abort);
 }
 
 function declarationOf(tool: McpTool) {
