@@ -22,7 +22,7 @@ import type { RunningTask, TaskOutcome, TaskReference } from "./server-manager.t
 import { type TaskCall, TaskBoard, type TaskEntry } from "./tasks/board.ts";
 import type { TaskLimits } from "./tasks/limits.ts";
 import { type HandedBackRecord, type OutcomeDetails, type OwedTask, owedTasks, type TaskRecord } from "./tasks/records.ts";
-import { handedBackText, outcomeHeadline, progressText, runningFact, shortId, taskName, tasksReport } from "./tasks/texts.ts";
+import { handedBackText, outcomeHeadline, progressText, runningFact, runningLine, shortId, taskName, tasksReport } from "./tasks/texts.ts";
 import { whenAborted } from "./util/abort.ts";
 import { ignored } from "./util/debug-log.ts";
 import { errorMessage } from "./util/guards.ts";
@@ -121,7 +121,7 @@ export class SessionTasks {
 
   /** The running tasks, one line each, for the `/mcp` panel. */
   runningLines(): string[] {
-    return this.board.running().map((entry) => progressText(entry).replace(/^Task /, `${entry.call.server}/${entry.call.tool} `));
+    return this.board.running().map(runningLine);
   }
 
   /**

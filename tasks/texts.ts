@@ -53,6 +53,11 @@ export function progressText(entry: Pick<TaskEntry, "task" | "view">): string {
   return `Task ${shortId(entry.task.taskId)}: ${statusText(entry.view)}`;
 }
 
+/** A running task's line in the `/mcp` panel: its call, then its progress. */
+export function runningLine(entry: Pick<TaskEntry, "call" | "task" | "view">): string {
+  return `${entry.call.server}/${entry.call.tool} ${shortId(entry.task.taskId)}: ${statusText(entry.view)}`;
+}
+
 /**
  * The first line of a delivered outcome: which task, of which call, how it ended (the result or error follows it).
  * `now`: when it ended (a resumed session may report it much later than its run).

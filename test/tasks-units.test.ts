@@ -10,7 +10,7 @@ import type { RunningTask, TaskView } from "../server-manager.ts";
 import { TaskBoard, taskDeadline } from "../tasks/board.ts";
 import { DEFAULT_MAX_TASK_RUN_MS, DEFAULT_TASK_WAIT_MS, taskLimits } from "../tasks/limits.ts";
 import { owedTasks, TASK_ENTRY_TYPE, TASK_OUTCOME_MESSAGE_TYPE } from "../tasks/records.ts";
-import { handedBackText, outcomeHeadline, tasksReport } from "../tasks/texts.ts";
+import { handedBackText, outcomeHeadline, runningLine, tasksReport } from "../tasks/texts.ts";
 import type { ConfigProblem } from "../types.ts";
 
 describe("task limits", () => {
@@ -132,6 +132,10 @@ describe("what people and the model read", () => {
       ].join("\n"),
     );
     expect(tasksReport([], [])).toBe("No MCP tasks in this session.");
+  });
+  it("the panel's line names the call as the server sent its tool's name, a $ in it too", () => {
+    const entry = { call: { ...call, tool: "a$&b" }, task, view: view({ statusMessage: "Analyzing sources..." }) };
+    expect(runningLine(entry)).toBe("tasks/a$&b 3f2a1b2c: working: Analyzing sources...");
   });
   it("a numbered task id is shown whole, so two of them never look alike", () => {
     const numbered = (taskId: string) => ({ call, task: { taskId } as RunningTask, startedAt: 0, view: view({}), handedBack: true });
